@@ -1,0 +1,175 @@
+/**
+ * Accounts: case-insensitive names, scrypt hashes, roles. Persisted in the storage plugin's
+ * internal store `accounts`. Verified credentials are cached briefly because scrypt on every
+ * request would dominate request cost; the cache keeps a keyed digest, never the password.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { EngineError } from '../errors';
+import type { InternalStore } from '../storage/storage-port';
+import { hashPassword, verifyPassword } from './password-hash';
+import type { Principal } from './principal';
+import type { RoleCatalog } from './roles';
+
+export const DEFAULT_ADMIN = 'admin';
+export const DEFAULT_ADMIN_PASSWORD = 'ADMIN';
+
+export interface AccountRecord {
+  name: string;
+  passwordHash: string;
+  roles: string[];
+  description?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AccountInfo {
+  name: string;
+  roles: string[];
+  description?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+
+export class Accounts {
+  private readonly records = new Map<string, AccountRecord>();
+  private store?: InternalStore<AccountRecord>;
+  private readonly cache = new Map<string, { digest: Buffer; expiresAt: number }>();
+  private readonly pepper = randomBytes(32);
+  private adminDefault = false;
+
+  constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number) {}
+
+  /** Loads the stored accounts; a fresh store gets `admin` with ENGINE_ADMIN_PASSWORD or ADMIN. */
+  async open(store: InternalStore<AccountRecord> | undefined, initialAdminPassword: string | undefined): Promise<void> {
+    this.store = store;
+    if (store) for (const [key, record] of store.entries()) this.records.set(key, record);
+    if (!this.records.has(DEFAULT_ADMIN)) {
+      await this.create(DEFAULT_ADMIN, initialAdminPassword || DEFAULT_ADMIN_PASSWORD, ['admin'], 'built-in administrator');
+    }
+    this.adminDefault = await verifyPassword(DEFAULT_ADMIN_PASSWORD, this.records.get(DEFAULT_ADMIN)!.passwordHash);
+  }
+
+  /** true while `admin` still has the well-known password (the server then stays on loopback). */
+  get adminHasDefaultPassword(): boolean {
+    return this.adminDefault;
+  }
+
+  /** Checks a name and password; throws BAD_CREDENTIALS. */
+  async authenticate(name: string, password: string): Promise<Principal> {
+    const key = name.toLowerCase();
+    const record = this.records.get(key);
+    const digest = createHmac('sha256', this.pepper).update(key).update('\0').update(password).digest();
+    const cached = this.cache.get(key);
+    if (record && cached && cached.expiresAt > Date.now() && timingSafeEqual(cached.digest, digest)) {
+      return this.principalOf(record);
+    }
+    if (!record || !(await verifyPassword(password, record.passwordHash))) {
+      throw new EngineError('BAD_CREDENTIALS');
+    }
+    if (this.cacheSeconds > 0) this.cache.set(key, { digest, expiresAt: Date.now() + this.cacheSeconds * 1000 });
+    return this.principalOf(record);
+  }
+
+  /** The current principal of an account (roles read now, so role changes apply at once). */
+  principal(name: string): Principal {
+    const record = this.records.get(name.toLowerCase());
+    if (!record) throw new EngineError('ACCOUNT_NOT_FOUND', { account: name });
+    return this.principalOf(record);
+  }
+
+  has(name: string): boolean {
+    return this.records.has(name.toLowerCase());
+  }
+
+  get(name: string): AccountInfo {
+    const record = this.records.get(name.toLowerCase());
+    if (!record) throw new EngineError('ACCOUNT_NOT_FOUND', { account: name });
+    return info(record);
+  }
+
+  list(): AccountInfo[] {
+    return [...this.records.values()].map(info);
+  }
+
+  async create(name: string, password: string, roles: string[] = [], description?: string): Promise<AccountInfo> {
+    if (!NAME.test(name)) throw new EngineError('INVALID_PARAMETER', { param: 'username', reason: 'use 1-64 letters, digits, _ . @ -' });
+    const key = name.toLowerCase();
+    if (this.records.has(key)) throw new EngineError('ACCOUNT_EXISTS', { account: key });
+    checkPassword(password);
+    const roleNames = roles.map((role) => this.roles.require(role).name);
+    const now = new Date().toISOString();
+    const record: AccountRecord = { name: key, passwordHash: await hashPassword(password), roles: unique(roleNames), description, createdAt: now, updatedAt: now };
+    await this.save(record);
+    return info(record);
+  }
+
+  async changePassword(name: string, password: string): Promise<void> {
+    const record = this.require(name);
+    checkPassword(password);
+    await this.save({ ...record, passwordHash: await hashPassword(password), updatedAt: new Date().toISOString() });
+    this.cache.delete(record.name);
+    if (record.name === DEFAULT_ADMIN) this.adminDefault = password === DEFAULT_ADMIN_PASSWORD;
+  }
+
+  async alter(name: string, change: { description?: string }): Promise<AccountInfo> {
+    const record = this.require(name);
+    const altered = { ...record, ...change, updatedAt: new Date().toISOString() };
+    await this.save(altered);
+    return info(altered);
+  }
+
+  async delete(name: string): Promise<void> {
+    const record = this.require(name);
+    if (record.name === DEFAULT_ADMIN) throw new EngineError('INVALID_PARAMETER', { param: 'username', reason: 'the admin account cannot be deleted' });
+    this.records.delete(record.name);
+    this.cache.delete(record.name);
+    await this.store?.remove(record.name);
+  }
+
+  async assignRoles(name: string, roles: string[]): Promise<AccountInfo> {
+    const record = this.require(name);
+    const added = roles.map((role) => this.roles.require(role).name);
+    const altered = { ...record, roles: unique([...record.roles, ...added]), updatedAt: new Date().toISOString() };
+    await this.save(altered);
+    return info(altered);
+  }
+
+  async revokeRoles(name: string, roles: string[]): Promise<AccountInfo> {
+    const record = this.require(name);
+    const removed = new Set(roles.map((role) => role.toLowerCase()));
+    const altered = { ...record, roles: record.roles.filter((role) => !removed.has(role)), updatedAt: new Date().toISOString() };
+    await this.save(altered);
+    return info(altered);
+  }
+
+  private require(name: string): AccountRecord {
+    const record = this.records.get(name.toLowerCase());
+    if (!record) throw new EngineError('ACCOUNT_NOT_FOUND', { account: name });
+    return record;
+  }
+
+  private async save(record: AccountRecord): Promise<void> {
+    await this.store?.put(record.name, record);
+    this.records.set(record.name, record);
+  }
+
+  private principalOf(record: AccountRecord): Principal {
+    return { account: record.name, roles: record.roles };
+  }
+}
+
+function checkPassword(password: string): void {
+  if (typeof password !== 'string' || password.length === 0 || password.length > 1024) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'password', reason: 'a password has 1 to 1024 characters' });
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function info(record: AccountRecord): AccountInfo {
+  return { name: record.name, roles: [...record.roles], description: record.description, createdAt: record.createdAt, updatedAt: record.updatedAt };
+}

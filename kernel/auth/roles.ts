@@ -1,0 +1,115 @@
+/**
+ * Roles grant command patterns on resource patterns (docs/roles.md). Built-in roles and roles
+ * declared in the settings are fixed; roles made through the admin api are stored.
+ */
+import { EngineError } from '../errors';
+import type { InternalStore } from '../storage/storage-port';
+import type { RoleSetting } from '../settings';
+
+export interface Grant {
+  /** Command names or globs: `record.find`, `record.*`, `*.list`, `*`. */
+  commands: string[];
+  /** Resource patterns: `*`, `table:main/*`, `database:main`, `topic:sensors/#`, `client:dev-*`. */
+  resources: string[];
+}
+
+export interface Role {
+  name: string;
+  description?: string;
+  grants: Grant[];
+  /** Denies win over grants of every role the account holds. */
+  denies?: Grant[];
+  /** Where it comes from: built in, the settings file, or the admin api. */
+  origin?: 'builtin' | 'settings' | 'stored';
+}
+
+export const BUILTIN_ROLES: readonly Role[] = Object.freeze([
+  { name: 'admin', description: 'every command on every resource', grants: [{ commands: ['*'], resources: ['*'] }], origin: 'builtin' as const },
+  {
+    name: 'reader',
+    description: 'read-only: list, describe and read tables, records and topics',
+    grants: [{
+      commands: ['*.list', '*.get', '*.describe', '*.find', '*.count', 'cursor.*', 'mq.retrieve'],
+      resources: ['*'],
+    }],
+    origin: 'builtin' as const,
+  },
+]);
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export class RoleCatalog {
+  private readonly fixed = new Map<string, Role>();
+  private readonly stored = new Map<string, Role>();
+  private store?: InternalStore<Role>;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(declared: readonly RoleSetting[] = []) {
+    for (const role of BUILTIN_ROLES) this.fixed.set(role.name, role);
+    for (const role of declared) this.fixed.set(role.name.toLowerCase(), { ...role, name: role.name.toLowerCase(), origin: 'settings' });
+  }
+
+  open(store: InternalStore<Role>): void {
+    this.store = store;
+    for (const [name, role] of store.entries()) if (!this.fixed.has(name)) this.stored.set(name, role);
+  }
+
+  /** Called when any role changes, so per-connection authorization caches can be dropped. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  get(name: string): Role | undefined {
+    const key = name.toLowerCase();
+    return this.fixed.get(key) ?? this.stored.get(key);
+  }
+
+  require(name: string): Role {
+    const role = this.get(name);
+    if (!role) throw new EngineError('ROLE_NOT_FOUND', { role: name });
+    return role;
+  }
+
+  list(): Role[] {
+    return [...this.fixed.values(), ...this.stored.values()];
+  }
+
+  async create(role: Role): Promise<Role> {
+    const name = role.name.toLowerCase();
+    if (!NAME.test(name)) throw new EngineError('INVALID_PARAMETER', { param: 'roleName', reason: 'use 1-64 letters, digits, _ . -' });
+    if (this.get(name)) throw new EngineError('ROLE_EXISTS', { role: name });
+    const created: Role = { name, description: role.description, grants: role.grants, denies: role.denies ?? [], origin: 'stored' };
+    await this.persist(created);
+    return created;
+  }
+
+  async alter(name: string, change: Partial<Pick<Role, 'description' | 'grants' | 'denies'>>): Promise<Role> {
+    const current = this.mutable(name);
+    const altered: Role = { ...current, ...Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) };
+    await this.persist(altered);
+    return altered;
+  }
+
+  async delete(name: string): Promise<void> {
+    const role = this.mutable(name);
+    this.stored.delete(role.name);
+    await this.store?.remove(role.name);
+    this.changed();
+  }
+
+  private mutable(name: string): Role {
+    const role = this.require(name);
+    if (role.origin !== 'stored') throw new EngineError('ROLE_READ_ONLY', { role: role.name });
+    return role;
+  }
+
+  private async persist(role: Role): Promise<void> {
+    await this.store?.put(role.name, role);
+    this.stored.set(role.name, role);
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}

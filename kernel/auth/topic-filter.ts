@@ -1,0 +1,63 @@
+/** MQTT topic names and filters (MQTT 3.1.1 §4.7 / MQTT 5 §4.7). */
+
+/** A topic name: 1+ chars, no wildcards, no NUL [MQTT-4.7.3-1], [MQTT-4.7.3-2]. */
+export function topicNameProblem(topic: string): string | null {
+  if (topic.length === 0) return 'a topic name must not be empty';
+  if (/[#+]/.test(topic)) return 'a topic name must not contain wildcards';
+  if (topic.includes('\u0000')) return 'a topic name must not contain NUL';
+  if (Buffer.byteLength(topic) > 65535) return 'a topic name must not exceed 65535 bytes';
+  return null;
+}
+
+/** A topic filter: `#` only last and alone in its level, `+` alone in its level [MQTT-4.7.1-2], [MQTT-4.7.1-3]. */
+export function topicFilterProblem(filter: string): string | null {
+  if (filter.length === 0) return 'a topic filter must not be empty';
+  if (filter.includes('\u0000')) return 'a topic filter must not contain NUL';
+  const levels = filter.split('/');
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i];
+    if (level.includes('#') && (level !== '#' || i !== levels.length - 1)) return '"#" must be the last level and alone in it';
+    if (level.includes('+') && level !== '+') return '"+" must be alone in its level';
+  }
+  return null;
+}
+
+/** Does `filter` match the topic name? Topics starting with `$` don't match leading wildcards [MQTT-4.7.2-1]. */
+export function topicMatches(filter: string, topic: string): boolean {
+  if (topic.startsWith('$') && (filter.startsWith('#') || filter.startsWith('+'))) return false;
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length) return false;
+    if (f[i] !== '+' && f[i] !== t[i]) return false;
+  }
+  return f.length === t.length;
+}
+
+/** Does every topic matched by `inner` also match `outer`? (grants on filters) */
+export function filterCovers(outer: string, inner: string): boolean {
+  const o = outer.split('/');
+  const n = inner.split('/');
+  for (let i = 0; i < o.length; i++) {
+    if (o[i] === '#') return true;
+    if (i >= n.length) return false;
+    if (n[i] === '#') return false;
+    if (o[i] === '+') continue;
+    if (o[i] !== n[i]) return false;
+  }
+  return o.length === n.length;
+}
+
+/** Could some topic match both filters? (denies on filters) */
+export function filtersOverlap(a: string, b: string): boolean {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if (x[i] === '#' || y[i] === '#') return true;
+    if (x[i] === undefined || y[i] === undefined) return false;
+    if (x[i] === '+' || y[i] === '+') continue;
+    if (x[i] !== y[i]) return false;
+  }
+  return true;
+}

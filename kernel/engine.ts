@@ -1,0 +1,179 @@
+/**
+ * The kernel instance every plugin receives: settings, logger, command bus, accounts and roles,
+ * sessions, and the services plugins provide to each other. Plugins load through avvio.
+ */
+import avvio from 'avvio';
+import pino, { type Logger } from 'pino';
+import { EngineError } from './errors';
+import { CommandBus } from './bus/command-bus';
+import type { CommandContext, Resource } from './bus/command';
+import { Accounts, type AccountRecord } from './auth/accounts';
+import { authorize } from './auth/authorize';
+import { RoleCatalog, type Role } from './auth/roles';
+import { ApiSessions } from './sessions/api-sessions';
+import { ClientSessions, type ClientSessionRecord } from './sessions/client-sessions';
+import type { EngineServices } from './services';
+import type { EnginePlugin } from './plugin';
+import type { Settings } from './settings';
+import { PluginError, findPlugin, orderPlugins } from './load-plugins';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const packageJson = require('../../package.json') as { name: string; version: string };
+
+export interface EngineOptions {
+  settings: Settings;
+  /** Where ENGINE_ADMIN_PASSWORD is read from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Plugins given as objects instead of names (embedding, tests); loaded after `settings.plugins`. */
+  extraPlugins?: EnginePlugin<any>[];
+}
+
+export interface LoadedPlugin {
+  name: string;
+  version?: string;
+}
+
+type Hook = () => void | Promise<void>;
+
+const kPluginMeta = Symbol.for('plugin-meta');
+
+export class Engine {
+  readonly name = packageJson.name;
+  readonly version = packageJson.version;
+  readonly settings: Readonly<Settings>;
+  readonly log: Logger;
+  readonly roles: RoleCatalog;
+  readonly accounts: Accounts;
+  readonly bus: CommandBus;
+  readonly apiSessions = new ApiSessions();
+  readonly clientSessions = new ClientSessions();
+  readonly plugins: LoadedPlugin[] = [];
+
+  private readonly services = new Map<string, unknown>();
+  private readonly startHooks: Hook[] = [];
+  private readonly closeHooks: Hook[] = [];
+  private readonly env: NodeJS.ProcessEnv;
+  private closing?: Promise<void>;
+
+  private constructor(private readonly options: EngineOptions) {
+    this.settings = options.settings;
+    this.env = options.env ?? process.env;
+    this.log = options.logger ?? pino({ name: 'engine', level: options.settings.log_level });
+    this.roles = new RoleCatalog(options.settings.roles);
+    this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds);
+    this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
+  }
+
+  /** Loads the plugins, opens the kernel catalogs, runs start hooks (listeners open). */
+  static async start(options: EngineOptions): Promise<Engine> {
+    const engine = new Engine(options);
+    try {
+      await engine.boot();
+    } catch (error) {
+      await engine.close().catch(() => undefined);
+      throw error;
+    }
+    return engine;
+  }
+
+  /** Makes a service available to other plugins (`storage`, `http`, …). */
+  provide<K extends keyof EngineServices>(name: K, service: EngineServices[K]): void;
+  provide(name: string, service: unknown): void;
+  provide(name: string, service: unknown): void {
+    if (this.services.has(name)) throw new PluginError(`service "${name}" is provided twice`);
+    this.services.set(name, service);
+  }
+
+  /** A service another plugin provides; throws when no loaded plugin provides it. */
+  need<K extends keyof EngineServices>(name: K): EngineServices[K];
+  need<T>(name: string): T;
+  need(name: string): unknown {
+    const service = this.services.get(name);
+    if (service === undefined) {
+      throw new EngineError('NOT_AVAILABLE', { feature: `service "${name}"`, reason: 'no loaded plugin provides it' });
+    }
+    return service;
+  }
+
+  has(name: string): boolean {
+    return this.services.has(name);
+  }
+
+  /** Runs after every plugin has registered, in load order (listeners open here). */
+  onStart(hook: Hook): void {
+    this.startHooks.push(hook);
+  }
+
+  /** Runs at shutdown, in reverse registration order. */
+  onClose(hook: Hook): void {
+    this.closeHooks.push(hook);
+  }
+
+  /** The one authorization decision (kernel/auth/authorize.ts). */
+  authorize(ctx: CommandContext, command: string, resource: Resource): void {
+    authorize(this.roles, ctx.principal, command, resource);
+  }
+
+  async close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.apiSessions.close();
+      for (const hook of [...this.closeHooks].reverse()) {
+        try {
+          await hook();
+        } catch (error) {
+          this.log.error({ err: error }, 'error while closing');
+        }
+      }
+      this.closeHooks.length = 0;
+    })();
+    return this.closing;
+  }
+
+  private async boot(): Promise<void> {
+    const named = this.settings.plugins.map((reference) => findPlugin(reference));
+    const plugins = orderPlugins([...named, ...(this.options.extraPlugins ?? [])]);
+    const boot = avvio(undefined, { autostart: false, timeout: this.settings.plugin_timeout_ms });
+    for (const plugin of plugins) {
+      const options = this.settings.plugin_options[plugin.name] ?? {};
+      const register = async (): Promise<void> => {
+        await plugin.register(this, options);
+        this.plugins.push({ name: plugin.name, version: plugin.version });
+        this.log.debug({ plugin: plugin.name }, 'plugin loaded');
+      };
+      Object.defineProperty(register, kPluginMeta, { value: { name: plugin.name } });
+      boot.use(register);
+    }
+    try {
+      await boot.ready();
+    } catch (error) {
+      const err = error as Error & { code?: string };
+      if (err.code === 'AVV_ERR_PLUGIN_EXEC_TIMEOUT') {
+        const stuck = /'([^']+)'/.exec(err.message)?.[1] ?? 'unknown';
+        throw new PluginError(`plugin "${stuck}" did not finish starting within ${this.settings.plugin_timeout_ms} ms`);
+      }
+      throw error instanceof PluginError ? error : new PluginError(`a plugin failed to start: ${err.message}`);
+    }
+    await this.openCatalogs();
+    for (const hook of this.startHooks) await hook();
+  }
+
+  private async openCatalogs(): Promise<void> {
+    const storage = this.services.has('storage') ? this.need('storage') : undefined;
+    if (!storage) this.log.warn('no storage plugin is loaded: accounts and roles live in memory only');
+    this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
+    await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
+    this.clientSessions.open(storage?.internal<ClientSessionRecord>('client_sessions'));
+    this.roles.onChange(() => this.log.info('roles changed'));
+  }
+}
+
+function memoryStore<V>(): import('./storage/storage-port').InternalStore<V> {
+  const map = new Map<string, V>();
+  return {
+    get: (key) => map.get(key),
+    put: async (key, value) => { map.set(key, value); },
+    remove: async (key) => map.delete(key),
+    entries: () => map.entries(),
+  };
+}

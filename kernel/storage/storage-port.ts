@@ -1,0 +1,169 @@
+/**
+ * The storage port: everything the kernel and the protocols need from a store.
+ *
+ * A storage plugin implements this interface and provides it with `engine.provide('storage', …)`.
+ * `kernel/storage/conformance.ts` is the suite every implementation must pass. Values are
+ * canonical (see ./types.ts); names of databases, tables, columns and indexes are
+ * case-insensitive and reported lower-case.
+ *
+ * Durability rule: every returned promise of a write resolves only after the write is durable on
+ * disk. Reads see every write whose promise has resolved.
+ */
+import type {
+  CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
+  VariantValue,
+} from './types';
+import type { FilterNode } from '../query/filter-parser';
+
+/** A small durable key-value store for kernel catalogs (accounts, roles, MQ sessions). */
+export interface InternalStore<V = unknown> {
+  get(key: string): V | undefined;
+  put(key: string, value: V): Promise<void>;
+  remove(key: string): Promise<boolean>;
+  entries(): Iterable<[string, V]>;
+}
+
+/** One end of a key range over an index's leading segments. */
+export interface KeyBound {
+  /** Canonical values for the first `values.length` segments of the index. */
+  values: CanonicalValue[];
+  inclusive: boolean;
+}
+
+/**
+ * Which entries of an index to read.
+ * - `lower` / `upper` bound the keys; a bound with fewer values than segments is a prefix bound
+ *   (inclusive lower: every key starting with it; exclusive upper: no key starting with it).
+ * - `prefix` selects keys whose user-visible bytes start with the encoded values, limited to
+ *   `byteLength` bytes of segment data (advanced_find `find_set`).
+ */
+export interface KeyRange {
+  lower?: KeyBound;
+  upper?: KeyBound;
+  prefix?: { values: CanonicalValue[]; byteLength?: number };
+}
+
+export interface ReadOptions {
+  /** Index to read through; omitted: record-ID order. */
+  index?: string;
+  range?: KeyRange;
+  /** Extra criteria; rows failing it are neither returned nor counted by skip. */
+  filter?: FilterNode;
+  reverse?: boolean;
+  skip?: number;
+  limit?: number;
+  /** Read as of this transaction (sees its own uncommitted writes). */
+  transactionId?: string;
+}
+
+export interface StoredRecord {
+  id: RecordId;
+  row: Row;
+}
+
+/** A positioned read over a table or index; `fetch` streams from the store (no full scans). */
+export interface RecordCursor {
+  /** Reads up to `count` records moving forward (or backward) from the current position. */
+  fetch(count: number, direction: 'forward' | 'backward'): StoredRecord[];
+  /** Moves over up to `count` records without returning them; returns how many were skipped. */
+  skip(count: number, direction: 'forward' | 'backward'): number;
+  /** true when nothing remains after the position in the cursor's direction. */
+  readonly exhausted: boolean;
+  close(): void;
+}
+
+export interface WriteOptions {
+  /** Write inside an open transaction: invisible to others until commit. */
+  transactionId?: string;
+  /** Internal writers (the broker) may write integration tables. */
+  allowIntegrationTables?: boolean;
+}
+
+/** A message as the broker hands it to storage (one row of an integration table). */
+export interface MessageInput {
+  createTs: string;                  // canonical timestamp
+  payload: VariantValue;
+  qos: number;
+  retain: boolean;
+  contentType: string | null;
+  correlationData: Uint8Array | null;
+  responseTopic: string | null;
+  expirySeconds: number | null;
+  userProperties: Array<{ key: string; value: string }> | null;
+  payloadFormat: number | null;
+  publisher: string | null;
+}
+
+export interface TopicInfo {
+  topic: string;
+  database: string;
+  table: string;
+  createdAt: string;
+}
+
+export interface MessageReadOptions {
+  /** 'head': oldest first; 'tail': the most recent `limit` messages; a number: from that ID. */
+  startFrom: 'head' | 'tail' | number;
+  /** Only messages created at or after this canonical timestamp. */
+  since?: string;
+  limit: number;
+}
+
+export interface StoragePort {
+  readonly dataDir: string;
+
+  /** Kernel catalogs. The name space is separate from databases and never listed as tables. */
+  internal<V>(name: string): InternalStore<V>;
+
+  // Databases
+  createDatabase(name: string): Promise<void>;
+  listDatabases(): string[];
+  hasDatabase(name: string): boolean;
+  deleteDatabase(name: string): Promise<void>;
+
+  // Tables
+  createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition>;
+  /** Throws DATABASE_NOT_FOUND / TABLE_NOT_FOUND. Cheap: served from memory. */
+  getTable(database: string, table: string): TableDefinition;
+  listTables(database: string): string[];
+  /** All named tables go in one transaction: all or none. */
+  deleteTables(database: string, tables: string[]): Promise<void>;
+  addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition>;
+
+  // Indexes (a unique index built on existing rows fails cleanly on duplicates)
+  createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition>;
+  deleteIndexes(database: string, table: string, indexes: string[]): Promise<void>;
+
+  // Records: each call is one transaction, all-or-nothing.
+  /** Rows hold canonical values for declared columns; `id` present only when the table declares it. */
+  insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]>;
+  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined>;
+  /** Replaces whole rows (columns missing from a row become null / default). Throws RECORD_NOT_FOUND. */
+  replaceRecords(database: string, table: string, records: StoredRecord[], options?: WriteOptions): Promise<void>;
+  /** Merges the supplied columns into each row. Throws RECORD_NOT_FOUND. */
+  patchRecords(database: string, table: string, records: StoredRecord[], options?: WriteOptions): Promise<void>;
+  /** Returns how many existed and were deleted; `mustExist` makes a missing ID a RECORD_NOT_FOUND. */
+  deleteRecords(database: string, table: string, ids: RecordId[], options?: WriteOptions & { mustExist?: boolean }): Promise<number>;
+
+  /** Index or table read; streams through a cursor and stops after skip+limit matches. */
+  readRecords(database: string, table: string, options: ReadOptions): StoredRecord[];
+  countRecords(database: string, table: string): number;
+  openCursor(database: string, table: string, options: ReadOptions): RecordCursor;
+
+  // Transactions spanning several requests.
+  beginTransaction(): string;
+  commitTransaction(transactionId: string): Promise<void>;
+  rollbackTransaction(transactionId: string): void;
+
+  // Topics and their integration tables (CONTRACT "Message topics and integration tables").
+  /** Returns the topic's table, creating the table and the catalog entry on first use. */
+  ensureTopic(topic: string): Promise<TopicInfo>;
+  getTopic(topic: string): TopicInfo | undefined;
+  listTopics(): TopicInfo[];
+  deleteTopic(topic: string): Promise<void>;
+  /** Appends in one durable commit; returns increasing message IDs. */
+  appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]>;
+  readMessages(topic: string, options: MessageReadOptions): StoredRecord[];
+
+  close(): Promise<void>;
+}

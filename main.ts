@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/** `npm start`: settings from config/default.json, --config / ENGINE_CONFIG and ENGINE_* variables. */
+import { Engine } from './kernel/engine';
+import { loadSettings, SettingsError } from './kernel/settings';
+import { PluginError } from './kernel/load-plugins';
+
+async function main(): Promise<void> {
+  let engine: Engine;
+  try {
+    const settings = loadSettings({ argv: process.argv.slice(2), env: process.env });
+    engine = await Engine.start({ settings });
+  } catch (error) {
+    if (error instanceof SettingsError || error instanceof PluginError) {
+      process.stderr.write(`engine: cannot start: ${error.message}\n`);
+    } else {
+      process.stderr.write(`engine: cannot start: ${(error as Error).stack ?? String(error)}\n`);
+    }
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    engine.log.info({ signal }, 'stopping');
+    engine.close().then(() => process.exit(0), (error: unknown) => {
+      engine.log.error({ err: error }, 'error while stopping');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main();

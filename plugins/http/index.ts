@@ -1,0 +1,109 @@
+/**
+ * plugins/http: one fastify instance served on `listening_http_port` and `listening_https_port`
+ * (self-signed certificate unless tls files are set). REST and actions register routes on it.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { definePlugin } from '../../kernel/plugin';
+import { EngineError } from '../../kernel/errors';
+import { loadTlsMaterial } from './tls-certificate';
+import { httpError } from './http-errors';
+import type { HttpService } from './http-service';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export default definePlugin({
+  name: 'http',
+  description: 'HTTP and HTTPS listeners (fastify)',
+  async register(engine) {
+    const { settings } = engine;
+    let handler: Handler | undefined;
+    const plainServer = createHttpServer((req, res) => handler!(req, res));
+    const fastify = Fastify({
+      loggerInstance: engine.log.child({ plugin: 'http' }),
+      disableRequestLogging: true,
+      bodyLimit: settings.body_limit_bytes,
+      serverFactory: (fastifyHandler) => {
+        handler = fastifyHandler;
+        return plainServer;
+      },
+    });
+
+    const tls = settings.listening_https_port === null ? undefined : await loadTlsMaterial({
+      dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file,
+    });
+    if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
+    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => handler!(req, res)) : undefined;
+
+    fastify.setErrorHandler((error, request, reply) => {
+      const engineError = httpError(error, settings.body_limit_bytes);
+      if (engineError.status >= 500) request.log.error({ err: error }, 'request failed');
+      void reply.code(engineError.status).send({ errorCode: engineError.code, errorMessage: engineError.message });
+    });
+    fastify.setNotFoundHandler((request, reply) => {
+      const error = new EngineError('ROUTE_NOT_FOUND', { method: request.method, url: request.url });
+      void reply.code(error.status).send({ errorCode: error.code, errorMessage: error.message });
+    });
+    fastify.get('/', async () => ({
+      name: engine.name,
+      version: engine.version,
+      plugins: engine.plugins.map((plugin) => plugin.name),
+    }));
+
+    const urls: HttpService['urls'] = {};
+    const service: HttpService = { fastify: fastify as unknown as HttpService['fastify'], urls, certificateFingerprint: tls?.fingerprint, tls: tls && { cert: tls.cert, key: tls.key } };
+    engine.provide('http', service);
+
+    engine.onStart(async () => {
+      await fastify.ready();
+      const host = listeningHost(engine.settings.listening_host, engine.accounts.adminHasDefaultPassword, engine.log);
+      if (settings.listening_http_port !== null) urls.http = await listen(plainServer, settings.listening_http_port, host, 'http');
+      if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
+      engine.log.info({ ...urls }, 'listening');
+    });
+    engine.onClose(async () => {
+      await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
+      await fastify.close();
+    });
+  },
+});
+
+function listeningHost(configured: string | null, adminDefault: boolean, log: { warn(msg: string): void }): string {
+  if (configured) {
+    if (adminDefault && !isLoopback(configured)) {
+      log.warn(`admin still has the default password and listening_host is ${configured}: change the password (admin alterAccount)`);
+    }
+    return configured;
+  }
+  if (adminDefault) {
+    log.warn('admin still has the default password: listening on loopback (127.0.0.1) only; change it to listen on every interface');
+    return '127.0.0.1';
+  }
+  return '0.0.0.0';
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+function listen(server: Server, port: number, host: string, scheme: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`);
+    });
+  });
+}
+
+function stop(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
