@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { Accounts } from '../../kernel/auth/accounts';
+import { RoleCatalog } from '../../kernel/auth/roles';
+import { hashPassword, verifyPassword } from '../../kernel/auth/password-hash';
+import type { EngineError } from '../../kernel/errors';
+import type { InternalStore } from '../../kernel/storage/storage-port';
+
+function memory<V = any>(): InternalStore<V> & { map: Map<string, V> } {
+  const map = new Map<string, V>();
+  return { map, get: (k) => map.get(k), put: async (k, v) => { map.set(k, v); }, remove: async (k) => map.delete(k), entries: () => map.entries() };
+}
+
+describe('kernel/auth/accounts', () => {
+  it('hashes with salted scrypt and verifies', async () => {
+    const a = await hashPassword('secret');
+    const b = await hashPassword('secret');
+    assert.notEqual(a, b);
+    assert.match(a, /^scrypt\$16384\$8\$1\$/);
+    assert.ok(!a.includes('secret'));
+    assert.ok(await verifyPassword('secret', a));
+    assert.ok(!(await verifyPassword('Secret', a)));
+    assert.ok(!(await verifyPassword('secret', 'garbage')));
+  });
+
+  it('bootstraps admin with ADMIN, or with the given password', async () => {
+    const accounts = new Accounts(new RoleCatalog(), 60);
+    await accounts.open(memory(), undefined);
+    assert.ok(accounts.adminHasDefaultPassword);
+    assert.deepEqual((await accounts.authenticate('ADMIN', 'ADMIN')).roles, ['admin']);
+
+    const other = new Accounts(new RoleCatalog(), 60);
+    await other.open(memory(), 's3cret!');
+    assert.ok(!other.adminHasDefaultPassword);
+    await assert.rejects(other.authenticate('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);
+    assert.equal((await other.authenticate('Admin', 's3cret!')).account, 'admin');
+  });
+
+  it('keeps names case-insensitive and rejects duplicates and unknown roles', async () => {
+    const accounts = new Accounts(new RoleCatalog(), 60);
+    const store = memory();
+    await accounts.open(store, undefined);
+    await accounts.create('Bob', 'pw', ['reader']);
+    assert.ok(store.map.has('bob'));
+    assert.equal((await accounts.authenticate('BOB', 'pw')).account, 'bob');
+    await assert.rejects(accounts.create('bob', 'x'), (e: EngineError) => e.id === 'ACCOUNT_EXISTS');
+    await assert.rejects(accounts.create('carl', 'x', ['nope']), (e: EngineError) => e.id === 'ROLE_NOT_FOUND');
+    await assert.rejects(accounts.create('bad name!', 'x'), (e: EngineError) => e.id === 'INVALID_PARAMETER');
+    await assert.rejects(accounts.create('dan', ''), (e: EngineError) => e.id === 'INVALID_PARAMETER');
+  });
+
+  it('changes passwords (cache dropped), roles, and deletes', async () => {
+    const accounts = new Accounts(new RoleCatalog(), 60);
+    const store = memory();
+    await accounts.open(store, undefined);
+    await accounts.create('eve', 'one');
+    await accounts.authenticate('eve', 'one');
+    await accounts.changePassword('eve', 'two');
+    await assert.rejects(accounts.authenticate('eve', 'one'), (e: EngineError) => e.code === 12033);
+    await accounts.authenticate('eve', 'two');
+    await accounts.assignRoles('eve', ['reader', 'admin']);
+    assert.deepEqual(accounts.principal('eve').roles, ['reader', 'admin']);
+    await accounts.revokeRoles('eve', ['ADMIN']);
+    assert.deepEqual(accounts.principal('eve').roles, ['reader']);
+    await accounts.delete('eve');
+    assert.ok(!store.map.has('eve'));
+    await assert.rejects(accounts.authenticate('eve', 'two'), (e: EngineError) => e.code === 12033);
+    await assert.rejects(accounts.delete('admin'), (e: EngineError) => e.id === 'INVALID_PARAMETER');
+    await accounts.changePassword('admin', 'better');
+    assert.ok(!accounts.adminHasDefaultPassword);
+  });
+
+  it('reloads stored accounts', async () => {
+    const store = memory();
+    const first = new Accounts(new RoleCatalog(), 60);
+    await first.open(store, undefined);
+    await first.create('fay', 'pw', ['reader']);
+    await first.changePassword('admin', 'changed');
+    const second = new Accounts(new RoleCatalog(), 60);
+    await second.open(store, undefined);
+    assert.ok(!second.adminHasDefaultPassword);
+    assert.equal((await second.authenticate('fay', 'pw')).account, 'fay');
+    assert.deepEqual(second.list().map((a) => a.name).sort(), ['admin', 'fay']);
+  });
+});

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { authorize, isAllowed, resourceKey } from '../../kernel/auth/authorize';
+import { RoleCatalog } from '../../kernel/auth/roles';
+import { filterCovers, filtersOverlap, topicFilterProblem, topicMatches, topicNameProblem } from '../../kernel/auth/topic-filter';
+import type { Resource } from '../../kernel/bus/command';
+import type { EngineError } from '../../kernel/errors';
+
+const table = (t: string, database = 'main'): Resource => ({ kind: 'table', database, table: t });
+const topic = (name: string): Resource => ({ kind: 'topic', topic: name });
+
+describe('kernel/auth/authorize', () => {
+  const roles = new RoleCatalog([
+    {
+      name: 'sensors',
+      grants: [
+        { commands: ['mq.publish', 'mq.subscribe'], resources: ['topic:sensors/#'] },
+        { commands: ['record.*'], resources: ['table:main/readings*'] },
+      ],
+      denies: [{ commands: ['mq.subscribe'], resources: ['topic:sensors/secret'] }],
+    },
+  ]);
+  const admin = { account: 'admin', roles: ['admin'] };
+  const reader = { account: 'rita', roles: ['reader'] };
+  const sensor = { account: 'sam', roles: ['sensors'] };
+  const nobody = { account: 'nina', roles: [] };
+
+  it('lets admin do everything', () => {
+    assert.ok(isAllowed(roles, admin, 'table.delete', table('x')));
+    assert.ok(isAllowed(roles, admin, 'account.create', { kind: 'account', account: 'bob' }));
+  });
+
+  it('lets the reader role read but not write', () => {
+    for (const command of ['record.find', 'record.get', 'table.list', 'table.describe', 'index.list', 'cursor.fetch', 'mq.retrieve']) {
+      assert.ok(isAllowed(roles, reader, command, table('t')), command);
+    }
+    for (const command of ['record.insert', 'record.delete', 'table.create', 'table.delete', 'index.create', 'mq.publish', 'account.create']) {
+      assert.ok(!isAllowed(roles, reader, command, table('t')), command);
+    }
+  });
+
+  it('matches table globs and topic filters, with denies winning', () => {
+    assert.ok(isAllowed(roles, sensor, 'record.insert', table('readings_2024')));
+    assert.ok(!isAllowed(roles, sensor, 'record.insert', table('orders')));
+    assert.ok(!isAllowed(roles, sensor, 'record.insert', table('readings', 'other')));
+    assert.ok(isAllowed(roles, sensor, 'mq.publish', topic('sensors/a/b')));
+    assert.ok(isAllowed(roles, sensor, 'mq.subscribe', topic('sensors/+/temp')));
+    assert.ok(!isAllowed(roles, sensor, 'mq.publish', topic('other/a')));
+    assert.ok(!isAllowed(roles, sensor, 'mq.subscribe', topic('sensors/secret')));
+    assert.ok(!isAllowed(roles, sensor, 'mq.subscribe', topic('sensors/#')), 'a filter overlapping a denied topic is denied');
+    assert.ok(isAllowed(roles, sensor, 'mq.publish', topic('sensors/secret')), 'the deny is for subscribe only');
+  });
+
+  it('denies a principal without roles, naming account, command and resource', () => {
+    assert.throws(() => authorize(roles, nobody, 'record.find', table('t')), (e: EngineError) =>
+      e.code === 12030 && e.status === 403 && /nina/.test(e.message) && /record\.find/.test(e.message) && /table:main\/t/.test(e.message));
+  });
+
+  it('names resources with stable keys', () => {
+    assert.equal(resourceKey({ kind: 'system' }), 'system');
+    assert.equal(resourceKey({ kind: 'database', database: 'main' }), 'database:main');
+    assert.equal(resourceKey({ kind: 'client', clientName: 'c1' }), 'client:c1');
+    assert.equal(resourceKey({ kind: 'role', role: 'r' }), 'role:r');
+  });
+
+  it('sees stored roles and their changes at once', async () => {
+    const catalog = new RoleCatalog();
+    const map = new Map();
+    catalog.open({ get: (k) => map.get(k), put: async (k, v) => { map.set(k, v); }, remove: async (k) => map.delete(k), entries: () => map.entries() });
+    let changes = 0;
+    catalog.onChange(() => changes++);
+    const principal = { account: 'x', roles: ['writers'] };
+    assert.ok(!isAllowed(catalog, principal, 'record.insert', table('t')));
+    await catalog.create({ name: 'Writers', grants: [{ commands: ['record.insert'], resources: ['*'] }] });
+    assert.ok(isAllowed(catalog, principal, 'record.insert', table('t')));
+    await catalog.alter('writers', { grants: [] });
+    assert.ok(!isAllowed(catalog, principal, 'record.insert', table('t')));
+    await assert.rejects(catalog.alter('admin', { grants: [] }), (e: EngineError) => e.id === 'ROLE_READ_ONLY');
+    await assert.rejects(catalog.create({ name: 'reader', grants: [] }), (e: EngineError) => e.id === 'ROLE_EXISTS');
+    await catalog.delete('writers');
+    assert.throws(() => catalog.require('writers'), (e: EngineError) => e.id === 'ROLE_NOT_FOUND');
+    assert.equal(changes, 3);
+    assert.equal(map.size, 0);
+  });
+});
+
+describe('kernel/auth/topic-filter', () => {
+  const matches: Array<[string, string, boolean]> = [
+    ['a/b', 'a/b', true], ['a/+', 'a/b', true], ['a/+', 'a/b/c', false], ['a/#', 'a', true], ['a/#', 'a/b/c', true],
+    ['#', 'a/b', true], ['+/+', 'a/b', true], ['+', '/a', false], ['#', '$SYS/x', false], ['$SYS/#', '$SYS/x', true],
+    ['a/b', 'a/c', false], ['+/b', '/b', true],
+  ];
+  for (const [filter, name, expected] of matches) {
+    it(`${filter} ${expected ? 'matches' : 'does not match'} ${name}`, () => assert.equal(topicMatches(filter, name), expected));
+  }
+  it('checks names and filters', () => {
+    assert.equal(topicNameProblem('a/b'), null);
+    assert.match(topicNameProblem('a/+')!, /wildcards/);
+    assert.match(topicNameProblem('')!, /empty/);
+    assert.equal(topicFilterProblem('a/+/#'), null);
+    assert.match(topicFilterProblem('a/#/b')!, /last/);
+    assert.match(topicFilterProblem('a/b+')!, /alone/);
+  });
+  it('compares filters for grants and denies', () => {
+    assert.ok(filterCovers('a/#', 'a/+/c'));
+    assert.ok(!filterCovers('a/+', 'a/#'));
+    assert.ok(filterCovers('+/b', 'x/b'));
+    assert.ok(filtersOverlap('a/#', 'a/b'));
+    assert.ok(filtersOverlap('+/b', 'a/+'));
+    assert.ok(!filtersOverlap('a/b', 'a/c'));
+  });
+});
