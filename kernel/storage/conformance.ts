@@ -1,0 +1,644 @@
+/**
+ * The storage conformance suite: every StoragePort implementation must pass it.
+ *
+ *   describeStorageConformance('lmdb', (dir) => openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' }));
+ *
+ * `open` gets a fresh temporary directory per test (and the same one again to test reopening).
+ * The default database is whatever a fresh store lists as its only database.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { EngineError, type ErrorId } from '../errors';
+import { parseFilter } from '../query/filter-parser';
+import type { MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
+import type { ColumnInput, Row } from './types';
+
+function isError(id: ErrorId): (error: unknown) => boolean {
+  return (error: unknown) => {
+    assert.ok(error instanceof EngineError, `expected EngineError ${id}, got ${String(error)}`);
+    assert.equal(error.id, id, `expected ${id}, got ${error.id}: ${error.message}`);
+    return true;
+  };
+}
+
+async function rejectsWith(promise: Promise<unknown>, id: ErrorId): Promise<void> {
+  await assert.rejects(promise, isError(id));
+}
+
+function throwsWith(fn: () => unknown, id: ErrorId): void {
+  assert.throws(fn, isError(id));
+}
+
+const ids = (records: StoredRecord[]): number[] => records.map((r) => r.id);
+const col = (records: StoredRecord[], name: string): unknown[] => records.map((r) => r.row[name]);
+
+function message(i: number, createTs = `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}.000`): MessageInput {
+  return {
+    createTs,
+    payload: { type: 'json', value: JSON.stringify({ i }) },
+    qos: 1,
+    retain: false,
+    contentType: null,
+    correlationData: null,
+    responseTopic: null,
+    expirySeconds: null,
+    userProperties: null,
+    payloadFormat: null,
+    publisher: 'conformance',
+  };
+}
+
+export function describeStorageConformance(label: string, open: (dataDir: string) => Promise<StoragePort>): void {
+  describe(`storage conformance: ${label}`, function () {
+    this.timeout(30000);
+    let dir: string;
+    let store: StoragePort;
+    let main: string;
+
+    beforeEach(async () => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-storage-'));
+      store = await open(dir);
+      main = store.listDatabases()[0];
+    });
+
+    afterEach(async () => {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function reopen(): Promise<void> {
+      await store.close();
+      store = await open(dir);
+    }
+
+    const PEOPLE: ColumnInput[] = [
+      { name: 'Name', type: 'varchar', length: 32 },
+      { name: 'age', type: 'integer' },
+      { name: 'city', type: 'varchar', length: 16, defaultValue: 'Paris' },
+    ];
+
+    async function people(rows: Row[] = []): Promise<number[]> {
+      await store.createTable(main, 'people', PEOPLE);
+      return rows.length ? store.insertRecords(main, 'people', rows) : [];
+    }
+
+    // ---- databases ------------------------------------------------------------------------
+
+    describe('databases', () => {
+      it('starts with exactly the default database', () => {
+        assert.equal(store.listDatabases().length, 1);
+        assert.ok(store.hasDatabase(main));
+        assert.deepEqual(store.listTables(main), []);
+      });
+
+      it('creates, lists and deletes databases (names are case-insensitive)', async () => {
+        await store.createDatabase('Other');
+        assert.ok(store.hasDatabase('other'));
+        assert.ok(store.hasDatabase('OTHER'));
+        assert.deepEqual(store.listDatabases(), [main, 'other'].sort());
+        await rejectsWith(store.createDatabase('other'), 'DATABASE_EXISTS');
+        await store.createTable('other', 't', [{ name: 'a', type: 'integer' }]);
+        await store.insertRecords('other', 't', [{ a: 1 }]);
+        await store.deleteDatabase('other');
+        assert.equal(store.hasDatabase('other'), false);
+        throwsWith(() => store.listTables('other'), 'DATABASE_NOT_FOUND');
+        await store.createDatabase('other');
+        assert.deepEqual(store.listTables('other'), []);
+      });
+
+      it('refuses to delete the default database and unknown ones', async () => {
+        await rejectsWith(store.deleteDatabase(main), 'DATABASE_IN_USE');
+        await rejectsWith(store.deleteDatabase('nope'), 'DATABASE_NOT_FOUND');
+      });
+    });
+
+    // ---- tables ---------------------------------------------------------------------------
+
+    describe('tables', () => {
+      it('creates a table with the record-ID column first and the automatic id_pk index', async () => {
+        const def = await store.createTable(main, 'People', PEOPLE);
+        assert.equal(def.name, 'people');
+        assert.equal(def.database, main);
+        assert.deepEqual(def.columns.map((c) => c.name), ['id', 'name', 'age', 'city']);
+        const id = def.columns[0];
+        assert.equal(id.type, 'bigint');
+        assert.equal(id.primaryKey, 1);
+        assert.equal(id.nullable, false);
+        assert.equal(id.autoValue, 'incrementOnInsert');
+        assert.equal(def.idDeclared, false);
+        assert.equal(def.topic, null);
+        assert.deepEqual(def.indexes.map((i) => [i.name, i.unique, i.automatic]), [['id_pk', true, true]]);
+        assert.deepEqual(store.getTable(main, 'PEOPLE'), def);
+        assert.deepEqual(store.listTables(main), ['people']);
+      });
+
+      it('reports errors for existing, missing and invalid tables', async () => {
+        await people();
+        await rejectsWith(store.createTable(main, 'people', PEOPLE), 'TABLE_EXISTS');
+        await rejectsWith(store.createTable('nodb', 'x', PEOPLE), 'DATABASE_NOT_FOUND');
+        throwsWith(() => store.getTable(main, 'nothing'), 'TABLE_NOT_FOUND');
+        throwsWith(() => store.getTable('nodb', 'people'), 'DATABASE_NOT_FOUND');
+        await rejectsWith(store.createTable(main, 'bad', [{ name: 'x', type: 'nosuchtype' as never }]), 'INVALID_TABLE_DEFINITION');
+        await rejectsWith(store.createTable(main, 'bad', [{ name: 'x', type: 'integer' }, { name: 'X', type: 'integer' }]), 'INVALID_TABLE_DEFINITION');
+        await rejectsWith(store.createTable(main, 'bad', [{ name: 'id', type: 'varchar' }]), 'INVALID_TABLE_DEFINITION');
+        assert.deepEqual(store.listTables(main), ['people']);
+      });
+
+      it('lists tables sorted and deletes several in one call, all or none', async () => {
+        for (const name of ['b', 'a', 'c']) await store.createTable(main, name, [{ name: 'x', type: 'integer' }]);
+        await store.insertRecords(main, 'a', [{ x: 1 }]);
+        assert.deepEqual(store.listTables(main), ['a', 'b', 'c']);
+        await rejectsWith(store.deleteTables(main, ['a', 'missing']), 'TABLE_NOT_FOUND');
+        assert.deepEqual(store.listTables(main), ['a', 'b', 'c']);
+        await store.deleteTables(main, ['a', 'B']);
+        assert.deepEqual(store.listTables(main), ['c']);
+        await store.createTable(main, 'a', [{ name: 'x', type: 'integer' }]);
+        assert.equal(store.countRecords(main, 'a'), 0);
+      });
+
+      it('adds columns: existing rows read the default or null', async () => {
+        await people([{ name: 'ann', age: 30 }]);
+        const def = await store.addColumns(main, 'people', [
+          { name: 'score', type: 'integer', defaultValue: 7 },
+          { name: 'note', type: 'varchar', length: 10 },
+        ]);
+        assert.deepEqual(def.columns.map((c) => c.name), ['id', 'name', 'age', 'city', 'score', 'note']);
+        assert.deepEqual(store.getRecords(main, 'people', [1])[0], { id: 1, name: 'ann', age: 30, city: 'Paris', score: 7, note: null });
+        await rejectsWith(store.addColumns(main, 'people', [{ name: 'age', type: 'integer' }]), 'INVALID_TABLE_DEFINITION');
+        await store.patchRecords(main, 'people', [{ id: 1, row: { note: 'hi' } }]);
+        assert.equal(store.getRecords(main, 'people', [1])[0]!.note, 'hi');
+      });
+    });
+
+    // ---- records --------------------------------------------------------------------------
+
+    describe('records', () => {
+      it('inserts with defaults and nulls and returns increasing ids', async () => {
+        const got = await people([{ name: 'ann', age: 30 }, { name: 'bob' }, { name: 'cy', age: 5, city: 'Rome' }]);
+        assert.deepEqual(got, [1, 2, 3]);
+        assert.deepEqual(store.getRecords(main, 'people', [1, 2, 3, 4]), [
+          { id: 1, name: 'ann', age: 30, city: 'Paris' },
+          { id: 2, name: 'bob', age: null, city: 'Paris' },
+          { id: 3, name: 'cy', age: 5, city: 'Rome' },
+          undefined,
+        ]);
+        assert.deepEqual(await store.insertRecords(main, 'people', [{ name: 'dee' }]), [4]);
+        assert.equal(store.countRecords(main, 'people'), 4);
+      });
+
+      it('rejects unknown columns, wrong types and missing non-nullable values', async () => {
+        await store.createTable(main, 'strict', [
+          { name: 'a', type: 'integer', nullable: false },
+          { name: 'b', type: 'varchar', length: 8 },
+        ]);
+        await rejectsWith(store.insertRecords(main, 'strict', [{ a: 1, nope: 2 }]), 'COLUMN_NOT_FOUND');
+        await rejectsWith(store.insertRecords(main, 'strict', [{ a: 'x' }]), 'INVALID_COLUMN_VALUE');
+        await rejectsWith(store.insertRecords(main, 'strict', [{ b: 'x' }]), 'INVALID_COLUMN_VALUE');
+        await rejectsWith(store.insertRecords(main, 'strict', [{ a: null }]), 'INVALID_COLUMN_VALUE');
+        await rejectsWith(store.insertRecords(main, 'nothing', [{ a: 1 }]), 'TABLE_NOT_FOUND');
+        assert.equal(store.countRecords(main, 'strict'), 0);
+      });
+
+      it('inserts an array all-or-nothing', async () => {
+        await people([{ name: 'ann' }]);
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'x' }, { name: 'y', age: 'old' }]), 'INVALID_COLUMN_VALUE');
+        await store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: true }] });
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'new1' }, { name: 'ann' }]), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'dup' }, { name: 'dup' }]), 'DUPLICATE_KEY');
+        assert.equal(store.countRecords(main, 'people'), 1);
+        assert.deepEqual(ids(store.readRecords(main, 'people', { index: 'by_name' })), [1]);
+      });
+
+      it('uses declared record IDs and assigns max+1 to rows without one', async () => {
+        const def = await store.createTable(main, 'loaded', [{ name: 'id', type: 'bigint', primaryKey: 1 }, { name: 'v', type: 'varchar', length: 8 }]);
+        assert.equal(def.idDeclared, true);
+        assert.deepEqual(def.columns.map((c) => c.name), ['id', 'v']);
+        assert.deepEqual(await store.insertRecords(main, 'loaded', [{ id: 10, v: 'a' }, { id: 5, v: 'b' }]), [10, 5]);
+        assert.deepEqual(await store.insertRecords(main, 'loaded', [{ v: 'c' }]), [11]);
+        await rejectsWith(store.insertRecords(main, 'loaded', [{ id: 5, v: 'again' }]), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', [{ id: 20 }, { id: 20 }]), 'DUPLICATE_KEY');
+        for (const bad of [0, -3, 1.5, 'x']) {
+          await rejectsWith(store.insertRecords(main, 'loaded', [{ id: bad as number }]), 'INVALID_COLUMN_VALUE');
+        }
+        assert.deepEqual(ids(store.readRecords(main, 'loaded', {})), [5, 10, 11]);
+        assert.deepEqual(store.getRecords(main, 'loaded', [5])[0], { id: 5, v: 'b' });
+      });
+
+      it('keeps another primary-key column as metadata only', async () => {
+        const def = await store.createTable(main, 'pk', [{ name: 'code', type: 'varchar', length: 8, primaryKey: 1 }]);
+        assert.equal(def.columns[0].name, 'id');
+        assert.equal(def.columns[1].primaryKey, 1);
+        assert.deepEqual(await store.insertRecords(main, 'pk', [{ code: 'a' }]), [1]);
+      });
+
+      it('round-trips every kind of canonical value', async () => {
+        await store.createTable(main, 'kinds', [
+          { name: 'b', type: 'bit' }, { name: 'i', type: 'integer' }, { name: 'big', type: 'bigint' },
+          { name: 'f', type: 'float' }, { name: 'd', type: 'date' }, { name: 't', type: 'time' },
+          { name: 'ts', type: 'timestamp' }, { name: 's', type: 'varchar', length: 20 },
+          { name: 'bin', type: 'varbinary', length: 8 }, { name: 'j', type: 'json' }, { name: 'v', type: 'variant' },
+        ]);
+        const row: Row = {
+          b: true, i: -5, big: 2n ** 62n, f: 1.25, d: '2024-07-11', t: '21:18:01.000', ts: '2024-07-11T21:18:01.000',
+          s: 'héllo', bin: new Uint8Array([1, 2, 255]), j: { a: [1, 'x', null], b: { c: true } },
+          v: { type: 'binary', value: new Uint8Array([9, 8]) },
+        };
+        const [id] = await store.insertRecords(main, 'kinds', [row, { big: 42n }]);
+        const got = store.getRecords(main, 'kinds', [id, id + 1]);
+        assert.deepEqual({ ...got[0]!, bin: [...(got[0]!.bin as Uint8Array)], v: null },
+          { ...row, id, bin: [1, 2, 255], v: null });
+        const variant = got[0]!.v as { type: string; value: Uint8Array };
+        assert.equal(variant.type, 'binary');
+        assert.deepEqual([...variant.value], [9, 8]);
+        assert.equal(got[1]!.big, 42, 'a safe bigint reads back as a number');
+      });
+
+      it('fills timestampOnInsert / timestampOnUpdate columns', async () => {
+        await store.createTable(main, 'stamped', [
+          { name: 'v', type: 'integer' },
+          { name: 'created', type: 'timestamp', autoValue: 'timestampOnInsert' },
+          { name: 'changed', type: 'timestamp', autoValue: 'timestampOnUpdate' },
+        ]);
+        const [id] = await store.insertRecords(main, 'stamped', [{ v: 1 }]);
+        const before = store.getRecords(main, 'stamped', [id])[0]!;
+        assert.match(String(before.created), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
+        assert.equal(before.changed, null);
+        await store.patchRecords(main, 'stamped', [{ id, row: { v: 2 } }]);
+        const after = store.getRecords(main, 'stamped', [id])[0]!;
+        assert.equal(after.created, before.created);
+        assert.match(String(after.changed), /^\d{4}-/);
+      });
+
+      it('replaces whole records (omitted columns become null or default)', async () => {
+        await people([{ name: 'ann', age: 30, city: 'Rome' }]);
+        await store.replaceRecords(main, 'people', [{ id: 1, row: { name: 'anne' } }]);
+        assert.deepEqual(store.getRecords(main, 'people', [1])[0], { id: 1, name: 'anne', age: null, city: 'Paris' });
+        await rejectsWith(store.replaceRecords(main, 'people', [{ id: 99, row: { name: 'x' } }]), 'RECORD_NOT_FOUND');
+        await rejectsWith(store.replaceRecords(main, 'people', [{ id: 1, row: { nope: 1 } }]), 'COLUMN_NOT_FOUND');
+      });
+
+      it('patches only the supplied columns', async () => {
+        await people([{ name: 'ann', age: 30, city: 'Rome' }, { name: 'bob', age: 40 }]);
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 31 } }, { id: 2, row: { city: 'Oslo' } }]);
+        assert.deepEqual(store.getRecords(main, 'people', [1, 2]), [
+          { id: 1, name: 'ann', age: 31, city: 'Rome' },
+          { id: 2, name: 'bob', age: 40, city: 'Oslo' },
+        ]);
+        await rejectsWith(store.patchRecords(main, 'people', [{ id: 1, row: { age: 1 } }, { id: 77, row: { age: 2 } }]), 'RECORD_NOT_FOUND');
+        assert.equal(store.getRecords(main, 'people', [1])[0]!.age, 31, 'nothing applied');
+      });
+
+      it('deletes records and counts them', async () => {
+        await people([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+        assert.equal(await store.deleteRecords(main, 'people', [1, 3, 9]), 2);
+        assert.deepEqual(ids(store.readRecords(main, 'people', {})), [2]);
+        await rejectsWith(store.deleteRecords(main, 'people', [2, 9], { mustExist: true }), 'RECORD_NOT_FOUND');
+        assert.equal(store.countRecords(main, 'people'), 1);
+      });
+    });
+
+    // ---- indexes --------------------------------------------------------------------------
+
+    describe('indexes', () => {
+      it('enforces unique indexes on insert, replace and patch; non-unique allow duplicates', async () => {
+        await people([{ name: 'ann', age: 1 }, { name: 'bob', age: 1 }]);
+        const def = await store.createIndex(main, 'people', 'By_Name', { unique: true, fields: [{ name: 'NAME', ascending: true }] });
+        assert.deepEqual(def, { name: 'by_name', unique: true, fields: [{ name: 'name', ascending: true }], automatic: false });
+        await store.createIndex(main, 'people', 'by_age', { fields: [{ name: 'age', ascending: true }] });
+        assert.deepEqual(store.getTable(main, 'people').indexes.map((i) => i.name), ['id_pk', 'by_name', 'by_age']);
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'ann' }]), 'DUPLICATE_KEY');
+        await rejectsWith(store.replaceRecords(main, 'people', [{ id: 2, row: { name: 'ann' } }]), 'DUPLICATE_KEY');
+        await rejectsWith(store.patchRecords(main, 'people', [{ id: 2, row: { name: 'ann' } }]), 'DUPLICATE_KEY');
+        await store.insertRecords(main, 'people', [{ name: 'cy', age: 1 }]);
+        assert.deepEqual(ids(store.readRecords(main, 'people', { index: 'by_age', range: { prefix: { values: [1] } } })), [1, 2, 3]);
+        // swapping unique values in one call is fine
+        await store.patchRecords(main, 'people', [{ id: 1, row: { name: 'bob' } }, { id: 2, row: { name: 'ann' } }]);
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'id'), [2, 1, 3]);
+        // the old key is free again after a change or a delete
+        await store.patchRecords(main, 'people', [{ id: 3, row: { name: 'dee' } }]);
+        await store.insertRecords(main, 'people', [{ name: 'cy' }]);
+        await store.deleteRecords(main, 'people', [1]);
+        await store.insertRecords(main, 'people', [{ name: 'bob' }]);
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['ann', 'bob', 'cy', 'dee']);
+      });
+
+      it('builds an index from existing rows', async () => {
+        await people([{ name: 'c', age: 3 }, { name: 'a', age: 1 }, { name: 'b', age: 2 }]);
+        await store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: true }] });
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['a', 'b', 'c']);
+      });
+
+      it('fails a unique index over duplicate rows and leaves nothing behind', async () => {
+        await people([{ name: 'a' }, { name: 'b' }, { name: 'a' }]);
+        await rejectsWith(store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: true }] }), 'DUPLICATE_KEY');
+        assert.deepEqual(store.getTable(main, 'people').indexes.map((i) => i.name), ['id_pk']);
+        throwsWith(() => store.readRecords(main, 'people', { index: 'by_name' }), 'INDEX_NOT_FOUND');
+        await store.deleteRecords(main, 'people', [3]);
+        await store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: true }] });
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['a', 'b']);
+        await reopen();
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['a', 'b']);
+      });
+
+      it('reports index errors and deletes indexes', async () => {
+        await people([{ name: 'a' }]);
+        await store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'name', ascending: true }] });
+        await rejectsWith(store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'age', ascending: true }] }), 'INDEX_EXISTS');
+        await rejectsWith(store.createIndex(main, 'people', 'id_pk', { fields: [{ name: 'age', ascending: true }] }), 'INDEX_EXISTS');
+        await rejectsWith(store.createIndex(main, 'people', 'by_x', { fields: [{ name: 'nope', ascending: true }] }), 'COLUMN_NOT_FOUND');
+        await rejectsWith(store.createIndex(main, 'people', 'by_y', { fields: [] }), 'INVALID_INDEX_DEFINITION');
+        await rejectsWith(store.deleteIndexes(main, 'people', ['nope']), 'INDEX_NOT_FOUND');
+        await rejectsWith(store.deleteIndexes(main, 'people', ['id_pk']), 'INVALID_INDEX_DEFINITION');
+        await store.deleteIndexes(main, 'people', ['BY_NAME']);
+        assert.deepEqual(store.getTable(main, 'people').indexes.map((i) => i.name), ['id_pk']);
+        await store.insertRecords(main, 'people', [{ name: 'a' }]);
+        await store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'name', ascending: true }] });
+        assert.deepEqual(ids(store.readRecords(main, 'people', { index: 'by_name' })), [1, 2]);
+      });
+    });
+
+    // ---- range reads ----------------------------------------------------------------------
+
+    describe('range reads', () => {
+      beforeEach(async () => {
+        await store.createTable(main, 'nums', [
+          { name: 'n', type: 'integer' }, { name: 'grp', type: 'varchar', length: 8 }, { name: 'word', type: 'varchar', length: 12 },
+        ]);
+        const rows: Row[] = [];
+        const words = ['apple', 'apricot', 'avocado', 'banana', 'blueberry', 'cherry'];
+        for (let n = 1; n <= 20; n++) rows.push({ n, grp: n % 2 === 0 ? 'even' : 'odd', word: words[n % words.length] });
+        // inserted in shuffled order so id order differs from n order
+        rows.sort((a, b) => ((a.n as number) * 7) % 20 - ((b.n as number) * 7) % 20);
+        await store.insertRecords(main, 'nums', rows);
+        await store.createIndex(main, 'nums', 'by_n', { unique: true, fields: [{ name: 'n', ascending: true }] });
+        await store.createIndex(main, 'nums', 'by_grp_n', { fields: [{ name: 'grp', ascending: true }, { name: 'n', ascending: false }] });
+        await store.createIndex(main, 'nums', 'by_word', { fields: [{ name: 'word', ascending: true }] });
+      });
+
+      const ns = (options: Parameters<StoragePort['readRecords']>[2]): unknown[] => col(store.readRecords(main, 'nums', options), 'n');
+
+      it('reads the whole index in order, and id order without an index', () => {
+        assert.deepEqual(ns({ index: 'by_n' }), Array.from({ length: 20 }, (_, i) => i + 1));
+        assert.deepEqual(ids(store.readRecords(main, 'nums', {})), Array.from({ length: 20 }, (_, i) => i + 1));
+        assert.deepEqual(ids(store.readRecords(main, 'nums', { index: 'id_pk', reverse: true, limit: 3 })), [20, 19, 18]);
+      });
+
+      it('honours every bound form', () => {
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [5], inclusive: true }, upper: { values: [8], inclusive: true } } }), [5, 6, 7, 8]);
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [5], inclusive: false }, upper: { values: [8], inclusive: false } } }), [6, 7]);
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [18], inclusive: true } } }), [18, 19, 20]);
+        assert.deepEqual(ns({ index: 'by_n', range: { upper: { values: [3], inclusive: false } } }), [1, 2]);
+        assert.deepEqual(ns({ index: 'by_n', range: { upper: { values: [3], inclusive: true } } }), [1, 2, 3]);
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [9], inclusive: true }, upper: { values: [4], inclusive: true } } }), []);
+        assert.deepEqual(ns({ index: 'by_n', range: { prefix: { values: [7] } } }), [7]);
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [25], inclusive: true } } }), []);
+      });
+
+      it('treats fewer values than segments as a prefix bound, honouring descending segments', () => {
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { prefix: { values: ['odd'] } }, limit: 3 }), [19, 17, 15]);
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['odd'], inclusive: true } }, limit: 2 }), [19, 17]);
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { upper: { values: ['odd'], inclusive: false } } }).length, 10);
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['even'], inclusive: false } } }).length, 10);
+        // descending second segment: lower bound (even, 6) inclusive starts at 6 and goes down, then odd
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['even', 6], inclusive: true }, upper: { values: ['even'], inclusive: true } } }), [6, 4, 2]);
+        assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['even', 6], inclusive: false }, upper: { values: ['even'], inclusive: true } } }), [4, 2]);
+      });
+
+      it('matches a byte prefix of a key (find_set length)', () => {
+        const words = (byteLength: number, value: string): unknown[] =>
+          [...new Set(col(store.readRecords(main, 'nums', { index: 'by_word', range: { prefix: { values: [value], byteLength } } }), 'word'))];
+        assert.deepEqual(words(2, 'apXXX'), ['apple', 'apricot']);
+        assert.deepEqual(words(1, 'a'), ['apple', 'apricot', 'avocado']);
+        assert.deepEqual(words(12, 'banana'), ['banana']);
+        assert.deepEqual(words(3, 'bzz'), []);
+      });
+
+      it('applies reverse, then skip, then limit; skip counts only rows passing the filter', () => {
+        assert.deepEqual(ns({ index: 'by_n', reverse: true, skip: 2, limit: 3 }), [18, 17, 16]);
+        assert.deepEqual(ns({ index: 'by_n', range: { lower: { values: [10], inclusive: true } }, reverse: true, limit: 2 }), [20, 19]);
+        assert.deepEqual(ns({ index: 'by_n', range: { upper: { values: [10], inclusive: true } }, reverse: true, limit: 2 }), [10, 9]);
+        const even = parseFilter("grp == 'even'");
+        assert.deepEqual(ns({ index: 'by_n', filter: even, skip: 2, limit: 3 }), [6, 8, 10]);
+        assert.deepEqual(ns({ index: 'by_n', filter: parseFilter('n > 15 && grp = "odd"') }), [17, 19]);
+        assert.deepEqual(ns({ index: 'by_n', limit: 0 }), []);
+        assert.deepEqual(ids(store.readRecords(main, 'nums', { range: { lower: { values: [5], inclusive: false }, upper: { values: [8], inclusive: true } } })), [6, 7, 8]);
+      });
+
+      it('rejects unknown indexes and too many values', () => {
+        throwsWith(() => store.readRecords(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
+        throwsWith(() => store.readRecords(main, 'nums', { index: 'by_n', range: { prefix: { values: [1, 2] } } }), 'INVALID_QUERY');
+      });
+
+      it('walks cursors forward, backward and skipping', () => {
+        const cursor: RecordCursor = store.openCursor(main, 'nums', { index: 'by_n' });
+        assert.equal(cursor.exhausted, false);
+        assert.deepEqual(col(cursor.fetch(3, 'forward'), 'n'), [1, 2, 3]);
+        assert.deepEqual(col(cursor.fetch(3, 'forward'), 'n'), [4, 5, 6]);
+        assert.deepEqual(col(cursor.fetch(2, 'backward'), 'n'), [5, 4]);
+        assert.equal(cursor.skip(10, 'forward'), 10);
+        assert.deepEqual(col(cursor.fetch(100, 'forward'), 'n'), [15, 16, 17, 18, 19, 20]);
+        assert.equal(cursor.exhausted, true);
+        assert.deepEqual(cursor.fetch(5, 'forward'), []);
+        assert.equal(cursor.skip(100, 'backward'), 19);
+        assert.deepEqual(col(cursor.fetch(2, 'forward'), 'n'), [2, 3]);
+        cursor.close();
+
+        const odd = store.openCursor(main, 'nums', { index: 'by_n', reverse: true, filter: parseFilter("grp == 'odd'"), skip: 1 });
+        assert.deepEqual(col(odd.fetch(3, 'forward'), 'n'), [17, 15, 13]);
+        assert.deepEqual(col(odd.fetch(1, 'backward'), 'n'), [15]);
+        odd.close();
+
+        const byId = store.openCursor(main, 'nums', {});
+        assert.deepEqual(ids(byId.fetch(2, 'forward')), [1, 2]);
+        assert.deepEqual(byId.fetch(2, 'backward').length, 1);
+        byId.close();
+      });
+
+      it('sees writes committed between cursor fetches', async () => {
+        const cursor = store.openCursor(main, 'nums', { index: 'by_n', range: { lower: { values: [19], inclusive: true } } });
+        assert.deepEqual(col(cursor.fetch(1, 'forward'), 'n'), [19]);
+        await store.insertRecords(main, 'nums', [{ n: 21, grp: 'odd', word: 'x' }]);
+        assert.deepEqual(col(cursor.fetch(5, 'forward'), 'n'), [20, 21]);
+        cursor.close();
+      });
+    });
+
+    // ---- transactions ---------------------------------------------------------------------
+
+    describe('transactions', () => {
+      it('buffers writes: visible to the transaction, invisible to others until commit', async () => {
+        await people([{ name: 'ann', age: 1 }, { name: 'bob', age: 2 }]);
+        const tx = store.beginTransaction();
+        const [id] = await store.insertRecords(main, 'people', [{ name: 'cy' }], { transactionId: tx });
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 10 } }], { transactionId: tx });
+        assert.equal(await store.deleteRecords(main, 'people', [2], { transactionId: tx }), 1);
+        const ages = (rows: Array<Row | undefined>): unknown[] => rows.map((r) => (r === undefined ? 'absent' : r.age));
+        assert.deepEqual(ages(store.getRecords(main, 'people', [1, 2, id], tx)), [10, 'absent', null]);
+        assert.deepEqual(store.getRecords(main, 'people', [1, 2, id]).map((r) => r?.name), ['ann', 'bob', undefined]);
+        await store.commitTransaction(tx);
+        assert.deepEqual(ages(store.getRecords(main, 'people', [1, 2, id])), [10, 'absent', null]);
+        await rejectsWith(store.commitTransaction(tx), 'TRANSACTION_NOT_FOUND');
+      });
+
+      it('rolls back', async () => {
+        await people([{ name: 'ann' }]);
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'people', [{ name: 'x' }], { transactionId: tx });
+        await store.replaceRecords(main, 'people', [{ id: 1, row: { name: 'changed' } }], { transactionId: tx });
+        store.rollbackTransaction(tx);
+        assert.equal(store.countRecords(main, 'people'), 1);
+        assert.equal(store.getRecords(main, 'people', [1])[0]!.name, 'ann');
+        throwsWith(() => store.rollbackTransaction(tx), 'TRANSACTION_NOT_FOUND');
+      });
+
+      it('rejects unknown transaction ids', async () => {
+        await people();
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'x' }], { transactionId: 'nope' }), 'TRANSACTION_NOT_FOUND');
+        await rejectsWith(store.commitTransaction('nope'), 'TRANSACTION_NOT_FOUND');
+        throwsWith(() => store.rollbackTransaction('nope'), 'TRANSACTION_NOT_FOUND');
+        throwsWith(() => store.getRecords(main, 'people', [1], 'nope'), 'TRANSACTION_NOT_FOUND');
+      });
+
+      it('validates when writes are made and again at commit (all or nothing)', async () => {
+        await people([{ name: 'ann' }]);
+        await store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: true }] });
+        const tx = store.beginTransaction();
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'ann' }], { transactionId: tx }), 'DUPLICATE_KEY');
+        await rejectsWith(store.patchRecords(main, 'people', [{ id: 42, row: { name: 'z' } }], { transactionId: tx }), 'RECORD_NOT_FOUND');
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 5 } }], { transactionId: tx });
+        await store.insertRecords(main, 'people', [{ name: 'bob' }], { transactionId: tx });
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'bob' }], { transactionId: tx }), 'DUPLICATE_KEY');
+        // someone else takes 'bob' first
+        await store.insertRecords(main, 'people', [{ name: 'bob' }]);
+        await rejectsWith(store.commitTransaction(tx), 'DUPLICATE_KEY');
+        assert.equal(store.getRecords(main, 'people', [1])[0]!.age, null, 'the patch was not applied');
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['ann', 'bob']);
+      });
+    });
+
+    // ---- integration tables ---------------------------------------------------------------
+
+    describe('topics and integration tables', () => {
+      it('names the table after the topic and creates it once', async () => {
+        const info = await store.ensureTopic('Sensors/Room 1/temp');
+        assert.equal(info.table, 'mqtt_msg_sensors_room_1_temp');
+        assert.equal(info.database, main);
+        assert.equal(info.topic, 'Sensors/Room 1/temp');
+        assert.deepEqual(await store.ensureTopic('Sensors/Room 1/temp'), info);
+        assert.deepEqual(store.getTopic('Sensors/Room 1/temp'), info);
+        assert.equal(store.getTopic('other'), undefined);
+        const def = store.getTable(main, info.table);
+        assert.equal(def.topic, 'Sensors/Room 1/temp');
+        assert.deepEqual(def.columns.map((c) => c.name), [
+          'id', 'create_ts', 'source_payload', 'error', 'log', 'mqtt_qos', 'mqtt_retain', 'mqtt_content_type',
+          'mqtt_correlation_data', 'mqtt_response_topic', 'mqtt_expiry_seconds', 'mqtt_user_properties',
+          'mqtt_payload_format', 'mqtt_publisher',
+        ]);
+        assert.ok(def.indexes.some((i) => i.fields[0].name === 'create_ts'));
+        const [a, b] = await Promise.all([store.ensureTopic('x/y'), store.ensureTopic('x/y')]);
+        assert.deepEqual(a, b);
+        assert.deepEqual(store.listTopics().map((t) => t.topic), ['Sensors/Room 1/temp', 'x/y']);
+      });
+
+      it('shortens long names and avoids names already taken', async () => {
+        const long = `${'verylongtopicsegment/'.repeat(6)}end`;
+        const info = await store.ensureTopic(long);
+        assert.ok(Buffer.byteLength(info.table) <= 64, info.table);
+        assert.ok(info.table.startsWith('mqtt_msg_verylongtopicsegment_'));
+        await store.createTable(main, 'mqtt_msg_a_b', [{ name: 'x', type: 'integer' }]);
+        const taken = await store.ensureTopic('a/b');
+        assert.notEqual(taken.table, 'mqtt_msg_a_b');
+        assert.ok(taken.table.startsWith('mqtt_msg_a_b_'));
+        const clash = await store.ensureTopic('a_b');
+        assert.notEqual(clash.table, taken.table);
+      });
+
+      it('is read-only to ordinary writes', async () => {
+        const info = await store.ensureTopic('ro');
+        const row: Row = { create_ts: '2024-01-01T00:00:00.000', source_payload: { type: 'string', value: 'x' } };
+        await rejectsWith(store.insertRecords(main, info.table, [row]), 'TABLE_READ_ONLY');
+        const [id] = await store.insertRecords(main, info.table, [row], { allowIntegrationTables: true });
+        await rejectsWith(store.patchRecords(main, info.table, [{ id, row: { error: true } }]), 'TABLE_READ_ONLY');
+        await rejectsWith(store.replaceRecords(main, info.table, [{ id, row }]), 'TABLE_READ_ONLY');
+        await rejectsWith(store.deleteRecords(main, info.table, [id]), 'TABLE_READ_ONLY');
+        assert.equal(store.readRecords(main, info.table, {}).length, 1, 'readable like any table');
+      });
+
+      it('appends messages with increasing ids and reads head, tail, from an id and since a time', async () => {
+        const first = await store.appendMessages('m/t', Array.from({ length: 5 }, (_, i) => message(i)));
+        assert.deepEqual(first, [1, 2, 3, 4, 5]);
+        const concurrent = await Promise.all(Array.from({ length: 5 }, (_, i) => store.appendMessages('m/t', [message(5 + i)])));
+        const all = [...first, ...concurrent.flat()];
+        for (let i = 1; i < all.length; i++) assert.ok(all[i] > all[i - 1]);
+        const info = store.getTopic('m/t')!;
+        const row = store.getRecords(main, info.table, [1])[0]!;
+        assert.deepEqual(row.source_payload, { type: 'json', value: '{"i":0}' });
+        assert.equal(row.mqtt_qos, 1);
+        assert.equal(row.mqtt_publisher, 'conformance');
+        assert.equal(row.error, false);
+        assert.deepEqual(ids(store.readMessages('m/t', { startFrom: 'head', limit: 3 })), [1, 2, 3]);
+        assert.deepEqual(ids(store.readMessages('m/t', { startFrom: 'tail', limit: 3 })), [8, 9, 10]);
+        assert.deepEqual(ids(store.readMessages('m/t', { startFrom: 4, limit: 2 })), [4, 5]);
+        assert.deepEqual(ids(store.readMessages('m/t', { startFrom: 'head', since: '2024-01-01T00:00:07.000', limit: 10 })), [8, 9, 10]);
+        assert.deepEqual(ids(store.readMessages('m/t', { startFrom: 'tail', since: '2024-01-01T00:00:08.500', limit: 10 })), [10]);
+        assert.deepEqual(store.readMessages('no/such', { startFrom: 'head', limit: 3 }), []);
+      });
+
+      it('deletes a topic with its table', async () => {
+        const info = await store.ensureTopic('gone');
+        await store.appendMessages('gone', [message(1)]);
+        await store.deleteTopic('gone');
+        assert.equal(store.getTopic('gone'), undefined);
+        assert.ok(!store.listTables(main).includes(info.table));
+        const again = await store.ensureTopic('gone');
+        assert.deepEqual(ids(store.readMessages('gone', { startFrom: 'head', limit: 5 })), []);
+        assert.equal(again.table, info.table);
+      });
+    });
+
+    // ---- internal stores ------------------------------------------------------------------
+
+    describe('internal stores', () => {
+      it('stores, lists and removes entries durably, apart from tables', async () => {
+        const accounts = store.internal<{ name: string; roles: string[] }>('accounts');
+        await accounts.put('admin', { name: 'admin', roles: ['admin'] });
+        await accounts.put('bob', { name: 'bob', roles: [] });
+        assert.deepEqual(accounts.get('admin'), { name: 'admin', roles: ['admin'] });
+        assert.equal(await accounts.remove('bob'), true);
+        assert.equal(await accounts.remove('bob'), false);
+        assert.deepEqual([...accounts.entries()].map(([k]) => k), ['admin']);
+        assert.deepEqual(store.internal('roles').get('admin'), undefined);
+        assert.deepEqual(store.listTables(main), []);
+        await reopen();
+        assert.deepEqual([...store.internal('accounts').entries()], [['admin', { name: 'admin', roles: ['admin'] }]]);
+      });
+    });
+
+    // ---- persistence ----------------------------------------------------------------------
+
+    describe('persistence', () => {
+      it('keeps data, catalog, indexes and topics across a reopen', async () => {
+        await store.createDatabase('second');
+        await people([{ name: 'ann', age: 1 }, { name: 'bob', age: 2 }]);
+        await store.createIndex(main, 'people', 'by_name', { unique: true, fields: [{ name: 'name', ascending: false }] });
+        await store.createTable('second', 'loaded', [{ name: 'id', type: 'integer' }, { name: 'v', type: 'varchar', length: 4 }]);
+        await store.insertRecords('second', 'loaded', [{ id: 100, v: 'x' }]);
+        await store.appendMessages('keep/me', [message(1), message(2)]);
+        const tableBefore = store.getTable(main, 'people');
+        await reopen();
+        assert.deepEqual(store.listDatabases(), [main, 'second'].sort());
+        assert.deepEqual(store.getTable(main, 'people'), tableBefore);
+        assert.equal(store.getTable('second', 'loaded').idDeclared, true);
+        assert.deepEqual(col(store.readRecords(main, 'people', { index: 'by_name' }), 'name'), ['bob', 'ann']);
+        await rejectsWith(store.insertRecords(main, 'people', [{ name: 'ann' }]), 'DUPLICATE_KEY');
+        assert.deepEqual(await store.insertRecords(main, 'people', [{ name: 'cy' }]), [3]);
+        assert.deepEqual(await store.insertRecords('second', 'loaded', [{ v: 'y' }]), [101]);
+        assert.deepEqual(store.getTopic('keep/me')?.topic, 'keep/me');
+        assert.deepEqual(await store.appendMessages('keep/me', [message(3)]), [3]);
+        assert.deepEqual(ids(store.readMessages('keep/me', { startFrom: 'head', limit: 10 })), [1, 2, 3]);
+      });
+    });
+  });
+}

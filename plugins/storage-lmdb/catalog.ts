@@ -1,0 +1,253 @@
+/**
+ * The catalog: databases, tables (columns, indexes, sub-database names), and topic → table.
+ *
+ * Persisted in the `_catalog` sub-database, held in memory. Keys:
+ * - ['db', name]               → { name, createdAt }
+ * - ['table', database, name]  → PersistedTable
+ * - ['topic', topic]           → TopicInfo
+ * - ['seq']                    → the last number used for a sub-database name
+ *
+ * In-memory changes are made inside the write-transaction callback that persists them, so the
+ * writers (which run one after another) always see each other's catalog changes.
+ */
+import { EngineError } from '../../kernel/errors';
+import type { TopicInfo } from '../../kernel/storage/storage-port';
+import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
+import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
+import { COLUMN_NAME_PATTERN } from '../../kernel/values/column-types';
+import { keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
+
+export const ID_COLUMN = 'id';
+export const ID_INDEX = 'id_pk';
+
+export interface IndexState {
+  def: IndexDefinition;
+  dbName: string;
+  db: IndexDb;
+  specs: KeySegmentSpec[];
+  keyLength: number;
+}
+
+export interface TableState {
+  def: TableDefinition;
+  dbName: string;
+  records: RecordsDb;
+  /** Secondary indexes with their own sub-database (`id_pk` is the records sub-database itself). */
+  indexes: IndexState[];
+  /** Column name → position in `def.columns` (the id column is position 0). */
+  columnPos: Map<string, number>;
+  /** The next automatic record id. */
+  nextId: number;
+  dropped: boolean;
+}
+
+export interface PersistedTable {
+  definition: TableDefinition;
+  recordsDb: string;
+  indexDbs: Record<string, string>;
+}
+
+interface DatabaseEntry {
+  name: string;
+  createdAt: string;
+}
+
+export class Catalog {
+  readonly databases = new Map<string, DatabaseEntry>();
+  private readonly tables = new Map<string, Map<string, TableState>>();
+  readonly topics = new Map<string, TopicInfo>();
+  private seq = 0;
+  private readonly db: CatalogDb;
+
+  constructor(private readonly env: LmdbEnvironment) {
+    this.db = env.catalog;
+  }
+
+  /** Loads everything persisted. */
+  load(): void {
+    for (const { key, value } of this.db.getRange({})) {
+      const k = key as unknown[];
+      switch (k[0]) {
+        case 'db': {
+          const entry = value as DatabaseEntry;
+          this.databases.set(entry.name, entry);
+          if (!this.tables.has(entry.name)) this.tables.set(entry.name, new Map());
+          break;
+        }
+        case 'table': {
+          const persisted = value as PersistedTable;
+          const state = this.materialize(persisted);
+          let map = this.tables.get(persisted.definition.database);
+          if (!map) this.tables.set(persisted.definition.database, map = new Map());
+          map.set(persisted.definition.name, state);
+          break;
+        }
+        case 'topic': {
+          const info = value as TopicInfo;
+          this.topics.set(info.topic, info);
+          break;
+        }
+        case 'seq':
+          this.seq = value as number;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  // ---- names -------------------------------------------------------------------------------
+
+  /** Reserves a never-used sub-database name; `persistSeq` (inside the write) records it. */
+  newDbName(prefix: 'r' | 'i'): string {
+    this.seq += 1;
+    return `${prefix}:${this.seq}`;
+  }
+
+  persistSeq(): void {
+    this.db.put(['seq'], this.seq);
+  }
+
+  // ---- lookups -----------------------------------------------------------------------------
+
+  hasDatabase(name: string): boolean {
+    return this.databases.has(normalizeName(name));
+  }
+
+  tablesOf(database: string): Map<string, TableState> {
+    const db = normalizeName(database);
+    const map = this.tables.get(db);
+    if (!map || !this.databases.has(db)) throw new EngineError('DATABASE_NOT_FOUND', { database });
+    return map;
+  }
+
+  table(database: string, table: string): TableState {
+    const map = this.tablesOf(database);
+    const state = map.get(normalizeName(table));
+    if (!state) throw new EngineError('TABLE_NOT_FOUND', { database: normalizeName(database), table: normalizeName(table) });
+    return state;
+  }
+
+  findTable(database: string, table: string): TableState | undefined {
+    return this.tables.get(normalizeName(database))?.get(normalizeName(table));
+  }
+
+  // ---- changes (call inside a write transaction) --------------------------------------------
+
+  putDatabase(name: string): void {
+    const entry = { name, createdAt: new Date().toISOString() };
+    this.db.put(['db', name], entry);
+    this.databases.set(name, entry);
+    if (!this.tables.has(name)) this.tables.set(name, new Map());
+  }
+
+  removeDatabase(name: string): void {
+    this.db.remove(['db', name]);
+    this.databases.delete(name);
+    this.tables.delete(name);
+  }
+
+  /** Persists a table's definition (new or changed) and registers the state in memory. */
+  putTable(state: TableState): void {
+    const def = state.def;
+    const indexDbs: Record<string, string> = {};
+    for (const index of state.indexes) indexDbs[index.def.name] = index.dbName;
+    const persisted: PersistedTable = { definition: def, recordsDb: state.dbName, indexDbs };
+    this.db.put(['table', def.database, def.name], persisted);
+    let map = this.tables.get(def.database);
+    if (!map) this.tables.set(def.database, map = new Map());
+    map.set(def.name, state);
+  }
+
+  /** Drops a table's sub-databases and catalog entry (and its topic mapping). */
+  dropTable(state: TableState): void {
+    const def = state.def;
+    for (const index of state.indexes) index.db.dropSync();
+    state.records.dropSync();
+    this.db.remove(['table', def.database, def.name]);
+    this.tables.get(def.database)?.delete(def.name);
+    if (def.topic !== null) this.removeTopic(def.topic);
+    state.dropped = true;
+  }
+
+  putTopic(info: TopicInfo): void {
+    this.db.put(['topic', info.topic], info);
+    this.topics.set(info.topic, info);
+  }
+
+  removeTopic(topic: string): void {
+    this.db.remove(['topic', topic]);
+    this.topics.delete(topic);
+  }
+
+  // ---- building states -----------------------------------------------------------------------
+
+  materialize(persisted: PersistedTable): TableState {
+    const def = freezeDefinition(persisted.definition);
+    const records = this.env.openRecords(persisted.recordsDb);
+    const indexes: IndexState[] = [];
+    for (const index of def.indexes) {
+      if (index.automatic) continue;
+      const dbName = persisted.indexDbs[index.name];
+      if (!dbName) continue;
+      indexes.push(this.indexState(def, index, dbName));
+    }
+    let nextId = 1;
+    for (const key of records.getKeys({ reverse: true, limit: 1 })) nextId = (key as number) + 1;
+    return { def, dbName: persisted.recordsDb, records, indexes, columnPos: columnPositions(def), nextId, dropped: false };
+  }
+
+  indexState(def: TableDefinition, index: IndexDefinition, dbName: string, db?: IndexDb): IndexState {
+    const specs = resolveKeySegments(def, index.fields);
+    return { def: index, dbName, db: db ?? this.env.openIndex(dbName), specs, keyLength: keyLength(specs) };
+  }
+}
+
+export function columnPositions(def: TableDefinition): Map<string, number> {
+  const map = new Map<string, number>();
+  def.columns.forEach((column, i) => map.set(column.name, i));
+  return map;
+}
+
+/** Deep-freezes a definition so callers of getTable cannot change the catalog by accident. */
+export function freezeDefinition(def: TableDefinition): TableDefinition {
+  for (const column of def.columns) Object.freeze(column);
+  for (const index of def.indexes) {
+    for (const field of index.fields) Object.freeze(field);
+    Object.freeze(index.fields);
+    Object.freeze(index);
+  }
+  Object.freeze(def.columns);
+  Object.freeze(def.indexes);
+  return Object.freeze(def);
+}
+
+/** Names of databases, tables, indexes and columns are case-insensitive, kept lower-case. */
+export function normalizeName(name: string): string {
+  return typeof name === 'string' ? name.toLowerCase() : String(name);
+}
+
+/** Table and index names: like column names (a letter or `_`, then letters, digits or `_`). */
+export function checkIdentifier(name: unknown, param: string): string {
+  if (typeof name !== 'string' || !COLUMN_NAME_PATTERN.test(name)) {
+    throw new EngineError('INVALID_PARAMETER', {
+      param, reason: 'use 1 to 64 letters, digits or "_", not starting with a digit',
+    });
+  }
+  return name.toLowerCase();
+}
+
+/** Validates a database name: 1 to 64 bytes, no control characters. */
+export function checkName(name: unknown, param: string): string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new EngineError('INVALID_PARAMETER', { param, reason: 'a non-empty name is required' });
+  }
+  if (Buffer.byteLength(name, 'utf8') > 64) {
+    throw new EngineError('INVALID_PARAMETER', { param, reason: 'names are at most 64 bytes long' });
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f]/.test(name)) {
+    throw new EngineError('INVALID_PARAMETER', { param, reason: 'names cannot contain control characters' });
+  }
+  return name.toLowerCase();
+}

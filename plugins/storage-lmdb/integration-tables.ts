@@ -1,0 +1,127 @@
+/**
+ * Integration tables: the table of a topic's messages (CONTRACT.md, "Message topics and
+ * integration tables"). Naming, columns, message rows and message reads.
+ */
+import { createHash } from 'node:crypto';
+import { EngineError } from '../../kernel/errors';
+import type { MessageInput, MessageReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
+import type { ColumnInput, IndexInput } from '../../kernel/storage/types';
+import type { TableState } from './catalog';
+import { type PreparedRow } from './records';
+import { collect, planScan, scan, type Predicate, type ScanPlan } from './reads';
+
+export const TOPIC_TABLE_PREFIX = 'mqtt_msg_';
+export const MAX_TABLE_NAME_BYTES = 64;
+export const CREATE_TS_INDEX = 'create_ts_idx';
+
+/** The built-in columns after the automatic `id`, in stored order. */
+export const TOPIC_COLUMNS: ColumnInput[] = [
+  { name: 'create_ts', type: 'timestamp' },
+  { name: 'source_payload', type: 'variant' },
+  { name: 'error', type: 'bit', defaultValue: false },
+  { name: 'log', type: 'json' },
+  { name: 'mqtt_qos', type: 'integer' },
+  { name: 'mqtt_retain', type: 'bit' },
+  { name: 'mqtt_content_type', type: 'varchar' },
+  { name: 'mqtt_correlation_data', type: 'varbinary' },
+  { name: 'mqtt_response_topic', type: 'varchar' },
+  { name: 'mqtt_expiry_seconds', type: 'integer' },
+  { name: 'mqtt_user_properties', type: 'json' },
+  { name: 'mqtt_payload_format', type: 'integer' },
+  { name: 'mqtt_publisher', type: 'varchar' },
+];
+
+export const TOPIC_INDEXES: Array<{ name: string; input: IndexInput }> = [
+  { name: CREATE_TS_INDEX, input: { unique: false, fields: [{ name: 'create_ts', ascending: true }] } },
+];
+
+export function checkTopic(topic: unknown): string {
+  if (typeof topic !== 'string' || topic.length === 0) {
+    throw new EngineError('INVALID_TOPIC', { topic: String(topic), reason: 'a topic is a non-empty string' });
+  }
+  if (topic.includes('+') || topic.includes('#')) {
+    throw new EngineError('INVALID_TOPIC', { topic, reason: 'wildcards are not allowed in a topic name' });
+  }
+  if (topic.includes('\u0000')) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the null character is not allowed' });
+  if (Buffer.byteLength(topic, 'utf8') > 65535) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'too long' });
+  return topic;
+}
+
+/**
+ * `mqtt_msg_` + the topic lower-cased with every character outside [a-z0-9_] turned into `_`;
+ * when that is longer than 64 bytes or taken, cut to 55 bytes and suffixed with `_` and 8 hex
+ * digits of a SHA-256 of the topic.
+ */
+export function topicTableName(topic: string, taken: (name: string) => boolean): string {
+  const base = TOPIC_TABLE_PREFIX + topic.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  if (base.length <= MAX_TABLE_NAME_BYTES && !taken(base)) return base;
+  for (let n = 0; ; n++) {
+    const hash = createHash('sha256').update(n === 0 ? topic : `${topic}\u0000${n}`).digest('hex').slice(0, 8);
+    const name = `${base.slice(0, MAX_TABLE_NAME_BYTES - 9)}_${hash}`;
+    if (!taken(name)) return name;
+  }
+}
+
+function invalidMessage(reason: string): EngineError {
+  return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
+}
+
+/** A message as a prepared row: positional values, no per-column lookups. */
+export function messageRow(ts: TableState, message: MessageInput): PreparedRow {
+  if (typeof message.createTs !== 'string') throw invalidMessage('createTs must be a canonical timestamp');
+  const payload = message.payload;
+  if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
+    throw invalidMessage('payload must be a variant value');
+  }
+  const values: unknown[] = [
+    message.createTs,
+    payload,
+    false,
+    null,
+    message.qos ?? 0,
+    message.retain === true,
+    message.contentType ?? null,
+    message.correlationData ?? null,
+    message.responseTopic ?? null,
+    message.expirySeconds ?? null,
+    message.userProperties ?? null,
+    message.payloadFormat ?? null,
+    message.publisher ?? null,
+  ];
+  const columns = ts.def.columns;
+  for (let i = values.length + 1; i < columns.length; i++) values.push(columns[i].defaultValue ?? null);
+  return { id: null, values };
+}
+
+/** Messages in ascending id order (see MessageReadOptions). */
+export function readMessages(ts: TableState, options: MessageReadOptions): StoredRecord[] {
+  const limit = Math.max(0, Math.floor(Number(options.limit)));
+  if (!(limit > 0)) return [];
+  const since = options.since;
+  const predicate: Predicate | null = since === undefined || since === null
+    ? null
+    : (row) => typeof row.create_ts === 'string' && row.create_ts >= since;
+  const all = planScan(ts, undefined, undefined);
+  if (options.startFrom === 'tail') {
+    return collect(ts, all, true, predicate, 0, limit).reverse();
+  }
+  let lo: number | null = null;
+  if (typeof options.startFrom === 'number') lo = options.startFrom;
+  else if (options.startFrom !== 'head') {
+    throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: "'head', 'tail' or a message ID" });
+  }
+  if (since !== undefined && since !== null && ts.indexes.some((index) => index.def.name === CREATE_TS_INDEX)) {
+    // Messages are appended with increasing create_ts: the first one at or after `since` in
+    // the create_ts index tells where to start reading in id order.
+    const byTime = planScan(ts, CREATE_TS_INDEX, { lower: { values: [since], inclusive: true } });
+    let first: number | null = null;
+    for (const entry of scan(ts, byTime, false)) {
+      first = entry.id;
+      break;
+    }
+    if (first === null) return [];
+    if (lo === null || first > lo) lo = first;
+  }
+  const plan: ScanPlan = { ...all, lo };
+  return collect(ts, plan, false, predicate, 0, limit);
+}

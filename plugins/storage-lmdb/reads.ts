@@ -1,0 +1,262 @@
+/**
+ * Reads through LMDB cursors: a key range over the records sub-database (record-ID order, also
+ * the `id_pk` index) or over an index sub-database, walked lazily in either direction. A read
+ * touches only the entries it returns plus the ones it skips or filters out.
+ *
+ * KeyRange → LMDB range (CONTRACT.md, Queries; storage-port.ts):
+ * - lower inclusive: start at prefix        lower exclusive: start at prefixSuccessor(prefix)
+ * - upper inclusive: end before prefixSuccessor(prefix)    upper exclusive: end before prefix
+ * - prefix: start at p, end before prefixSuccessor(p), p cut to userBytesToKeyBytes(byteLength)
+ * Index keys are always longer than any bound (they end with the 8-byte record id), so a bound
+ * never equals a stored key and the same [start, end) serves both directions.
+ */
+import { EngineError } from '../../kernel/errors';
+import { compileFilter } from '../../kernel/query/filter-eval';
+import type { KeyRange, ReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
+import type { CanonicalValue, Row } from '../../kernel/storage/types';
+import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
+import { encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from './index-keys';
+import { decodeRow } from './records';
+
+/** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */
+export const scanStats = { entriesRead: 0 };
+
+export type Predicate = (row: Row) => boolean;
+
+/** What to walk: record ids in [lo, hi] (inclusive, null = open) or index keys in [start, end). */
+export interface ScanPlan {
+  index: IndexState | null;
+  lo: number | null;
+  hi: number | null;
+  start: Buffer | null;
+  end: Buffer | null;
+  empty: boolean;
+}
+
+export type ScanKey = number | Buffer;
+
+export interface ScanEntry {
+  key: ScanKey;
+  id: number;
+  /** Present for record-order scans (the value comes with the key). */
+  values: unknown[] | undefined;
+}
+
+function invalidQuery(reason: string): EngineError {
+  return new EngineError('INVALID_QUERY', { reason });
+}
+
+function idOf(value: CanonicalValue): number {
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'number' && !Number.isNaN(value)) return value;
+  throw invalidQuery('record IDs are numbers');
+}
+
+function idPlan(range: KeyRange | undefined): ScanPlan {
+  const plan: ScanPlan = { index: null, lo: null, hi: null, start: null, end: null, empty: false };
+  if (!range) return plan;
+  const tighten = (lo: number | null, hi: number | null): void => {
+    if (lo !== null && (plan.lo === null || lo > plan.lo)) plan.lo = lo;
+    if (hi !== null && (plan.hi === null || hi < plan.hi)) plan.hi = hi;
+  };
+  for (const bound of [range.lower, range.upper]) {
+    if (bound && bound.values.length > 1) throw invalidQuery(`index "${ID_INDEX}" has one segment`);
+  }
+  if (range.lower && range.lower.values.length === 1) {
+    const v = idOf(range.lower.values[0]);
+    tighten(range.lower.inclusive ? Math.ceil(v) : Math.floor(v) + 1, null);
+  }
+  if (range.upper && range.upper.values.length === 1) {
+    const v = idOf(range.upper.values[0]);
+    tighten(null, range.upper.inclusive ? Math.floor(v) : Math.ceil(v) - 1);
+  }
+  if (range.prefix && range.prefix.values.length > 0) {
+    if (range.prefix.values.length > 1) throw invalidQuery(`index "${ID_INDEX}" has one segment`);
+    const v = idOf(range.prefix.values[0]);
+    const bytes = range.prefix.byteLength ?? 8;
+    if (bytes >= 8) tighten(v, v);
+    else if (bytes > 0) {
+      const shift = BigInt(8 * (8 - bytes));
+      const lo = (BigInt(Math.trunc(v)) >> shift) << shift;
+      tighten(Number(lo), Number(lo + (1n << shift) - 1n));
+    }
+  }
+  if (plan.lo !== null && plan.hi !== null && plan.lo > plan.hi) plan.empty = true;
+  return plan;
+}
+
+function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
+  const plan: ScanPlan = { index, lo: null, hi: null, start: null, end: null, empty: false };
+  if (!range) return plan;
+  const segments = index.specs.length;
+  const prefixOf = (values: CanonicalValue[]): Buffer => {
+    if (values.length > segments) throw invalidQuery(`index "${index.def.name}" has ${segments} segment(s)`);
+    return encodeKeyPrefix(index.specs, values);
+  };
+  const setStart = (start: Buffer): void => {
+    if (plan.start === null || Buffer.compare(start, plan.start) > 0) plan.start = start;
+  };
+  const setEnd = (end: Buffer): void => {
+    if (plan.end === null || Buffer.compare(end, plan.end) < 0) plan.end = end;
+  };
+  if (range.lower && range.lower.values.length > 0) {
+    const p = prefixOf(range.lower.values);
+    if (range.lower.inclusive) setStart(p);
+    else {
+      const next = prefixSuccessor(p);
+      if (next === null) plan.empty = true;
+      else setStart(next);
+    }
+  }
+  if (range.upper && range.upper.values.length > 0) {
+    const p = prefixOf(range.upper.values);
+    if (range.upper.inclusive) {
+      const next = prefixSuccessor(p);
+      if (next !== null) setEnd(next);
+    } else setEnd(p);
+  }
+  if (range.prefix && range.prefix.values.length > 0) {
+    let p = prefixOf(range.prefix.values);
+    if (range.prefix.byteLength !== undefined && range.prefix.byteLength !== null) {
+      const n = userBytesToKeyBytes(index.specs, range.prefix.byteLength);
+      if (n < p.length) p = p.subarray(0, n);
+    }
+    if (p.length > 0) {
+      setStart(p);
+      const next = prefixSuccessor(p);
+      if (next !== null) setEnd(next);
+    }
+  }
+  if (plan.start !== null && plan.start.length === 0) plan.start = null;
+  if (plan.start !== null && plan.end !== null && Buffer.compare(plan.start, plan.end) >= 0) plan.empty = true;
+  return plan;
+}
+
+/** The plan for reading `options.index` (or record order) over `options.range`. */
+export function planScan(ts: TableState, index: string | undefined, range: KeyRange | undefined): ScanPlan {
+  if (index === undefined || index === null || normalizeName(index) === ID_INDEX) return idPlan(range);
+  const name = normalizeName(index);
+  const state = ts.indexes.find((x) => x.def.name === name);
+  if (!state) throw new EngineError('INDEX_NOT_FOUND', { index: name, table: ts.def.name });
+  return indexPlan(state, range);
+}
+
+/**
+ * Walks the plan in key order (`descending` reverses), starting strictly after `after` when
+ * given. Lazy: stops when the caller stops.
+ */
+export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after?: ScanKey): Generator<ScanEntry> {
+  if (plan.empty) return;
+  if (plan.index === null) {
+    const options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean } = {};
+    if (descending) {
+      options.reverse = true;
+      if (after !== undefined) {
+        options.start = after as number;
+        options.exclusiveStart = true;
+      } else if (plan.hi !== null) options.start = plan.hi;
+      if (plan.lo !== null) options.end = plan.lo - 1;
+    } else {
+      if (after !== undefined) {
+        options.start = after as number;
+        options.exclusiveStart = true;
+      } else if (plan.lo !== null) options.start = plan.lo;
+      if (plan.hi !== null) options.end = plan.hi + 1;
+    }
+    if (descending && after !== undefined && plan.hi !== null && (after as number) > plan.hi) {
+      options.start = plan.hi;
+      options.exclusiveStart = false;
+    }
+    if (!descending && after !== undefined && plan.lo !== null && (after as number) < plan.lo) {
+      options.start = plan.lo;
+      options.exclusiveStart = false;
+    }
+    for (const { key, value } of ts.records.getRange(options)) {
+      scanStats.entriesRead++;
+      yield { key: key as number, id: key as number, values: value as unknown[] };
+    }
+    return;
+  }
+  const options: { start?: Buffer; end?: Buffer; reverse?: boolean; exclusiveStart?: boolean } = {};
+  let from: Buffer | null;
+  let exclusive = false;
+  if (descending) {
+    options.reverse = true;
+    from = plan.end;
+    if (after !== undefined && (from === null || Buffer.compare(after as Buffer, from) < 0)) {
+      from = after as Buffer;
+      exclusive = true;
+    }
+    if (plan.start !== null) options.end = plan.start;
+  } else {
+    from = plan.start;
+    if (after !== undefined && (from === null || Buffer.compare(after as Buffer, from) >= 0)) {
+      from = after as Buffer;
+      exclusive = true;
+    }
+    if (plan.end !== null) options.end = plan.end;
+  }
+  if (from !== null) options.start = from;
+  if (exclusive) options.exclusiveStart = true;
+  for (const key of plan.index.db.getKeys(options)) {
+    scanStats.entriesRead++;
+    const k = key as Buffer;
+    yield { key: k, id: readRecordId(k), values: undefined };
+  }
+}
+
+/** The row of a scan entry (fetching the record for index scans); undefined if it vanished. */
+export function rowOfEntry(ts: TableState, entry: ScanEntry): Row | undefined {
+  let values = entry.values;
+  if (values === undefined) {
+    values = ts.records.get(entry.id);
+    if (values === undefined) return undefined;
+  }
+  return decodeRow(ts, entry.id, values);
+}
+
+export function predicateOf(ts: TableState, options: ReadOptions): Predicate | null {
+  return options.filter ? compileFilter(options.filter, ts.def) : null;
+}
+
+/** Collects up to `limit` rows after skipping `skip` matching ones. */
+export function collect(
+  ts: TableState, plan: ScanPlan, descending: boolean, predicate: Predicate | null,
+  skip: number, limit: number, after?: ScanKey,
+): StoredRecord[] {
+  const out: StoredRecord[] = [];
+  if (limit <= 0) return out;
+  for (const entry of scan(ts, plan, descending, after)) {
+    if (predicate === null && skip > 0) {
+      skip--;
+      continue;
+    }
+    const row = rowOfEntry(ts, entry);
+    if (row === undefined) continue;
+    if (predicate !== null && !predicate(row)) continue;
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    out.push({ id: entry.id, row });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+export function checkCount(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new EngineError('INVALID_PARAMETER', { param: name, reason: 'a non-negative integer is required' });
+  }
+  return Math.floor(value);
+}
+
+/** readRecords: index order (or id order), then reverse, then skip, then limit. */
+export function readRecords(ts: TableState, options: ReadOptions): StoredRecord[] {
+  const plan = planScan(ts, options.index, options.range);
+  const predicate = predicateOf(ts, options);
+  const skip = checkCount(options.skip, 'skip', 0);
+  const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
+  return collect(ts, plan, options.reverse === true, predicate, skip, limit);
+}

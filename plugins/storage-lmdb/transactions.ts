@@ -1,0 +1,200 @@
+/**
+ * Transactions spanning several requests.
+ *
+ * A transaction buffers its writes in memory: each write is validated when it is made (column
+ * values, record existence, declared-id and unique-key collisions against the committed state)
+ * and recorded as an operation plus an overlay (record id → new values, or null when deleted)
+ * that `getRecords` with the transaction id reads through. Commit replays the operations in one
+ * LMDB child transaction with the full checks of ordinary writes: any violation (a unique key
+ * taken meanwhile, a record deleted meanwhile) aborts it, nothing is applied, and the error
+ * (e.g. DUPLICATE_KEY) is reported. Automatic record ids are reserved when the insert is made.
+ * Idle transactions expire after 10 minutes.
+ */
+import { randomUUID } from 'node:crypto';
+import { EngineError } from '../../kernel/errors';
+import type { StoredRecord } from '../../kernel/storage/storage-port';
+import type { RecordId, Row } from '../../kernel/storage/types';
+import { ID_INDEX, type TableState } from './catalog';
+import type { LmdbEnvironment } from './environment';
+import { encodeIndexKey } from './index-keys';
+import {
+  applyDelete, applyInsert, applyUpdate, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
+} from './records';
+
+export const TRANSACTION_IDLE_MS = 10 * 60 * 1000;
+
+type Operation =
+  | { kind: 'insert'; ts: TableState; rows: PreparedRow[] }
+  | { kind: 'update'; ts: TableState; mode: 'replace' | 'patch'; records: StoredRecord[]; now: string }
+  | { kind: 'delete'; ts: TableState; ids: RecordId[]; mustExist: boolean };
+
+interface Transaction {
+  id: string;
+  lastUsed: number;
+  operations: Operation[];
+  overlay: Map<TableState, Map<number, unknown[] | null>>;
+}
+
+export class TransactionManager {
+  private readonly open = new Map<string, Transaction>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly env: LmdbEnvironment, private readonly idleMs = TRANSACTION_IDLE_MS) {
+    this.timer = setInterval(() => this.expire(), Math.min(60_000, idleMs)).unref();
+  }
+
+  begin(): string {
+    const id = randomUUID();
+    this.open.set(id, { id, lastUsed: Date.now(), operations: [], overlay: new Map() });
+    return id;
+  }
+
+  private get(id: string): Transaction {
+    const tx = typeof id === 'string' ? this.open.get(id) : undefined;
+    if (!tx || Date.now() - tx.lastUsed > this.idleMs) {
+      if (tx) this.open.delete(id);
+      throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId: String(id) });
+    }
+    tx.lastUsed = Date.now();
+    return tx;
+  }
+
+  private take(id: string): Transaction {
+    const tx = this.get(id);
+    this.open.delete(id);
+    return tx;
+  }
+
+  /** Throws TRANSACTION_NOT_FOUND when the id is unknown, closed or expired. */
+  assert(id: string): void {
+    this.get(id);
+  }
+
+  private overlayOf(tx: Transaction, ts: TableState): Map<number, unknown[] | null> {
+    let map = tx.overlay.get(ts);
+    if (!map) tx.overlay.set(ts, map = new Map());
+    return map;
+  }
+
+  /** The values of a record as the transaction sees them (undefined: absent). */
+  private current(tx: Transaction, ts: TableState, id: number): unknown[] | undefined {
+    const overlay = tx.overlay.get(ts);
+    if (overlay && overlay.has(id)) return overlay.get(id) ?? undefined;
+    return ts.records.get(id);
+  }
+
+  read(id: string, ts: TableState, ids: RecordId[]): Array<Row | undefined> {
+    const tx = this.get(id);
+    return ids.map((recordId) => {
+      const values = typeof recordId === 'number' ? this.current(tx, ts, recordId) : undefined;
+      return values === undefined ? undefined : decodeRow(ts, recordId, values);
+    });
+  }
+
+  insert(id: string, ts: TableState, rows: PreparedRow[]): RecordId[] {
+    const tx = this.get(id);
+    const overlay = this.overlayOf(tx, ts);
+    const fixed: PreparedRow[] = [];
+    const seen = new Set<number>();
+    let maxDeclared = 0;
+    for (const row of rows) {
+      if (row.id === null) continue;
+      if (seen.has(row.id) || this.current(tx, ts, row.id) !== undefined) {
+        throw new EngineError('DUPLICATE_KEY', { index: ID_INDEX, table: ts.def.name });
+      }
+      seen.add(row.id);
+      if (row.id > maxDeclared) maxDeclared = row.id;
+    }
+    let next = Math.max(ts.nextId, maxDeclared + 1);
+    for (const row of rows) fixed.push({ id: row.id ?? next++, values: row.values });
+    this.checkUnique(tx, ts, fixed);
+    ts.nextId = next; // reserve the automatic ids
+    for (const row of fixed) overlay.set(row.id!, row.values);
+    tx.operations.push({ kind: 'insert', ts, rows: fixed });
+    return fixed.map((row) => row.id!);
+  }
+
+  update(id: string, ts: TableState, records: StoredRecord[], mode: 'replace' | 'patch', now: string): void {
+    const tx = this.get(id);
+    const changed: PreparedRow[] = [];
+    const staged = new Map<number, unknown[]>();
+    for (const record of records) {
+      const current = staged.get(record.id) ?? (typeof record.id === 'number' ? this.current(tx, ts, record.id) : undefined);
+      if (current === undefined) throw new EngineError('RECORD_NOT_FOUND', { id: String(record.id), table: ts.def.name });
+      const values = mergeRow(ts, record.id, current, record.row, mode, now);
+      staged.set(record.id, values);
+    }
+    for (const [recordId, values] of staged) changed.push({ id: recordId, values });
+    this.checkUnique(tx, ts, changed);
+    const overlay = this.overlayOf(tx, ts);
+    for (const [recordId, values] of staged) overlay.set(recordId, values);
+    tx.operations.push({ kind: 'update', ts, mode, records: records.map((r) => ({ id: r.id, row: { ...r.row } })), now });
+  }
+
+  delete(id: string, ts: TableState, ids: RecordId[], mustExist: boolean): number {
+    const tx = this.get(id);
+    const existing = new Set<number>();
+    for (const recordId of ids) {
+      if (typeof recordId === 'number' && this.current(tx, ts, recordId) !== undefined) existing.add(recordId);
+      else if (mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: String(recordId), table: ts.def.name });
+    }
+    const overlay = this.overlayOf(tx, ts);
+    for (const recordId of existing) overlay.set(recordId, null);
+    tx.operations.push({ kind: 'delete', ts, ids: [...existing], mustExist: false });
+    return existing.size;
+  }
+
+  /** Unique keys of `rows` against the committed state and the transaction's own rows. */
+  private checkUnique(tx: Transaction, ts: TableState, rows: PreparedRow[]): void {
+    const unique = ts.indexes.filter((index) => index.def.unique);
+    if (unique.length === 0) return;
+    const overlay = this.overlayOf(tx, ts);
+    const writing = new Set<number>(rows.map((row) => row.id!));
+    const changing = new Set<number>(overlay.keys());
+    for (const recordId of writing) changing.add(recordId);
+    for (const index of unique) {
+      const keys = new Map<string, number>();
+      for (const [recordId, values] of overlay) {
+        if (values === null || writing.has(recordId)) continue;
+        keys.set(encodeIndexKey(index.specs, decodeRow(ts, recordId, values)).toString('latin1'), recordId);
+      }
+      for (const row of rows) {
+        const decoded = decodeRow(ts, row.id!, row.values);
+        if (index.specs.some((spec) => decoded[spec.sourceColumn.name] === null)) continue;
+        const key = encodeIndexKey(index.specs, decoded);
+        const s = key.toString('latin1');
+        if (keys.has(s) || uniqueTaken(index, key, changing)) {
+          throw new EngineError('DUPLICATE_KEY', { index: index.def.name, table: ts.def.name });
+        }
+        keys.set(s, row.id!);
+      }
+    }
+  }
+
+  /** Applies every buffered write in one durable, all-or-nothing LMDB transaction. */
+  async commit(id: string): Promise<void> {
+    const tx = this.take(id);
+    if (tx.operations.length === 0) return;
+    await this.env.writeAtomic(() => {
+      for (const op of tx.operations) {
+        if (op.kind === 'insert') applyInsert(op.ts, op.rows);
+        else if (op.kind === 'update') applyUpdate(op.ts, op.records, op.mode, op.now);
+        else applyDelete(op.ts, op.ids, op.mustExist);
+      }
+    });
+  }
+
+  rollback(id: string): void {
+    this.take(id);
+  }
+
+  expire(): void {
+    const now = Date.now();
+    for (const [id, tx] of this.open) if (now - tx.lastUsed > this.idleMs) this.open.delete(id);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.open.clear();
+  }
+}
