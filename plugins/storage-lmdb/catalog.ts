@@ -15,7 +15,7 @@ import type { TopicInfo } from '../../kernel/storage/storage-port';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
 import { COLUMN_NAME_PATTERN } from '../../kernel/values/column-types';
-import { keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
+import { keyLength, resolveKeySegments, type KeySegmentSpec } from '../../kernel/storage/index-keys';
 
 export const ID_COLUMN = 'id';
 export const ID_INDEX = 'id_pk';

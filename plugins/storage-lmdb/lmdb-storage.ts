@@ -16,7 +16,7 @@ import {
   type IndexState, type TableState,
 } from './catalog';
 import { LmdbEnvironment } from './environment';
-import { resolveKeySegments } from './index-keys';
+import { resolveKeySegments } from '../../kernel/storage/index-keys';
 import {
   checkTopic, messageRow, readMessages, topicTableName, TOPIC_COLUMNS, TOPIC_INDEXES,
 } from './integration-tables';

@@ -15,7 +15,7 @@ import { compileFilter } from '../../kernel/query/filter-eval';
 import type { KeyRange, ReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
-import { encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from './index-keys';
+import { encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../../kernel/storage/index-keys';
 import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */

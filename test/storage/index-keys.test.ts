@@ -7,7 +7,7 @@ import { msToTimestamp } from '../../kernel/values/wire-format';
 import {
   appendRecordId, encodeIndexKey, encodeKeyPrefix, keyLength, MAX_SEGMENT_WIDTH, prefixSuccessor,
   readRecordId, resolveKeySegments, userBytesToKeyBytes,
-} from '../../plugins/storage-lmdb/index-keys';
+} from '../../kernel/storage/index-keys';
 
 function col(name: string, type: ColumnType, length: number | null = null): ColumnDefinition {
   return { name, type, length, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none' };

@@ -1,0 +1,91 @@
+/**
+ * cursor.open / cursor.fetch / cursor.close: a positioned read kept open between requests.
+ *
+ * cursor.open is authorized like a read of its table (role check, resource = the table);
+ * fetch and close only need an authenticated caller, and the cursor must be the caller's
+ * (same authToken session, or same account without a session): anything else is CURSOR_NOT_FOUND.
+ */
+import type {
+  CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
+} from './command-types';
+import { lower, ownerOf, type DataContext } from './data-context';
+import { RecordEncoder, resolveFormat } from './record-codec';
+import { prepareRead } from './query-commands';
+import { MAX_PAGE, formatSchema, inTable, readProperties } from './schemas';
+
+const cursorIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+export function registerCursorCommands(data: DataContext): void {
+  const { bus } = data.engine;
+
+  bus.register<CursorOpenParams, CursorOpenResult>({
+    name: 'cursor.open',
+    summary: 'Open a cursor over a read like record.find (without limit); fetch pages with cursor.fetch.',
+    params: inTable(readProperties),
+    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    handler: (p, ctx) => {
+      const transactionId = data.transactions.check(ctx, p.transactionId);
+      const storage = data.storage();
+      const database = lower(p.database);
+      const table = storage.getTable(database, lower(p.table));
+      const read = prepareRead(table, p);
+      const cursor = storage.openCursor(database, table.name, { ...read.options, ...(transactionId ? { transactionId } : {}) });
+      try {
+        if (p.skip) cursor.skip(p.skip, 'forward');
+      } catch (error) {
+        cursor.close();
+        throw error;
+      }
+      const entry = data.cursors.add({
+        owner: ownerOf(ctx),
+        database,
+        table,
+        index: read.options.index,
+        cursor,
+        select: p.select,
+        format: read.format,
+        fields: read.encoder.fields,
+        encoder: read.encoder,
+      });
+      return { cursorId: entry.id, fields: entry.fields };
+    },
+  });
+
+  bus.register<CursorFetchParams, CursorFetchResult>({
+    name: 'cursor.fetch',
+    summary: 'The next `count` records of the caller\'s cursor (forward or backward), after skipping `skip`.',
+    params: {
+      type: 'object',
+      required: ['cursorId', 'count'],
+      properties: {
+        cursorId: cursorIdSchema,
+        count: { type: 'integer', minimum: 1, maximum: MAX_PAGE },
+        direction: { enum: ['forward', 'backward'] },
+        skip: { type: 'integer', minimum: 0 },
+        format: formatSchema,
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
+      const direction = p.direction ?? 'forward';
+      const encoder = p.format ? new RecordEncoder(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
+      if (p.skip) entry.cursor.skip(p.skip, direction);
+      const stored = entry.cursor.fetch(p.count, direction);
+      const records = new Array<EncodedRecord>(stored.length);
+      for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
+      return { fields: encoder.fields, records, more: !entry.cursor.exhausted };
+    },
+  });
+
+  bus.register<CursorCloseParams, Record<string, never>>({
+    name: 'cursor.close',
+    summary: 'Close the caller\'s cursor.',
+    params: { type: 'object', required: ['cursorId'], properties: { cursorId: cursorIdSchema } },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      data.cursors.close(ownerOf(ctx), p.cursorId);
+      return {};
+    },
+  });
+}

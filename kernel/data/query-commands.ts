@@ -1,0 +1,143 @@
+/**
+ * record.find: a page of records read through an index (or in record-ID order).
+ *
+ * Bound values are wire values of the index segments, decoded with the segment's column (the
+ * table column, or for a JSON property segment its typed key column) in the request's format:
+ * REST passes `dateFormat: 'rest'`. A bound with no values or more values than the index has
+ * segments is INVALID_QUERY. The filter is parsed and checked against the table once per request.
+ * `more` is true when another matching record follows the page (limit + 1 are read).
+ */
+import { EngineError } from '../errors';
+import { compileFilter } from '../query/filter-eval';
+import { parseFilter, type FilterNode } from '../query/filter-parser';
+import type { KeyBound, KeyRange, ReadOptions } from '../storage/storage-port';
+import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../storage/types';
+import { decodeValue, type ValueFormat } from '../values/wire-format';
+import { resolveKeySegments } from '../storage/index-keys';
+import type { FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
+import { lower, type DataContext } from './data-context';
+import { findIndex } from './index-commands';
+import { ID, RecordEncoder, atPosition, resolveFormat } from './record-codec';
+import { MAX_PAGE, inTable, readProperties } from './schemas';
+
+export const ID_INDEX = 'id_pk';
+
+interface KeyLayout {
+  /** Columns to decode bound values with, one per segment (nullable). */
+  columns: ColumnDefinition[];
+  /** User-visible key bytes (find_set length), when known. */
+  byteLength: number | undefined;
+}
+
+const layouts = new WeakMap<IndexDefinition, KeyLayout>();
+
+function keyLayout(table: TableDefinition, indexName: string | undefined): KeyLayout {
+  if (indexName === undefined || indexName === ID_INDEX) {
+    const id = table.columns.find((c) => c.name === ID) ?? table.columns[0];
+    return { columns: [{ ...id, nullable: true }], byteLength: 8 };
+  }
+  const index = findIndex(table, indexName);
+  let layout = layouts.get(index);
+  if (!layout) {
+    const specs = resolveKeySegments(table, index.fields);
+    layout = {
+      columns: specs.map((s) => ({ ...(s.path ? s.keyColumn : s.sourceColumn), nullable: true })),
+      byteLength: specs.reduce((sum, s) => sum + s.width, 0),
+    };
+    layouts.set(index, layout);
+  }
+  return layout;
+}
+
+function decodeValues(what: string, values: readonly WireValue[], layout: KeyLayout, index: string, format: ValueFormat): CanonicalValue[] {
+  if (values.length === 0) throw new EngineError('INVALID_QUERY', { reason: `the ${what} has no values` });
+  if (values.length > layout.columns.length) {
+    throw new EngineError('INVALID_QUERY', {
+      reason: `the ${what} has ${values.length} values but index "${index}" has ${layout.columns.length} segment(s)`,
+    });
+  }
+  const decoded = new Array<CanonicalValue>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    try {
+      decoded[i] = decodeValue(layout.columns[i], values[i], format);
+    } catch (error) {
+      throw atPosition(error, `${what} value ${i + 1}`);
+    }
+  }
+  return decoded;
+}
+
+function decodeBound(what: string, bound: WireBound, layout: KeyLayout, index: string, format: ValueFormat): KeyBound {
+  return { values: decodeValues(what, bound.values, layout, index, format), inclusive: bound.inclusive !== false };
+}
+
+export type ReadParams = Omit<RecordFindParams, 'limit' | 'skip' | 'transactionId' | 'countTotal'>;
+
+export interface PreparedRead {
+  table: TableDefinition;
+  format: ValueFormat;
+  encoder: RecordEncoder;
+  /** ReadOptions without skip, limit and transactionId. */
+  options: ReadOptions;
+}
+
+/** Everything a read needs, validated and decoded once (record.find and cursor.open). */
+export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: FormatParam): PreparedRead {
+  const format = resolveFormat(p.format ?? baseFormat);
+  const encoder = new RecordEncoder(table, p.select, format);
+  const index = p.index === undefined ? undefined : lower(p.index);
+  const layout = keyLayout(table, index);
+  const indexName = index ?? ID_INDEX;
+  let range: KeyRange | undefined;
+  if (p.lower || p.upper || p.prefix) {
+    range = {};
+    if (p.lower) range.lower = decodeBound('lower bound', p.lower, layout, indexName, format);
+    if (p.upper) range.upper = decodeBound('upper bound', p.upper, layout, indexName, format);
+    if (p.prefix) {
+      const { byteLength } = p.prefix;
+      if (byteLength !== undefined && layout.byteLength !== undefined && byteLength > layout.byteLength) {
+        throw new EngineError('INVALID_QUERY', {
+          reason: `prefix byteLength ${byteLength} exceeds the ${layout.byteLength} key bytes of index "${indexName}"`,
+        });
+      }
+      range.prefix = { values: decodeValues('prefix', p.prefix.values, layout, indexName, format), ...(byteLength !== undefined ? { byteLength } : {}) };
+    }
+  }
+  let filter: FilterNode | undefined;
+  if (p.filter !== undefined && p.filter.trim() !== '') {
+    filter = parseFilter(p.filter);
+    compileFilter(filter, table); // unknown columns and mistyped literals fail here, not mid-scan
+  }
+  const options: ReadOptions = {};
+  if (index !== undefined) options.index = index;
+  if (range) options.range = range;
+  if (filter) options.filter = filter;
+  if (p.reverse) options.reverse = true;
+  return { table, format, encoder, options };
+}
+
+export function registerQueryCommands(data: DataContext): void {
+  data.engine.bus.register<RecordFindParams, RecordFindResult>({
+    name: 'record.find',
+    summary: 'A page of records through an index (or record-ID order): bounds, prefix, filter, reverse, skip, limit.',
+    params: inTable({ ...readProperties, limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE } }, ['limit']),
+    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    handler: (p, ctx) => {
+      const transactionId = data.transactions.check(ctx, p.transactionId);
+      const storage = data.storage();
+      const database = lower(p.database);
+      const table = storage.getTable(database, lower(p.table));
+      const read = prepareRead(table, p);
+      const stored = storage.readRecords(database, table.name, {
+        ...read.options, skip: p.skip ?? 0, limit: p.limit + 1, ...(transactionId ? { transactionId } : {}),
+      });
+      const more = stored.length > p.limit;
+      const count = more ? p.limit : stored.length;
+      const records = new Array<ReturnType<RecordEncoder['encode']>>(count);
+      for (let i = 0; i < count; i++) records[i] = read.encoder.encode(stored[i].id, stored[i].row);
+      const result: RecordFindResult = { fields: read.encoder.fields, records, more };
+      if (p.countTotal) result.total = storage.countRecords(database, table.name);
+      return result;
+    },
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Registers every data command on the bus (docs/commands.md). The storage plugin calls this
+ * right after providing `storage`; handlers resolve the storage port on first use.
+ */
+import type { Engine } from '../engine';
+import type { StoragePort } from '../storage/storage-port';
+import { registerCursorCommands } from './cursor-commands';
+import { CursorRegistry } from './cursor-registry';
+import { registerDatabaseCommands } from './database-commands';
+import { sessionOwner, type DataContext } from './data-context';
+import { registerIndexCommands } from './index-commands';
+import { registerQueryCommands } from './query-commands';
+import { registerRecordCommands } from './record-commands';
+import { registerTableCommands } from './table-commands';
+import { TransactionRegistry, registerTransactionCommands } from './transaction-commands';
+
+export function registerDataCommands(engine: Engine): DataContext {
+  let storage: StoragePort | undefined;
+  const getStorage = (): StoragePort => (storage ??= engine.need('storage'));
+  const data: DataContext = {
+    engine,
+    storage: getStorage,
+    cursors: new CursorRegistry(() => engine.settings.cursor_idle_timeout_seconds * 1000),
+    transactions: new TransactionRegistry(getStorage),
+  };
+
+  registerDatabaseCommands(data);
+  registerTableCommands(data);
+  registerIndexCommands(data);
+  registerRecordCommands(data);
+  registerQueryCommands(data);
+  registerCursorCommands(data);
+  registerTransactionCommands(data);
+
+  // A session's cursors close and its transactions roll back when it ends (logout, idle expiry).
+  engine.apiSessions.onEnd((session) => {
+    const owner = sessionOwner(session.authToken);
+    data.cursors.closeOwner(owner);
+    data.transactions.rollbackOwner(owner);
+  });
+  // Registered at start so it runs first at shutdown, before the store closes.
+  const release = (): void => {
+    data.cursors.closeAll();
+    data.transactions.rollbackAll();
+  };
+  engine.onStart(() => engine.onClose(release));
+  return data;
+}

@@ -1,0 +1,138 @@
+/** table.create / table.list / table.describe / table.delete / table.alter */
+import type { CommandContext, Resource } from '../bus/command';
+import { EngineError } from '../errors';
+import type { ColumnDefinition } from '../storage/types';
+import { normalizeColumn } from '../values/column-types';
+import { decodeValue, type ValueFormat } from '../values/wire-format';
+import type {
+  TableAlterParams, TableCreateParams, TableDeleteParams, TableDescribeParams, TableDescribeResult,
+  TableListParams, TableListResult, TableResult,
+} from './command-types';
+import { lower, type DataContext } from './data-context';
+import { resolveFormat } from './record-codec';
+import { databaseParams, formatSchema, inTable, nameSchema, namesSchema } from './schemas';
+
+export interface TableDeleteResult { tables: string[] }
+
+/**
+ * Raw column objects → definitions (kernel/values/column-types normalizeColumn). `defaultValue`
+ * is a wire value in `format` (dates in REST or ISO form, binary in its binaryFormat).
+ */
+export function normalizeColumns(fields: readonly unknown[], format: ValueFormat, existing: readonly ColumnDefinition[] = []): ColumnDefinition[] {
+  const seen = new Set(existing.map((c) => c.name));
+  const columns: ColumnDefinition[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const raw = fields[i];
+    let wireDefault: unknown;
+    let input: unknown = raw;
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && 'defaultValue' in raw) {
+      const { defaultValue, ...rest } = raw as Record<string, unknown>;
+      wireDefault = defaultValue;
+      input = rest;
+    }
+    const column = normalizeColumn(input, existing.length + i);
+    if (wireDefault !== undefined && wireDefault !== null) {
+      try {
+        column.defaultValue = decodeValue({ ...column, nullable: true }, wireDefault, format);
+      } catch (error) {
+        const reason = error instanceof EngineError ? String(error.details.reason ?? error.message) : String(error);
+        throw new EngineError('INVALID_TABLE_DEFINITION', { reason: `column "${column.name}": invalid defaultValue: ${reason}` });
+      }
+    }
+    if (seen.has(column.name)) {
+      throw new EngineError('INVALID_TABLE_DEFINITION', { reason: `column "${column.name}" is defined twice` });
+    }
+    seen.add(column.name);
+    columns.push(column);
+  }
+  return columns;
+}
+
+/** Several tables in one command: the bus authorizes the first, the handler the others. */
+function tablesResource(p: { database: string; tables: string[] }): Resource {
+  return p.tables.length > 0
+    ? { kind: 'table', database: lower(p.database), table: lower(p.tables[0]) }
+    : { kind: 'database', database: lower(p.database) };
+}
+
+export function registerTableCommands(data: DataContext): void {
+  const { engine } = data;
+  const { bus } = engine;
+
+  const authorizeRest = (ctx: CommandContext, command: string, database: string, tables: string[]): void => {
+    for (let i = 1; i < tables.length; i++) engine.authorize(ctx, command, { kind: 'table', database, table: tables[i] });
+  };
+
+  bus.register<TableCreateParams, TableResult>({
+    name: 'table.create',
+    summary: 'Create a table from raw column objects.',
+    params: inTable({ fields: { type: 'array' }, format: formatSchema }, ['fields']),
+    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    handler: async (p) => {
+      const columns = normalizeColumns(p.fields, resolveFormat(p.format));
+      const table = await data.storage().createTable(lower(p.database), lower(p.table), columns);
+      return { table };
+    },
+  });
+
+  bus.register<TableListParams, TableListResult>({
+    name: 'table.list',
+    summary: 'List the tables of a database (integration tables included, internal catalogs never).',
+    params: databaseParams,
+    resource: (p) => ({ kind: 'database', database: lower(p.database) }),
+    handler: (p) => ({ tables: data.storage().listTables(lower(p.database)) }),
+  });
+
+  bus.register<TableDescribeParams, TableDescribeResult>({
+    name: 'table.describe',
+    summary: 'Definitions of the named tables (every table of the database when `tables` is empty).',
+    params: {
+      type: 'object',
+      required: ['database', 'tables'],
+      properties: { database: nameSchema, tables: { type: 'array', items: nameSchema } },
+    },
+    resource: tablesResource,
+    handler: (p, ctx) => {
+      const storage = data.storage();
+      const database = lower(p.database);
+      const names = p.tables.length > 0 ? p.tables.map(lower) : storage.listTables(database);
+      if (p.tables.length > 0) authorizeRest(ctx, 'table.describe', database, names);
+      return { tables: names.map((name) => storage.getTable(database, name)) };
+    },
+  });
+
+  bus.register<TableDeleteParams, TableDeleteResult>({
+    name: 'table.delete',
+    summary: 'Delete tables and their data: all or none.',
+    params: {
+      type: 'object',
+      required: ['database', 'tables'],
+      properties: { database: nameSchema, tables: namesSchema },
+    },
+    resource: tablesResource,
+    handler: async (p, ctx) => {
+      const database = lower(p.database);
+      const names = [...new Set(p.tables.map(lower))];
+      authorizeRest(ctx, 'table.delete', database, names);
+      await data.storage().deleteTables(database, names);
+      for (const name of names) data.cursors.closeTable(database, name);
+      return { tables: names };
+    },
+  });
+
+  bus.register<TableAlterParams, TableResult>({
+    name: 'table.alter',
+    summary: 'Add columns to a table.',
+    params: inTable({ addFields: { type: 'array', minItems: 1 }, format: formatSchema }, ['addFields']),
+    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    handler: async (p) => {
+      const storage = data.storage();
+      const database = lower(p.database);
+      const name = lower(p.table);
+      const current = storage.getTable(database, name);
+      const columns = normalizeColumns(p.addFields, resolveFormat(p.format), current.columns);
+      const table = await storage.addColumns(database, name, columns);
+      return { table };
+    },
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * The one table mapping (api, action) to its definition, and the dispatcher that runs an envelope
+ * through it: resolve api → look up → session → params schema → responseOptions → handler.
+ */
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import type { CommandContext, ParamsSchema } from '../../kernel/bus/command';
+import { ajv, paramsError, type ValidateFunction } from '../../kernel/schema-validator';
+import type { ApiSession } from '../../kernel/sessions/api-sessions';
+import type { Envelope } from './envelope';
+import { parseResponseOptions, resolveResponseOptions, type ResolvedResponseOptions } from './response-options';
+
+export interface ActionCall {
+  engine: Engine;
+  envelope: Envelope;
+  /** Params after schema validation (defaults filled in). */
+  params: Record<string, any>;
+  /** The caller's session; undefined only for `auth: 'none'` actions. */
+  session?: ApiSession;
+  /** Principal, origin `actions` and the session id, for bus commands. */
+  ctx?: CommandContext;
+  options: ResolvedResponseOptions;
+  /** Set by an action that changes which token the response carries (createSession, deleteSession). */
+  responseAuthToken?: string;
+}
+
+export interface ActionDefinition {
+  action: string;
+  summary?: string;
+  /** 'session' (default): a valid authToken is required; 'optional': used when given; 'none': ignored. */
+  auth?: 'session' | 'optional' | 'none';
+  /** JSON schema of `params`, compiled once. */
+  params?: ParamsSchema;
+  handler(call: ActionCall): unknown;
+}
+
+interface TableEntry {
+  api: string;
+  definition: ActionDefinition;
+  validate?: ValidateFunction;
+}
+
+export class ActionTable {
+  private readonly entries = new Map<string, TableEntry>();
+  private readonly apiNames = new Set<string>();
+
+  constructor(apis: Record<string, readonly ActionDefinition[]>) {
+    for (const [api, definitions] of Object.entries(apis)) {
+      this.apiNames.add(api);
+      for (const definition of definitions) {
+        const key = `${api}/${definition.action}`;
+        if (this.entries.has(key)) throw new Error(`action "${definition.action}" of api "${api}" is defined twice`);
+        this.entries.set(key, { api, definition, validate: definition.params ? ajv.compile(definition.params) : undefined });
+      }
+    }
+  }
+
+  get apis(): string[] {
+    return [...this.apiNames];
+  }
+
+  lookup(api: string, action: string): TableEntry | undefined {
+    return this.entries.get(`${api}/${action}`);
+  }
+
+  /** The api of an action that needs no session, when exactly one api defines it (createSession, pingSession). */
+  sessionlessApiOf(action: string): string | undefined {
+    const found = [...this.entries.values()].filter((entry) => entry.definition.action === action && (entry.definition.auth ?? 'session') !== 'session');
+    return found.length === 1 ? found[0].api : undefined;
+  }
+
+  list(): Array<{ api: string; action: string; summary?: string }> {
+    return [...this.entries.values()].map((entry) => ({ api: entry.api, action: entry.definition.action, summary: entry.definition.summary }));
+  }
+
+  /**
+   * Runs one envelope. Returns the result and the token the response carries. Throws EngineError;
+   * `onSession` is told the session as soon as it is known (so error responses can carry its token).
+   */
+  async run(engine: Engine, envelope: Envelope, onSession: (session: ApiSession | undefined, options?: ResolvedResponseOptions) => void): Promise<{ result: unknown; authToken?: string; options: ResolvedResponseOptions }> {
+    // The session is looked up first when a token is given: `api` may default to its defaultApi.
+    let session: ApiSession | undefined;
+    let sessionError: EngineError | undefined;
+    if (envelope.authToken !== undefined) {
+      try {
+        session = engine.apiSessions.use(envelope.authToken);
+      } catch (error) {
+        sessionError = error as EngineError;
+      }
+    }
+    const api = envelope.api ?? session?.settings.defaultApi ?? this.sessionlessApiOf(envelope.action) ?? 'db';
+    const entry = this.lookup(api, envelope.action);
+    if (!entry) {
+      if (sessionError && !envelope.api) throw sessionError;
+      throw new EngineError('UNKNOWN_ACTION', { action: envelope.action, api });
+    }
+    const auth = entry.definition.auth ?? 'session';
+    if (auth === 'none') session = undefined;
+    else if (sessionError && auth === 'session') throw sessionError;
+    else if (sessionError && auth === 'optional') throw sessionError;
+    else if (!session && auth === 'session') throw new EngineError('INVALID_TOKEN');
+
+    let ctx: CommandContext | undefined;
+    if (session) {
+      let principal;
+      try {
+        principal = engine.accounts.principal(session.account);
+      } catch {
+        engine.apiSessions.end(session.authToken);
+        throw new EngineError('INVALID_TOKEN');
+      }
+      ctx = { principal, origin: 'actions', sessionId: session.authToken };
+    }
+    onSession(session);
+
+    const requestOptions = parseResponseOptions(envelope.responseOptions);
+    const options = resolveResponseOptions(requestOptions, session?.settings, engine.settings);
+    onSession(session, options);
+
+    const params = envelope.params;
+    if (entry.validate && !entry.validate(params)) throw paramsError(entry.validate.errors);
+    const call: ActionCall = { engine, envelope, params, session, ctx, options };
+    const result = await entry.definition.handler(call);
+    return { result, authToken: call.responseAuthToken ?? session?.authToken, options };
+  }
+}

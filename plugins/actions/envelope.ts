@@ -1,0 +1,134 @@
+/**
+ * The action envelope: parsing the request `{api, action, params, responseOptions, requestId,
+ * authToken, apiVersion, debug}` and building the response `{authToken, result, requestId,
+ * errorCode, errorMessage}`. This is the one file that maps an EngineError to the action wire form.
+ */
+import { EngineError, toEngineError } from '../../kernel/errors';
+
+export interface Envelope {
+  api?: string;
+  action: string;
+  params: Record<string, unknown>;
+  /** The raw responseOptions (validated later, once the session's defaults are known). */
+  responseOptions?: unknown;
+  hasRequestId: boolean;
+  requestId?: unknown;
+  authToken?: string;
+  apiVersion?: string;
+  debug?: string;
+}
+
+export interface ActionResponse {
+  authToken: string;
+  result: unknown;
+  requestId?: unknown;
+  errorCode: number;
+  errorMessage: string;
+  debugInfo?: unknown;
+}
+
+/** What can be learnt from a body even when it is not a valid envelope (for the error response). */
+export interface EnvelopeEcho {
+  hasRequestId: boolean;
+  requestId?: unknown;
+  authToken?: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function echoOf(body: unknown): EnvelopeEcho {
+  if (!isObject(body)) return { hasRequestId: false };
+  return {
+    hasRequestId: Object.prototype.hasOwnProperty.call(body, 'requestId'),
+    requestId: body.requestId,
+    authToken: typeof body.authToken === 'string' ? body.authToken : undefined,
+  };
+}
+
+function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new EngineError('INVALID_PARAMETER', { param: key, reason: 'expected a string' });
+  return value;
+}
+
+/** Validates the envelope's shape; params and responseOptions contents are checked later. */
+export function parseEnvelope(body: unknown): Envelope {
+  if (!isObject(body)) throw new EngineError('INVALID_PARAMETER', { param: 'request', reason: 'the request body must be a JSON object' });
+  if (body.action === undefined || body.action === null || body.action === '') throw new EngineError('MISSING_PARAMETER', { param: 'action' });
+  if (typeof body.action !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'action', reason: 'expected a string' });
+  let params: Record<string, unknown> = {};
+  if (body.params !== undefined && body.params !== null) {
+    if (!isObject(body.params)) throw new EngineError('INVALID_PARAMETER', { param: 'params', reason: 'expected an object' });
+    params = body.params;
+  }
+  const api = optionalString(body, 'api');
+  const authToken = optionalString(body, 'authToken');
+  const apiVersion = optionalString(body, 'apiVersion');
+  const debug = optionalString(body, 'debug');
+  return {
+    api: api === '' ? undefined : api,
+    action: body.action,
+    params,
+    responseOptions: body.responseOptions,
+    hasRequestId: Object.prototype.hasOwnProperty.call(body, 'requestId'),
+    requestId: body.requestId,
+    authToken: authToken === '' ? undefined : authToken,
+    apiVersion,
+    debug,
+  };
+}
+
+export function successResponse(echo: EnvelopeEcho, authToken: string | undefined, result: unknown): ActionResponse {
+  return shape(echo, authToken ?? '', result ?? {}, 0, '');
+}
+
+export function errorResponse(echo: EnvelopeEcho, authToken: string | undefined, error: unknown): ActionResponse {
+  const engineError = toEngineError(error);
+  return shape(echo, authToken ?? echo.authToken ?? '', {}, engineError.code, engineError.message);
+}
+
+/** Properties in the specification's order; requestId only when the request had one. */
+function shape(echo: EnvelopeEcho, authToken: string, result: unknown, errorCode: number, errorMessage: string): ActionResponse {
+  return echo.hasRequestId
+    ? { authToken, result, requestId: echo.requestId, errorCode, errorMessage }
+    : { authToken, result, errorCode, errorMessage };
+}
+
+/**
+ * Parses a request body as JSON. Keys `__proto__` and `constructor` are dropped (prototype
+ * poisoning); the reviver only runs when the text contains them.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new EngineError('MALFORMED_JSON', { reason: 'the request body is empty' });
+  try {
+    return /__proto__|constructor/.test(text)
+      ? JSON.parse(text, (key, value: unknown) => (key === '__proto__' || key === 'constructor' ? undefined : value))
+      : JSON.parse(text);
+  } catch (error) {
+    throw new EngineError('MALFORMED_JSON', { reason: (error as Error).message });
+  }
+}
+
+/** Removes the top-level properties named by `responseOptions.omit`. */
+export function applyOmit(response: ActionResponse, omit: readonly string[]): Record<string, unknown> {
+  if (omit.length === 0) return response as unknown as Record<string, unknown>;
+  const shaped: Record<string, unknown> = { ...response };
+  for (const name of omit) delete shaped[name];
+  return shaped;
+}
+
+/** The request as `debug: "max"` shows it back, with secrets hidden. */
+export function redactedRequest(body: unknown): unknown {
+  if (!isObject(body)) return body;
+  const copy: Record<string, unknown> = { ...body };
+  if (typeof copy.authToken === 'string') copy.authToken = '********';
+  if (isObject(copy.params)) {
+    const params: Record<string, unknown> = { ...copy.params };
+    for (const key of Object.keys(params)) if (/password/i.test(key)) params[key] = '********';
+    copy.params = params;
+  }
+  return copy;
+}

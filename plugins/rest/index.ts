@@ -1,0 +1,59 @@
+/**
+ * plugins/rest: the REST interface under `/engine/api/v1` (spec: Endpoints). It only translates:
+ * HTTP Basic → principal, path/body → data commands on the bus, results → REST shapes. The
+ * route schemas validate requests and are the OpenAPI document served at GET /openapi.
+ */
+import fastifySwagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { definePlugin } from '../../kernel/plugin';
+import { basicAuth } from './basic-auth';
+import { restErrorHandler } from './reply-error';
+import { useRestRequestParsing } from './request-parsing';
+import { RestCommands } from './rest-commands';
+import { indexRoutes } from './routes/indexes';
+import { openapiRoutes } from './routes/openapi';
+import { queryRoutes } from './routes/query';
+import { recordRoutes } from './routes/records';
+import { tableRoutes } from './routes/tables';
+
+export const REST_PREFIX = '/engine/api/v1';
+
+export default definePlugin({
+  name: 'rest',
+  description: 'REST interface (tables, indexes, records, queries) with HTTP Basic authentication',
+  dependencies: ['http'],
+  register(engine) {
+    const commands = new RestCommands(engine);
+    const { fastify } = engine.need('http');
+    fastify.register(async (rest: FastifyInstance) => {
+      await rest.register(fastifySwagger, {
+        openapi: {
+          openapi: '3.0.3',
+          info: {
+            title: 'engine REST',
+            version: engine.version,
+            description: 'Tables, indexes, records and index queries. Dates are `MM/DD/CCYY hh:mm:ss.ttt`, binary values hex. '
+              + 'Errors answer `{errorCode, errorMessage}`.',
+          },
+          components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } },
+          security: [{ basicAuth: [] }],
+          tags: [
+            { name: 'tables', description: 'Create, list and delete tables' },
+            { name: 'indexes', description: 'Create, list, read and delete indexes' },
+            { name: 'records', description: 'Create, read, replace, patch and delete records by record ID' },
+            { name: 'query', description: 'Find records through an index' },
+            { name: 'meta', description: 'This description' },
+          ],
+        },
+      });
+      useRestRequestParsing(rest);
+      rest.setErrorHandler(restErrorHandler(engine.settings.body_limit_bytes));
+      rest.addHook('onRequest', basicAuth(engine));
+      tableRoutes(rest, commands);
+      indexRoutes(rest, commands);
+      recordRoutes(rest, commands);
+      queryRoutes(rest, commands);
+      openapiRoutes(rest);
+    }, { prefix: REST_PREFIX });
+  },
+});

@@ -1,0 +1,28 @@
+/**
+ * How the REST context reads requests: bodies are JSON whatever the Content-Type says (curl's
+ * default form type included; an empty body is no body), and the route schemas validate with
+ * two ajv instances: params and query strings are coerced from their text form, bodies are not
+ * (a string "5" stays a string, and the column type decides).
+ */
+import Ajv from 'ajv';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const paramsAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+
+export function useRestRequestParsing(fastify: FastifyInstance): void {
+  fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema));
+
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  const parse = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    json(request, text, done);
+  };
+  fastify.removeContentTypeParser(['application/json', 'text/plain']);
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parse);
+  fastify.addContentTypeParser('*', { parseAs: 'string' }, parse);
+}

@@ -1,0 +1,85 @@
+/**
+ * POST /record/{db}/{table}; GET, PUT, PATCH and DELETE /record/{db}/{table}/{id}.
+ *
+ * - POST: one object or an array of objects, all or nothing → `{_ids}` in creation order.
+ * - GET: the declared columns (`id` only when the table declares it).
+ * - PUT: replaces the record; omitted columns become null (or their default).
+ * - PATCH: changes only the supplied columns. The body may be an array of such objects, each
+ *   naming its record with `_id` (default: the record of the path); all or nothing.
+ * - An `_id` in a PUT/PATCH object must be the path's id (round-tripped query results) and is dropped.
+ */
+import type { FastifyInstance } from 'fastify';
+import type {
+  RecordDeleteParams, RecordGetParams, RecordGetResult, RecordInsertParams, RecordInsertResult,
+  RecordWriteParams, WireRecord,
+} from '../../../kernel/data/command-types';
+import { EngineError } from '../../../kernel/errors';
+import { contextOf } from '../basic-auth';
+import { FORMAT, type RestCommands } from '../rest-commands';
+import { restRecord, showsId } from '../rest-values';
+import { CREATE_RECORDS, DELETE_RECORD, GET_RECORD, PATCH_RECORD, REPLACE_RECORD } from '../schemas/records';
+
+interface TableParams { db: string; table: string }
+interface RecordParams extends TableParams { id: number }
+
+/** The columns of a PUT/PATCH object, without `_id` (which must be `id` when given). */
+function columnsOf(body: WireRecord, id: number, where: string): WireRecord {
+  if (!('_id' in body)) return body;
+  const { _id: given, ...columns } = body;
+  if (given !== id) {
+    throw new EngineError('INVALID_PARAMETER', { param: `${where}_id`, reason: `${JSON.stringify(given)} is not the record ID of the path (${id})` });
+  }
+  return columns;
+}
+
+export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): void {
+  fastify.post<{ Params: TableParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table', { schema: CREATE_RECORDS }, async (request) => {
+    const params: RecordInsertParams = {
+      database: request.params.db,
+      table: request.params.table,
+      records: Array.isArray(request.body) ? request.body : [request.body],
+      format: FORMAT,
+    };
+    const result = await commands.run<RecordInsertResult>('record.insert', params, contextOf(request));
+    return { _ids: result.ids };
+  });
+
+  fastify.get<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: GET_RECORD }, async (request) => {
+    const { db, table, id } = request.params;
+    const params: RecordGetParams = { database: db, table, ids: [id], mustExist: true, format: FORMAT };
+    const result = await commands.run<RecordGetResult>('record.get', params, contextOf(request));
+    const record = result.records[0];
+    if (!record) throw new EngineError('RECORD_NOT_FOUND', { id, table });
+    const definition = await commands.table(db, table);
+    return restRecord(record, showsId(definition.idDeclared));
+  });
+
+  fastify.put<{ Params: RecordParams; Body: WireRecord }>('/record/:db/:table/:id', { schema: REPLACE_RECORD }, async (request) => {
+    const { db, table, id } = request.params;
+    const params: RecordWriteParams = {
+      database: db, table, records: [{ id, values: columnsOf(request.body, id, '') }], format: FORMAT,
+    };
+    await commands.run('record.replace', params, contextOf(request));
+    return {};
+  });
+
+  fastify.patch<{ Params: RecordParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table/:id', { schema: PATCH_RECORD }, async (request) => {
+    const { db, table, id } = request.params;
+    const records = Array.isArray(request.body)
+      ? request.body.map((element, i) => {
+        const target = typeof element._id === 'number' ? element._id : id;
+        return { id: target, values: columnsOf(element, target, `[${i}].`) };
+      })
+      : [{ id, values: columnsOf(request.body, id, '') }];
+    const params: RecordWriteParams = { database: db, table, records, format: FORMAT };
+    await commands.run('record.patch', params, contextOf(request));
+    return {};
+  });
+
+  fastify.delete<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: DELETE_RECORD }, async (request) => {
+    const { db, table, id } = request.params;
+    const params: RecordDeleteParams = { database: db, table, ids: [id], mustExist: true };
+    await commands.run('record.delete', params, contextOf(request));
+    return {};
+  });
+}
