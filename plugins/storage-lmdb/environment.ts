@@ -31,6 +31,8 @@ export class LmdbEnvironment {
     fs.mkdirSync(dataDir, { recursive: true });
     this.root = open({
       path: dataDir,
+      // lmdb-js guesses "a file" when the path has an extension (`/srv/engine.data`): say it's a folder.
+      noSubdir: false,
       maxDbs: MAX_DBS,
       overlappingSync: false,
       noMemInit: true,

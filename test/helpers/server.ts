@@ -20,7 +20,7 @@ export interface TestServer {
 }
 
 export function tempDataDir(label = 'engine-test'): string {
-  return mkdtempSync(join(tmpdir(), `${label}-`));
+  return mkdtempSync(join(tmpdir(), `${label}.d-`)); // a dot in the name, as users' folders may have
 }
 
 export async function startServer(overrides: Partial<Settings> = {}, options: { env?: NodeJS.ProcessEnv; extraPlugins?: EnginePlugin<any>[] } = {}): Promise<TestServer> {
