@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from './tls-certificate';
@@ -23,7 +23,7 @@ export default definePlugin({
     const plainServer = createHttpServer((req, res) => handler!(req, res));
     const fastify = Fastify({
       loggerInstance: engine.log.child({ plugin: 'http' }),
-      disableRequestLogging: true,
+      logController: new LogController({ disableRequestLogging: true }),
       bodyLimit: settings.body_limit_bytes,
       serverFactory: (fastifyHandler) => {
         handler = fastifyHandler;

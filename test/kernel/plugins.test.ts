@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
 import { PluginError, findPlugin, orderPlugins } from '../../kernel/load-plugins';
 import { call, startServer } from '../helpers/server';
+import { loadSettings } from '../../kernel/settings';
 
 const EXAMPLE = join(__dirname, '..', '..', 'examples', 'hello-plugin.js');
 const noop = (name: string, dependencies: string[] = []) => definePlugin({ name, dependencies, register() {} });
@@ -72,6 +73,34 @@ describe('kernel/engine plugins', () => {
     const server = await startServer({ plugins: [] });
     try {
       assert.throws(() => server.engine.need('storage'), /service "storage"/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('one-protocol builds (config/*.json)', () => {
+  const CONFIG = join(__dirname, '..', '..', '..', 'config');
+  const pluginsOf = (file: string): string[] => loadSettings({ argv: ['--config', join(CONFIG, file)], env: {} }).plugins;
+
+  it('rest-only serves REST and not the action interface', async () => {
+    const server = await startServer({ plugins: pluginsOf('rest-only.json') });
+    try {
+      assert.deepEqual((await call('GET', `${server.http}/`)).json.plugins, ['storage-lmdb', 'http', 'rest']);
+      assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 200);
+      assert.equal((await call('POST', `${server.http}/api`, { body: { action: 'pingSession', params: {} } })).status, 404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('mq-only serves the action interface and not REST', async () => {
+    const server = await startServer({ plugins: pluginsOf('mq-only.json') });
+    try {
+      assert.ok(!(await call('GET', `${server.http}/`)).json.plugins.includes('rest'));
+      assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 404);
+      const reply = await call('POST', `${server.http}/api`, { body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+      assert.equal(reply.json.errorCode, 0);
     } finally {
       await server.close();
     }
