@@ -1,0 +1,33 @@
+/**
+ * `npm run bench [-- rest|actions]`: runs the REST benchmark, the actions benchmark, or both (no
+ * argument). See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
+ * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
+ * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
+ *
+ * Servers run in child processes started here (on 127.0.0.1, free ports, temporary data folders);
+ * the load generator runs in this process. Everything stops by itself.
+ */
+import { printActions, runActions } from './actions';
+import { log, stopAllChildren } from './load';
+import { printRest, runRest } from './rest';
+
+async function main(): Promise<void> {
+  const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions');
+  if (unknown.length) {
+    process.stderr.write(`usage: npm run bench [-- rest|actions]   (unknown: ${unknown.join(', ')})\n`);
+    process.exit(2);
+  }
+  const all = which.length === 0;
+  if (all || which.includes('rest')) printRest(await runRest());
+  if (all || which.includes('actions')) printActions(await runActions());
+}
+
+main().then(
+  () => stopAllChildren().then(() => process.exit(0)),
+  async (error: unknown) => {
+    log(`failed: ${(error as Error).stack ?? String(error)}`);
+    await stopAllChildren();
+    process.exit(1);
+  },
+);
