@@ -24,6 +24,8 @@ export default definePlugin({
     const fastify = Fastify({
       loggerInstance: engine.log.child({ plugin: 'http' }),
       logController: new LogController({ disableRequestLogging: true }),
+      // One shared logger instead of a pino child per request: measurable on small requests.
+      childLoggerFactory: (logger) => logger,
       bodyLimit: settings.body_limit_bytes,
       serverFactory: (fastifyHandler) => {
         handler = fastifyHandler;

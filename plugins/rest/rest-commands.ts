@@ -12,7 +12,7 @@ import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
 import { REST_FORMAT } from '../../kernel/values/wire-format';
 import type {
-  IndexGetParams, IndexResult, TableDescribeParams, TableDescribeResult,
+  TableDescribeParams, TableDescribeResult,
 } from '../../kernel/data/command-types';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 
@@ -50,10 +50,11 @@ export class RestCommands {
     return result.tables[0];
   }
 
-  /** An index definition (internal read: call after the caller was authorized on the table). */
-  async index(database: string, table: string, index: string): Promise<IndexDefinition> {
-    const params: IndexGetParams = { database, table, index };
-    const result = await this.run<IndexResult>('index.get', params, INTERNAL);
-    return result.index;
+  /** An index of a table definition; throws INDEX_NOT_FOUND. */
+  index(definition: TableDefinition, index: string): IndexDefinition {
+    const name = index.toLowerCase();
+    const found = definition.indexes.find((candidate) => candidate.name === name);
+    if (!found) throw new EngineError('INDEX_NOT_FOUND', { index, table: definition.name });
+    return found;
   }
 }

@@ -20,7 +20,8 @@ export function queryRoutes(fastify: FastifyInstance, commands: RestCommands): v
     const ctx = contextOf(request);
     const body = request.body;
     commands.authorize(ctx, 'record.find', db, table);
-    const [definition, indexDefinition] = await Promise.all([commands.table(db, table), commands.index(db, table, index)]);
+    const definition = await commands.table(db, table);
+    const indexDefinition = commands.index(definition, index);
     const params: RecordFindParams = {
       database: db,
       table,
