@@ -15,6 +15,7 @@
  *   position in the request) in front of the message, and `record: N` in the details.
  */
 import { EngineError, isEngineError } from '../errors';
+import type { PositionalRows } from '../storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, Row, TableDefinition } from '../storage/types';
 import { ISO_FORMAT, decodeValue, encodeValue, type ValueFormat } from '../values/wire-format';
 import type { EncodedRecord, FormatParam, WireRecord } from './command-types';
@@ -30,6 +31,38 @@ export function resolveFormat(param: FormatParam | undefined, base: ValueFormat 
     if (value !== undefined) format[key] = value;
   }
   return format as unknown as ValueFormat;
+}
+
+/** A string naming a value format (the cache key part of decoders and encoders). */
+function formatKey(format: ValueFormat): string {
+  return `${format.dateFormat}|${format.binaryFormat}|${format.variantFormat}|${format.numberFormat}|${format.stringFormat}`;
+}
+
+/** Largest number of decoders or encoders kept per table definition. */
+const CACHE_PER_TABLE = 32;
+
+/**
+ * Codec instances per table definition (by identity: definitions are frozen and replaced when
+ * the table changes, so a stale one is never found) and key; a table's entries are dropped all
+ * at once when they exceed CACHE_PER_TABLE.
+ */
+class CodecCache<T> {
+  private readonly byTable = new WeakMap<TableDefinition, Map<string, T>>();
+
+  get(table: TableDefinition, key: string, make: () => T): T {
+    let map = this.byTable.get(table);
+    if (map === undefined) {
+      map = new Map();
+      this.byTable.set(table, map);
+    }
+    let value = map.get(key);
+    if (value === undefined) {
+      if (map.size >= CACHE_PER_TABLE) map.clear();
+      value = make();
+      map.set(key, value);
+    }
+    return value;
+  }
 }
 
 /** The same error, its message prefixed with `label` (e.g. "record 4999") and `record` in details. */
@@ -66,16 +99,34 @@ export function findColumn(table: TableDefinition, byName: Map<string, ColumnDef
 
 export type DecodeMode = 'insert' | 'replace' | 'patch';
 
+const decoders = new CodecCache<RecordDecoder>();
+
 export class RecordDecoder {
   private readonly byName: Map<string, ColumnDefinition>;
+  /** Position in `table.columns` by column name (the record-ID column is 0). */
+  private readonly slots: Map<string, number>;
   /** Columns that must be given a value on insert/replace. */
   private readonly required: ColumnDefinition[];
+  /** Their positions in `table.columns`. */
+  private readonly requiredSlots: number[];
+  /** The record-ID column made nullable (null means "assign one" on insert). */
+  private readonly idColumn: ColumnDefinition | undefined;
   private defaultOrder?: ColumnDefinition[];
+
+  /** A shared decoder for this table definition, format and mode (they hold no per-request state). */
+  static for(table: TableDefinition, format: ValueFormat, mode: DecodeMode): RecordDecoder {
+    return decoders.get(table, `${mode}|${formatKey(format)}`, () => new RecordDecoder(table, format, mode));
+  }
 
   constructor(readonly table: TableDefinition, readonly format: ValueFormat, readonly mode: DecodeMode) {
     this.byName = columnMap(table);
+    this.slots = new Map();
+    table.columns.forEach((column, i) => this.slots.set(column.name, i));
     this.required = mode === 'patch' ? [] : table.columns.filter((c) =>
       c.name !== ID && !c.nullable && c.autoValue === 'none' && (c.defaultValue === null || c.defaultValue === undefined));
+    this.requiredSlots = this.required.map((c) => this.slots.get(c.name)!);
+    const id = this.byName.get(ID);
+    this.idColumn = id === undefined ? undefined : { ...id, nullable: true };
   }
 
   /** Columns named by `fieldNames` (array records); unknown → COLUMN_NOT_FOUND, repeated → INVALID_PARAMETER. */
@@ -119,6 +170,89 @@ export class RecordDecoder {
     return rows;
   }
 
+  /**
+   * Decodes every insert record straight into the stored column order (StoragePort.insertValues):
+   * same checks and errors as decodeAll, without a row object per record.
+   */
+  decodeStored(records: readonly unknown[], fieldNames?: readonly string[]): PositionalRows {
+    const named = fieldNames ? this.resolveFieldNames(fieldNames) : undefined;
+    const n = records.length;
+    const ids = new Array<number | null>(n);
+    const values = new Array<unknown[]>(n);
+    let arrayColumns: readonly ColumnDefinition[] | undefined;
+    let arraySlots: number[] | undefined;
+    const width = this.table.columns.length - 1;
+    for (let i = 0; i < n; i++) {
+      const record = records[i];
+      const stored = new Array<unknown>(width);
+      try {
+        if (Array.isArray(record)) {
+          if (arrayColumns === undefined) {
+            arrayColumns = named ?? this.defaultColumns();
+            arraySlots = arrayColumns.map((c) => this.slots.get(c.name)!);
+          }
+          ids[i] = this.decodeArrayInto(record, arrayColumns, arraySlots!, stored);
+        } else if (named) {
+          throw new EngineError('INVALID_PARAMETER', { param: `records[${i}]`, reason: 'with fieldNames every record must be an array of values' });
+        } else if (record !== null && typeof record === 'object') {
+          ids[i] = this.decodeObjectInto(record as WireRecord, stored);
+        } else throw new EngineError('INVALID_PARAMETER', { param: `records[${i}]`, reason: 'expected an object or an array of values' });
+        if (this.requiredSlots.length > 0) this.checkRequiredStored(stored);
+      } catch (error) {
+        throw atPosition(error, `record ${i}`, i);
+      }
+      values[i] = stored;
+    }
+    return { table: this.table, ids, values };
+  }
+
+  /** One array record into `stored` (positions `slots` of `columns`); returns the supplied id or null. */
+  private decodeArrayInto(values: readonly unknown[], columns: readonly ColumnDefinition[], slots: readonly number[], stored: unknown[]): number | null {
+    if (values.length !== columns.length) {
+      throw new EngineError('INVALID_PARAMETER', {
+        param: 'records', reason: `a record has ${values.length} values for ${columns.length} field names`,
+      });
+    }
+    const format = this.format;
+    let id: number | null = null;
+    for (let i = 0; i < columns.length; i++) {
+      const slot = slots[i];
+      if (slot === 0) id = this.insertId(values[i]);
+      else stored[slot - 1] = decodeValue(columns[i], values[i], format);
+    }
+    return id;
+  }
+
+  /** One object record into `stored`; returns the supplied id or null. */
+  private decodeObjectInto(wire: WireRecord, stored: unknown[]): number | null {
+    const columns = this.table.columns;
+    const format = this.format;
+    let id: number | null = null;
+    for (const key in wire) {
+      let slot = this.slots.get(key);
+      if (slot === undefined) slot = this.slots.get(findColumn(this.table, this.byName, key).name)!;
+      if (slot === 0) id = this.insertId(wire[key]);
+      else stored[slot - 1] = decodeValue(columns[slot], wire[key], format);
+    }
+    return id;
+  }
+
+  /** A supplied record ID on insert: null (assign one) or a valid ID. */
+  private insertId(wire: unknown): number | null {
+    return this.idValue(wire, undefined);
+  }
+
+  private checkRequiredStored(stored: unknown[]): void {
+    const slots = this.requiredSlots;
+    for (let r = 0; r < slots.length; r++) {
+      if (stored[slots[r] - 1] === undefined) {
+        throw new EngineError('INVALID_COLUMN_VALUE', {
+          column: this.required[r].name, reason: 'a value is required: the column is not nullable and has no default',
+        });
+      }
+    }
+  }
+
   /** One object record; `targetId` is the record being replaced or patched. */
   decodeObject(wire: WireRecord, targetId?: number): Row {
     const row: Row = {};
@@ -151,23 +285,26 @@ export class RecordDecoder {
     return row;
   }
 
-  private decodeId(row: Row, column: ColumnDefinition, wire: unknown, targetId: number | undefined): void {
-    if (!this.table.idDeclared) throw idNotDeclared(this.table);
-    const value: CanonicalValue = decodeValue({ ...column, nullable: true }, wire, this.format);
+  private decodeId(row: Row, _column: ColumnDefinition, wire: unknown, targetId: number | undefined): void {
+    const value = this.idValue(wire, targetId);
+    if (value !== null && this.mode === 'insert') row[ID] = value;
+  }
+
+  /** The record ID given on the wire: null on insert means "assign one"; on replace/patch it must repeat `targetId`. */
+  private idValue(wire: unknown, targetId: number | undefined): number | null {
+    if (!this.table.idDeclared || this.idColumn === undefined) throw idNotDeclared(this.table);
+    const value: CanonicalValue = decodeValue(this.idColumn, wire, this.format);
     if (value === null) {
-      if (this.mode === 'insert') return; // the server assigns one
+      if (this.mode === 'insert') return null; // the server assigns one
       throw new EngineError('INVALID_COLUMN_VALUE', { column: ID, reason: 'the record ID cannot be null' });
     }
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new EngineError('INVALID_COLUMN_VALUE', { column: ID, reason: 'a record ID is an integer from 1 to 2^53-1' });
     }
-    if (this.mode === 'insert') {
-      row[ID] = value;
-      return;
-    }
-    if (value !== targetId) {
+    if (this.mode !== 'insert' && value !== targetId) {
       throw new EngineError('INVALID_COLUMN_VALUE', { column: ID, reason: `the record ID cannot be changed (record ${String(targetId)})` });
     }
+    return value;
   }
 
   private checkRequired(row: Row): void {
@@ -181,24 +318,59 @@ export class RecordDecoder {
   }
 }
 
-export class RecordEncoder {
-  /** Columns of the returned values, table order (after `select`). */
-  readonly fields: ColumnDefinition[];
-  private readonly columns: ColumnDefinition[];
-  private readonly names: string[];
-  private readonly idAsString: boolean;
+/** What an encoder needs of a table and a `select`, computed once per (definition, select). */
+interface EncoderLayout {
+  fields: ColumnDefinition[];
+  columns: ColumnDefinition[];
+  names: string[];
+  /** Position in `table.columns` of each of `columns` (for stored values arrays). */
+  slots: number[];
+}
 
-  constructor(readonly table: TableDefinition, select: readonly string[] | undefined, readonly format: ValueFormat) {
+const layouts = new CodecCache<EncoderLayout>();
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const encoders = new CodecCache<RecordEncoder>();
+
+function selectKey(select: readonly string[] | undefined): string {
+  return select && select.length > 0 ? select.join('\u0000') : '';
+}
+
+function encoderLayout(table: TableDefinition, select: readonly string[] | undefined): EncoderLayout {
+  return layouts.get(table, selectKey(select), () => {
+    let fields: ColumnDefinition[];
     if (select && select.length > 0) {
       const byName = columnMap(table);
       const wanted = new Set<string>();
       for (const name of select) wanted.add(findColumn(table, byName, name).name);
-      this.fields = table.columns.filter((c) => wanted.has(c.name));
+      fields = table.columns.filter((c) => wanted.has(c.name));
     } else {
-      this.fields = table.columns.slice();
+      fields = table.columns.slice();
     }
-    this.columns = this.fields.filter((c) => c.name !== ID);
-    this.names = this.columns.map((c) => c.name);
+    const columns = fields.filter((c) => c.name !== ID);
+    return { fields, columns, names: columns.map((c) => c.name), slots: columns.map((c) => table.columns.indexOf(c)) };
+  });
+}
+
+export class RecordEncoder {
+  /** Columns of the returned values, table order (after `select`). Shared: do not modify. */
+  readonly fields: ColumnDefinition[];
+  private readonly columns: ColumnDefinition[];
+  private readonly names: string[];
+  private readonly slots: number[];
+  private readonly idAsString: boolean;
+
+  /** A shared encoder for this table definition, select and format (they hold no per-request state). */
+  static for(table: TableDefinition, select: readonly string[] | undefined, format: ValueFormat): RecordEncoder {
+    return encoders.get(table, `${selectKey(select)}|${formatKey(format)}`, () => new RecordEncoder(table, select, format));
+  }
+
+  constructor(readonly table: TableDefinition, select: readonly string[] | undefined, readonly format: ValueFormat) {
+    const layout = encoderLayout(table, select);
+    this.fields = layout.fields;
+    this.columns = layout.columns;
+    this.names = layout.names;
+    this.slots = layout.slots;
     this.idAsString = format.numberFormat === 'string';
   }
 
@@ -208,6 +380,24 @@ export class RecordEncoder {
     const { columns, names, format } = this;
     for (let i = 0; i < columns.length; i++) {
       const value = row[names[i]];
+      record[names[i]] = value === undefined || value === null ? null : encodeValue(columns[i], value, format);
+    }
+    return record;
+  }
+
+  /**
+   * The same record as `encode(id, row)`, straight from the values a store keeps
+   * (StoragePort.getRecordValues: entry c - 1 is column c of `table.columns`; entries beyond the
+   * array's end read as the column default), without a row object.
+   */
+  encodeStored(id: number, stored: readonly unknown[]): EncodedRecord {
+    const record: EncodedRecord = { id: this.idAsString ? String(id) : id };
+    const { columns, names, slots, format } = this;
+    const n = stored.length;
+    for (let i = 0; i < columns.length; i++) {
+      const at = slots[i] - 1;
+      let value = (at < n ? stored[at] : columns[i].defaultValue) as CanonicalValue | undefined;
+      if (typeof value === 'bigint' && value >= MIN_SAFE && value <= MAX_SAFE) value = Number(value);
       record[names[i]] = value === undefined || value === null ? null : encodeValue(columns[i], value, format);
     }
     return record;

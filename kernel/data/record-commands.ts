@@ -43,7 +43,13 @@ export function registerRecordCommands(data: DataContext): void {
       const storage = data.storage();
       const database = lower(p.database);
       const table = storage.getTable(database, lower(p.table));
-      const rows = new RecordDecoder(table, resolveFormat(p.format), 'insert').decodeAll(p.records, p.fieldNames);
+      const decoder = RecordDecoder.for(table, resolveFormat(p.format), 'insert');
+      if (storage.insertValues !== undefined) {
+        // Fast path: values decoded straight into the stored column order, checked once.
+        const rows = decoder.decodeStored(p.records, p.fieldNames);
+        return { ids: await storage.insertValues(database, table.name, rows, { transactionId }) };
+      }
+      const rows = decoder.decodeAll(p.records, p.fieldNames);
       const ids = await storage.insertRecords(database, table.name, rows, { transactionId });
       return { ids };
     },
@@ -65,7 +71,22 @@ export function registerRecordCommands(data: DataContext): void {
       const storage = data.storage();
       const database = lower(p.database);
       const table = storage.getTable(database, lower(p.table));
-      const encoder = new RecordEncoder(table, p.select, resolveFormat(p.format));
+      const encoder = RecordEncoder.for(table, p.select, resolveFormat(p.format));
+      if (storage.getRecordValues !== undefined) {
+        // Fast path: encoded straight from the stored values (no row object per record).
+        const stored = storage.getRecordValues(database, table.name, p.ids, transactionId);
+        const records = new Array<EncodedRecord | null>(stored.length);
+        for (let i = 0; i < stored.length; i++) {
+          const values = stored[i];
+          if (values === undefined) {
+            if (p.mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: p.ids[i], table: table.name });
+            records[i] = null;
+          } else {
+            records[i] = encoder.encodeStored(p.ids[i], values);
+          }
+        }
+        return { fields: encoder.fields, records };
+      }
       const rows = storage.getRecords(database, table.name, p.ids, transactionId);
       const records = new Array<EncodedRecord | null>(rows.length);
       for (let i = 0; i < rows.length; i++) {
@@ -92,7 +113,7 @@ export function registerRecordCommands(data: DataContext): void {
         const storage = data.storage();
         const database = lower(p.database);
         const table = storage.getTable(database, lower(p.table));
-        const decoder = new RecordDecoder(table, resolveFormat(p.format), mode);
+        const decoder = RecordDecoder.for(table, resolveFormat(p.format), mode);
         const records: StoredRecord[] = new Array<StoredRecord>(p.records.length);
         for (let i = 0; i < p.records.length; i++) {
           const { id, values } = p.records[i];

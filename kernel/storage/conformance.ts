@@ -233,6 +233,96 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(await store.insertRecords(main, 'pk', [{ code: 'a' }]), [1]);
       });
 
+      it('checks declared record IDs of a batch all-or-nothing: consecutive, sparse, unordered and repeated', async () => {
+        await store.createTable(main, 'loaded', [{ name: 'id', type: 'bigint', primaryKey: 1 }, { name: 'v', type: 'integer' }]);
+        const rows = (list: number[]): Row[] => list.map((id) => ({ id, v: id }));
+        assert.deepEqual(await store.insertRecords(main, 'loaded', rows([100, 101, 102])), [100, 101, 102]);
+        assert.deepEqual(await store.insertRecords(main, 'loaded', rows([10, 20, 30])), [10, 20, 30]);
+        // consecutive ids overlapping a stored one (at either end or inside)
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([97, 98, 99, 100])), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([102, 103, 104])), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([18, 19, 20, 21])), 'DUPLICATE_KEY');
+        // sparse ascending ids: between stored ones is fine, on one is not
+        assert.deepEqual(await store.insertRecords(main, 'loaded', rows([11, 25, 99])), [11, 25, 99]);
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([12, 26, 30, 40])), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 102])), 'DUPLICATE_KEY');
+        // unordered ids, and ids repeated within the batch
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([50, 40, 30])), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([60, 61, 60])), 'DUPLICATE_KEY');
+        assert.deepEqual(await store.insertRecords(main, 'loaded', [{ id: 70, v: 1 }, { v: 2 }, { id: 65, v: 3 }]), [70, 103, 65]);
+        assert.deepEqual(ids(store.readRecords(main, 'loaded', {})), [10, 11, 20, 25, 30, 65, 70, 99, 100, 101, 102, 103]);
+        // a long sparse batch over many stored keys
+        const many = await store.insertRecords(main, 'loaded', rows(Array.from({ length: 200 }, (_, i) => 1000 + i)));
+        assert.equal(many.length, 200);
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([500, 1199, 5000])), 'DUPLICATE_KEY');
+        await rejectsWith(store.insertRecords(main, 'loaded', rows([999, 1200, 1201, 5000, 1198].sort((a, b) => a - b))), 'DUPLICATE_KEY');
+        assert.deepEqual(await store.insertRecords(main, 'loaded', rows([999, 1200, 1201, 5000])), [999, 1200, 1201, 5000]);
+        assert.equal(store.countRecords(main, 'loaded'), 216);
+      });
+
+      it('insertValues (when provided): positional rows, defaults, automatic values, same errors', async function () {
+        if (store.insertValues === undefined) this.skip();
+        const insertValues = store.insertValues.bind(store);
+        const def = await store.createTable(main, 'pos', [
+          { name: 'id', type: 'bigint', primaryKey: 1 },
+          { name: 'name', type: 'varchar', length: 8 },
+          { name: 'city', type: 'varchar', length: 8, defaultValue: 'Paris' },
+          { name: 'made', type: 'timestamp', autoValue: 'timestampOnInsert' },
+          { name: 'n', type: 'integer', nullable: false, defaultValue: 7 },
+        ]);
+        const got = await insertValues(main, 'pos', {
+          table: def,
+          ids: [5, null, 9],
+          values: [['a', undefined, undefined, undefined], ['b', 'Rome', '2024-01-02T03:04:05.006', 1], [null, null, undefined, 2]],
+        });
+        assert.deepEqual(got, [5, 10, 9]);
+        const rows = store.getRecords(main, 'pos', [5, 10, 9]) as Row[];
+        assert.equal(rows[0].name, 'a');
+        assert.equal(rows[0].city, 'Paris');
+        assert.match(String(rows[0].made), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/);
+        assert.equal(rows[0].n, 7);
+        assert.deepEqual(rows[1], { id: 10, name: 'b', city: 'Rome', made: '2024-01-02T03:04:05.006', n: 1 });
+        assert.equal(rows[2].city, null);
+        assert.deepEqual(await insertValues(main, 'pos', { table: def, ids: [null], values: [[]] }), [11]);
+        // duplicates anywhere reject the whole batch
+        await rejectsWith(insertValues(main, 'pos', { table: def, ids: [11, 12, 9], values: [[], [], []] }), 'DUPLICATE_KEY');
+        await rejectsWith(insertValues(main, 'pos', { table: def, ids: [20, 21, 20], values: [[], [], []] }), 'DUPLICATE_KEY');
+        await rejectsWith(insertValues(main, 'pos', { table: def, ids: [1, 2], values: [[]] }), 'INVALID_PARAMETER');
+        await rejectsWith(insertValues(main, 'nothing', { table: def, ids: [1], values: [[]] }), 'TABLE_NOT_FOUND');
+        assert.equal(store.countRecords(main, 'pos'), 4);
+        // rows decoded against an older definition go through the full checks
+        const newer = await store.addColumns(main, 'pos', [{ name: 'extra', type: 'integer', defaultValue: 3 }]);
+        assert.notEqual(newer, def);
+        assert.deepEqual(await insertValues(main, 'pos', { table: def, ids: [30], values: [['old', undefined, undefined, 4]] }), [30]);
+        assert.deepEqual((store.getRecords(main, 'pos', [30]) as Row[])[0].extra, 3);
+        await rejectsWith(insertValues(main, 'pos', { table: def, ids: [31], values: [['old', undefined, undefined, 'x']] }), 'INVALID_COLUMN_VALUE');
+        // in a transaction
+        const tx = store.beginTransaction();
+        assert.deepEqual(await insertValues(main, 'pos', { table: newer, ids: [40], values: [['tx', undefined, undefined, 1, undefined]] }, { transactionId: tx }), [40]);
+        assert.deepEqual(store.getRecords(main, 'pos', [40]), [undefined]);
+        await store.commitTransaction(tx);
+        assert.equal((store.getRecords(main, 'pos', [40]) as Row[])[0].extra, 3);
+      });
+
+      it('getRecordValues (when provided): the stored values, column order, short arrays for added columns', async function () {
+        if (store.getRecordValues === undefined) this.skip();
+        await people([{ name: 'ann', age: 30 }]);
+        await store.addColumns(main, 'people', [{ name: 'zip', type: 'varchar', length: 5, defaultValue: '75001' }]);
+        await store.insertRecords(main, 'people', [{ name: 'bob', zip: '00100' }]);
+        const got = store.getRecordValues(main, 'people', [1, 2, 3, 0]);
+        assert.equal(got.length, 4);
+        assert.deepEqual(got[0]!.slice(0, 3), ['ann', 30, 'Paris']);
+        assert.ok(got[0]!.length === 3 || got[0]![3] === '75001');
+        assert.deepEqual(got[1], ['bob', null, 'Paris', '00100']);
+        assert.equal(got[2], undefined);
+        assert.equal(got[3], undefined);
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'people', [{ name: 'cy' }], { transactionId: tx });
+        assert.deepEqual(store.getRecordValues(main, 'people', [3], tx), [['cy', null, 'Paris', '75001']]);
+        assert.deepEqual(store.getRecordValues(main, 'people', [3]), [undefined]);
+        store.rollbackTransaction(tx);
+      });
+
       it('round-trips every kind of canonical value', async () => {
         await store.createTable(main, 'kinds', [
           { name: 'b', type: 'bit' }, { name: 'i', type: 'integer' }, { name: 'big', type: 'bigint' },

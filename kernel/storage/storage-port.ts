@@ -56,6 +56,24 @@ export interface ReadOptions {
   transactionId?: string;
 }
 
+/**
+ * Insert rows already decoded into the stored column order (`StoragePort.insertValues`): what
+ * kernel/data's RecordDecoder produces, so that the store neither rebuilds nor re-checks them.
+ */
+export interface PositionalRows {
+  /** The definition the rows were decoded against (as `getTable` returned it). */
+  table: TableDefinition;
+  /** Per row: the supplied record ID (only when the table declares `id`), or null to assign one. */
+  ids: Array<RecordId | null>;
+  /**
+   * Per row: one entry per column of `table.columns` after the record-ID column (entry c - 1 is
+   * column c), each a canonical value already validated for its column (`decodeValue`: type,
+   * nullability, length), or `undefined` when not supplied (the default or automatic value
+   * applies, and is checked). The arrays are handed over: the store may fill them in and keep them.
+   */
+  values: unknown[][];
+}
+
 export interface StoredRecord {
   id: RecordId;
   row: Row;
@@ -137,7 +155,21 @@ export interface StoragePort {
   // Records: each call is one transaction, all-or-nothing.
   /** Rows hold canonical values for declared columns; `id` present only when the table declares it. */
   insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]>;
+  /**
+   * Optional fast path of insertRecords for rows already decoded and validated (PositionalRows):
+   * same semantics, errors and all-or-nothing rule. When `rows.table` is no longer the table's
+   * current definition the store falls back to full checks.
+   */
+  insertValues?(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined>;
+  /**
+   * Optional: getRecords without building row objects. Per ID, undefined when absent, else the
+   * record's canonical values in the order of the table's current columns after the record-ID
+   * column (entry c - 1 is column c). An array may be shorter than the column list (columns added
+   * since it was written): the missing entries read as the columns' default values. The arrays
+   * belong to the store: read them, do not change or keep them.
+   */
+  getRecordValues?(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined>;
   /** Replaces whole rows (columns missing from a row become null / default). Throws RECORD_NOT_FOUND. */
   replaceRecords(database: string, table: string, records: StoredRecord[], options?: WriteOptions): Promise<void>;
   /** Merges the supplied columns into each row. Throws RECORD_NOT_FOUND. */

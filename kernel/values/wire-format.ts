@@ -148,8 +148,62 @@ function canonicalDate(y: number, m: number, d: number): string | null {
   return `${pad4(y)}-${pad2(m)}-${pad2(d)}`;
 }
 
+// Fast paths: text already in canonical form is checked by character codes (no regex, no
+// intermediate strings) and returned as is; anything else takes the general parsers below.
+
+/** The digit at `i` (0-9), or -1. */
+function digitAt(text: string, i: number): number {
+  const c = text.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : -1;
+}
+
+/** Two digits at `i` as a number, or -1. */
+function twoDigitsAt(text: string, i: number): number {
+  const a = digitAt(text, i);
+  const b = digitAt(text, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/** true when `text` holds a real canonical date `CCYY-MM-DD` at `at` (year 0001-9999). */
+function isCanonicalDateAt(text: string, at: number): boolean {
+  if (text.charCodeAt(at + 4) !== 45 || text.charCodeAt(at + 7) !== 45) return false; // '-'
+  const hi = twoDigitsAt(text, at);
+  const lo = twoDigitsAt(text, at + 2);
+  if (hi < 0 || lo < 0) return false;
+  const y = hi * 100 + lo;
+  const m = twoDigitsAt(text, at + 5);
+  const d = twoDigitsAt(text, at + 8);
+  return y >= 1 && m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
+}
+
+/** true when `text` holds a real canonical time `hh:mm:ss.ttt` at `at`. */
+function isCanonicalTimeAt(text: string, at: number): boolean {
+  if (text.charCodeAt(at + 2) !== 58 || text.charCodeAt(at + 5) !== 58 || text.charCodeAt(at + 8) !== 46) return false; // ':' ':' '.'
+  const h = twoDigitsAt(text, at);
+  const min = twoDigitsAt(text, at + 3);
+  const s = twoDigitsAt(text, at + 6);
+  return h >= 0 && h <= 23 && min >= 0 && min <= 59 && s >= 0 && s <= 59
+    && digitAt(text, at + 9) >= 0 && digitAt(text, at + 10) >= 0 && digitAt(text, at + 11) >= 0;
+}
+
+/** true when `text` is a canonical date `CCYY-MM-DD` of a real day. */
+export function isCanonicalDate(text: string): boolean {
+  return text.length === 10 && isCanonicalDateAt(text, 0);
+}
+
+/** true when `text` is a canonical time `hh:mm:ss.ttt`. */
+export function isCanonicalTime(text: string): boolean {
+  return text.length === 12 && isCanonicalTimeAt(text, 0);
+}
+
+/** true when `text` is a canonical timestamp `CCYY-MM-DDThh:mm:ss.ttt` of a real day. */
+export function isCanonicalTimestamp(text: string): boolean {
+  return text.length === 23 && text.charCodeAt(10) === 84 /* T */ && isCanonicalDateAt(text, 0) && isCanonicalTimeAt(text, 11);
+}
+
 /** A date in REST (`MM/DD/CCYY`, one- or two-digit month and day) or ISO (`CCYY-MM-DD`) form → canonical, or null. */
 export function parseDate(text: string): string | null {
+  if (isCanonicalDate(text)) return text;
   let match = ISO_DATE.exec(text);
   if (match) return canonicalDate(Number(match[1]), Number(match[2]), Number(match[3]));
   match = REST_DATE.exec(text);
@@ -178,6 +232,7 @@ function formatTimeMs(ms: number): string {
 
 /** A time `h|hh:mm:ss.ttt` (milliseconds, and seconds, optional; a trailing `Z` is ignored) → canonical, or null. */
 export function parseTime(text: string): string | null {
+  if (isCanonicalTime(text)) return text;
   const ms = timeMs(text.endsWith('Z') || text.endsWith('z') ? text.slice(0, -1) : text);
   return ms < 0 ? null : formatTimeMs(ms);
 }
@@ -188,6 +243,7 @@ export function parseTime(text: string): string | null {
  * to UTC, which is what zone-less timestamps are taken to be).
  */
 export function parseTimestamp(text: string): string | null {
+  if (isCanonicalTimestamp(text)) return text;
   const match = TIMESTAMP_SPLIT.exec(text);
   if (!match) return null;
   const date = parseDate(match[1]);
@@ -269,6 +325,7 @@ const INTEGER_LIMITS = {
 } as const;
 const BIGINT_MIN = -(2n ** 63n);
 const BIGINT_MAX = 2n ** 63n - 1n;
+const BIGINT_RANGE = `between ${BIGINT_MIN} and ${BIGINT_MAX}`;
 const MAX_FLOAT32 = 3.4028234663852886e38;
 
 /** Rounds a decimal to `scale` fraction digits (half away from zero); null when more than `precision` digits remain. */
@@ -345,7 +402,7 @@ function decodeInteger(column: ColumnDefinition, wire: unknown): number | bigint
     }
     return value === 0 ? 0 : value;
   }
-  const range = `between ${BIGINT_MIN} and ${BIGINT_MAX}`;
+  const range = BIGINT_RANGE;
   if (typeof wire === 'number') {
     if (!Number.isInteger(wire)) throw invalid(column, `expected an integer ${range}, not ${describe(wire)}`);
     if (!Number.isSafeInteger(wire)) {
@@ -424,16 +481,19 @@ function decodeBinary(column: ColumnDefinition, wire: unknown, format: ValueForm
   return bytes;
 }
 
-function decodeDateValue(column: ColumnDefinition, wire: unknown): string {
-  const type = column.type;
-  const expected = type === 'date'
+function expectedDate(type: ColumnDefinition['type']): string {
+  return type === 'date'
     ? 'a date MM/DD/CCYY or CCYY-MM-DD'
     : type === 'time'
       ? 'a time hh:mm:ss.ttt'
       : 'a timestamp MM/DD/CCYY hh:mm:ss.ttt or CCYY-MM-DDThh:mm:ss.ttt';
-  if (typeof wire !== 'string') throw invalid(column, `expected ${expected}, not ${describe(wire)}`);
+}
+
+function decodeDateValue(column: ColumnDefinition, wire: unknown): string {
+  const type = column.type;
+  if (typeof wire !== 'string') throw invalid(column, `expected ${expectedDate(type)}, not ${describe(wire)}`);
   const value = type === 'date' ? parseDate(wire) : type === 'time' ? parseTime(wire) : parseTimestamp(wire);
-  if (value === null) throw invalid(column, `expected ${expected}, not ${describe(wire)} (or it is not a real date/time)`);
+  if (value === null) throw invalid(column, `expected ${expectedDate(type)}, not ${describe(wire)} (or it is not a real date/time)`);
   return value;
 }
 

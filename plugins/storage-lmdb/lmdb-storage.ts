@@ -4,11 +4,11 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type {
-  InternalStore, MessageInput, MessageReadOptions, ReadOptions, RecordCursor, StoragePort, StoredRecord,
-  TopicInfo, WriteOptions,
+  InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, StoragePort,
+  StoredRecord, TopicInfo, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
-  ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, RecordId, Row, TableDefinition,
+  CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, RecordId, Row, TableDefinition,
 } from '../../kernel/storage/types';
 import { normalizeColumn } from '../../kernel/values/column-types';
 import {
@@ -24,8 +24,8 @@ import { LmdbInternalStore } from './internal-stores';
 import { LmdbCursor } from './cursors';
 import { checkCount, planScan, predicateOf, readRecords, scanStats } from './reads';
 import {
-  applyDelete, applyInsert, applyUpdate, buildIndex, decodeRow, INTEGER_TYPES, nowTimestamp, prepareInsertRow,
-  type PreparedRow,
+  applyDelete, applyInsert, applyInsertValues, applyUpdate, buildIndex, completeInsertValues, decodeRow, INTEGER_TYPES,
+  nowTimestamp, prepareInsertRow, type PreparedRow,
 } from './records';
 import { TransactionManager } from './transactions';
 
@@ -311,6 +311,33 @@ export class LmdbStorage implements StoragePort {
     return this.env.write(() => applyInsert(ts, prepared));
   }
 
+  async insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]> {
+    const ts = this.writable(database, table, options);
+    if (rows === null || typeof rows !== 'object') {
+      throw new EngineError('INVALID_PARAMETER', { param: 'records', reason: 'positional rows are required' });
+    }
+    const given = checkArray(rows.ids, 'records');
+    const values = checkArray(rows.values, 'records');
+    const n = given.length;
+    if (values.length !== n) {
+      throw new EngineError('INVALID_PARAMETER', { param: 'records', reason: `${n} ids for ${values.length} records` });
+    }
+    if (rows.table !== ts.def) {
+      // Decoded against another version of the table (columns added meanwhile, or a new table
+      // of that name): back to rows by column name and the full checks.
+      return this.insertRecords(database, table, positionalToRows(rows), options);
+    }
+    const now = nowTimestamp();
+    for (let i = 0; i < n; i++) completeInsertValues(ts, given[i], values[i], now);
+    if (options?.transactionId !== undefined) {
+      const prepared = new Array<PreparedRow>(n);
+      for (let i = 0; i < n; i++) prepared[i] = { id: given[i], values: values[i] };
+      return this.transactions.insert(options.transactionId, ts, prepared);
+    }
+    if (n === 0) return [];
+    return this.env.write(() => applyInsertValues(ts, given, values));
+  }
+
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined> {
     const ts = this.catalog.table(database, table);
     checkArray(ids, 'ids');
@@ -321,6 +348,27 @@ export class LmdbStorage implements StoragePort {
       const values = records.get(id);
       return values === undefined ? undefined : decodeRow(ts, id, values);
     });
+  }
+
+  getRecordValues(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
+    const ts = this.catalog.table(database, table);
+    checkArray(ids, 'ids');
+    if (transactionId !== undefined) {
+      const columns = ts.def.columns;
+      return this.transactions.read(transactionId, ts, ids).map((row) => {
+        if (row === undefined) return undefined;
+        const values = new Array<unknown>(columns.length - 1);
+        for (let c = 1; c < columns.length; c++) values[c - 1] = row[columns[c].name];
+        return values;
+      });
+    }
+    const records = ts.records;
+    const out = new Array<readonly unknown[] | undefined>(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      out[i] = typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 ? undefined : records.get(id);
+    }
+    return out;
   }
 
   replaceRecords(database: string, table: string, records: StoredRecord[], options?: WriteOptions): Promise<void> {
@@ -467,6 +515,21 @@ export class LmdbStorage implements StoragePort {
     await Promise.allSettled([...this.pendingTopics.values()]);
     await this.env.close();
   }
+}
+
+/** PositionalRows back to rows keyed by the names of the columns they were decoded against. */
+function positionalToRows(rows: PositionalRows): Row[] {
+  const columns = rows.table.columns;
+  return rows.values.map((values, i) => {
+    const row: Row = {};
+    const id = rows.ids[i];
+    if (id !== null && id !== undefined) row[ID_COLUMN] = id;
+    for (let c = 1; c < columns.length; c++) {
+      const value = values[c - 1];
+      if (value !== undefined) row[columns[c].name] = value as CanonicalValue;
+    }
+    return row;
+  });
 }
 
 function idColumn(): ColumnDefinition {

@@ -191,39 +191,150 @@ function assertLive(ts: TableState): void {
   if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
 }
 
+/**
+ * Completes a stored values array whose supplied entries were already validated for their
+ * columns (kernel/data's RecordDecoder, `StoragePort.insertValues`): fills in the automatic or
+ * default value of every entry left `undefined` (checking it like prepareInsertRow does) and
+ * checks the supplied id. Pure: no store access. Mutates and returns `values`.
+ */
+export function completeInsertValues(ts: TableState, id: number | null, values: unknown[], now: string): unknown[] {
+  const columns = ts.def.columns;
+  const width = columns.length - 1;
+  if (!Array.isArray(values) || values.length > width) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'record', reason: `a record has at most ${width} stored values` });
+  }
+  for (let i = 1; i < columns.length; i++) {
+    if (values[i - 1] !== undefined) continue;
+    const column = columns[i];
+    const value = column.autoValue !== 'none' && autoOnInsert(column) ? nowFor(column, now) : column.defaultValue;
+    values[i - 1] = checkValue(column, value ?? null);
+  }
+  if (id !== null) {
+    if (!ts.def.idDeclared) {
+      throw new EngineError('INVALID_COLUMN_VALUE', { column: ID_COLUMN, reason: 'the record ID is assigned by the server in this table' });
+    }
+    checkRecordId(id);
+  }
+  return values;
+}
+
+/** true when the records sub-database holds a key in [lo, hi]. */
+function anyRecordIn(ts: TableState, lo: number, hi: number): boolean {
+  for (const _key of ts.records.getKeys({ start: lo, end: hi + 1, limit: 1 })) return true;
+  return false;
+}
+
+/**
+ * Throws DUPLICATE_KEY (id_pk) when a supplied id repeats within the batch or is already stored;
+ * returns the largest supplied id (0 when none). Ascending ids (the usual case: no repeats
+ * possible) are checked with one range read when they are consecutive, else by walking the
+ * stored keys of their span alongside them; other batches with one lookup per id.
+ */
+function checkSuppliedIds(ts: TableState, ids: ReadonlyArray<number | null>): number {
+  const n = ids.length;
+  let count = 0;
+  let min = 0;
+  let max = 0;
+  let prev = 0;
+  let ascending = true;
+  for (let i = 0; i < n; i++) {
+    const id = ids[i];
+    if (id === null) continue;
+    if (count === 0) min = id;
+    else if (id <= prev) ascending = false;
+    prev = id;
+    if (id > max) max = id;
+    count++;
+  }
+  if (count === 0) return 0;
+  const records = ts.records;
+  if (!ascending) {
+    const seen = new Set<number>();
+    for (let i = 0; i < n; i++) {
+      const id = ids[i];
+      if (id === null) continue;
+      if (seen.has(id) || records.doesExist(id)) throw duplicate(ts, ID_INDEX);
+      seen.add(id);
+    }
+    return max;
+  }
+  if (max - min + 1 === count) {
+    if (anyRecordIn(ts, min, max)) throw duplicate(ts, ID_INDEX);
+    return max;
+  }
+  // Sparse ascending ids: merge with the stored keys of [min, max], up to a bound on the walk.
+  let j = 0;
+  let visited = 0;
+  const limit = 2 * count + 16;
+  let walked = true;
+  for (const key of records.getKeys({ start: min, end: max + 1 })) {
+    const k = key as number;
+    while (j < n && (ids[j] === null || (ids[j] as number) < k)) j++;
+    if (j === n) break;
+    if (ids[j] === k) throw duplicate(ts, ID_INDEX);
+    if (++visited > limit) {
+      walked = false;
+      break;
+    }
+  }
+  if (!walked) {
+    // Every stored key up to ids[j] was compared: look the remaining ids up one by one.
+    for (let i = j; i < n; i++) {
+      const id = ids[i];
+      if (id !== null && records.doesExist(id)) throw duplicate(ts, ID_INDEX);
+    }
+  }
+  return max;
+}
+
 /** Inserts prepared rows. Inside a write transaction. Returns the ids in order. */
 export function applyInsert(ts: TableState, rows: PreparedRow[]): RecordId[] {
-  assertLive(ts);
   const n = rows.length;
-  const ids = new Array<number>(n);
-  // Phase 1: ids.
-  let maxDeclared = 0;
-  let seen: Set<number> | null = null;
+  const ids = new Array<number | null>(n);
+  const values = new Array<unknown[]>(n);
   for (let i = 0; i < n; i++) {
-    const id = rows[i].id;
-    if (id === null) continue;
-    if (seen === null) seen = new Set();
-    if (seen.has(id) || ts.records.doesExist(id)) throw duplicate(ts, ID_INDEX);
-    seen.add(id);
-    if (id > maxDeclared) maxDeclared = id;
+    ids[i] = rows[i].id;
+    values[i] = rows[i].values;
   }
+  return applyInsertValues(ts, ids, values);
+}
+
+/**
+ * Inserts completed rows given as parallel arrays: `given[i]` the supplied id or null (assign
+ * one), `values[i]` the stored values. Inside a write transaction. Returns the ids in order.
+ */
+export function applyInsertValues(ts: TableState, given: ReadonlyArray<number | null>, values: unknown[][]): RecordId[] {
+  assertLive(ts);
+  const n = given.length;
+  // Phase 1: ids.
+  const maxDeclared = checkSuppliedIds(ts, given);
   let next = ts.nextId > maxDeclared ? ts.nextId : maxDeclared + 1;
+  const ids = new Array<number>(n);
   for (let i = 0; i < n; i++) {
-    const id = rows[i].id;
+    const id = given[i];
     ids[i] = id === null ? next++ : id;
   }
-  // Phase 2: index keys and unique checks (against the store and within the batch).
+  // Phase 2: index keys (with the record id appended) and unique checks (against the store and
+  // within the batch). One scratch row serves every record: the key encoder does not keep it.
   const indexes = ts.indexes;
   let keys: Buffer[][] | null = null;
   if (indexes.length > 0) {
-    keys = indexes.map(() => new Array<Buffer>(n));
+    keys = new Array<Buffer[]>(indexes.length);
+    for (let x = 0; x < indexes.length; x++) keys[x] = new Array<Buffer>(n);
     const inBatch: Array<Set<string> | null> = indexes.map((index) => (index.def.unique && n > 1 ? new Set<string>() : null));
+    const columns = ts.def.columns;
+    const row: Row = {};
     for (let i = 0; i < n; i++) {
-      const row = rowOf(ts, ids[i], rows[i].values);
+      const id = ids[i];
+      const stored = values[i];
+      row[ID_COLUMN] = id;
+      for (let c = 1; c < columns.length; c++) row[columns[c].name] = (stored[c - 1] ?? null) as CanonicalValue;
       for (let x = 0; x < indexes.length; x++) {
         const index = indexes[x];
-        const key = encodeIndexKey(index.specs, row);
-        keys[x][i] = key;
+        const full = Buffer.allocUnsafe(index.keyLength + 8);
+        const key = encodeIndexKey(index.specs, row, full);
+        writeRecordId(full, index.keyLength, id);
+        keys[x][i] = full;
         if (index.def.unique && !hasNullSegment(index, row)) {
           const batch = inBatch[x];
           if (batch !== null) {
@@ -238,17 +349,24 @@ export function applyInsert(ts: TableState, rows: PreparedRow[]): RecordId[] {
   }
   // Phase 3: write.
   const records = ts.records;
-  for (let i = 0; i < n; i++) records.put(ids[i], rows[i].values);
+  for (let i = 0; i < n; i++) records.put(ids[i], values[i]);
   if (keys !== null) {
     for (let x = 0; x < indexes.length; x++) {
       const db = indexes[x].db;
       const k = keys[x];
-      for (let i = 0; i < n; i++) db.put(appendRecordId(k[i], ids[i]), EMPTY_VALUE);
+      for (let i = 0; i < n; i++) db.put(k[i], EMPTY_VALUE);
     }
   }
   if (next > ts.nextId) ts.nextId = next;
   if (maxDeclared >= ts.nextId) ts.nextId = maxDeclared + 1;
   return ids;
+}
+
+/** Writes `id` into the 8 bytes at `at` (as appendRecordId does after a key). */
+function writeRecordId(out: Buffer, at: number, id: number): void {
+  const hi = Math.floor(id / 4294967296);
+  out.writeUInt32BE(hi >>> 0, at);
+  out.writeUInt32BE((id - hi * 4294967296) >>> 0, at + 4);
 }
 
 /** Stored values padded to the full column list (defaults for columns added later). */

@@ -1,6 +1,8 @@
 /** The action envelope: parsing, errors, requestId, tokens, defaults (plugins/actions/envelope.ts). */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
+import { EngineError } from '../../kernel/errors';
+import { parseJsonBody } from '../../plugins/actions/envelope';
 import { admin, db, fails, login, ok, post, send, startActionServer } from './action-client';
 
 describe('actions: envelope', function () {
@@ -190,5 +192,24 @@ describe('actions: envelope', function () {
     assert.equal(response.status, 200);
     assert.equal(response.json.errorCode, 0);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+});
+
+describe('actions: parseJsonBody', function () {
+  it('parses JSON, drops __proto__ and constructor keys only when the text has them', function () {
+    assert.deepEqual(parseJsonBody(' {"a":[1,{"b":"x"}]}\n'), { a: [1, { b: 'x' }] });
+    const poisoned = parseJsonBody('{"a":1,"__proto__":{"polluted":true},"b":{"constructor":{"prototype":{}}, "c":2}}') as Record<string, any>;
+    assert.deepEqual(Object.keys(poisoned), ['a', 'b']);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.deepEqual(poisoned.b, { c: 2 });
+    // the words inside values are harmless and kept
+    assert.deepEqual(parseJsonBody('{"note":"__proto__ and constructor"}'), { note: '__proto__ and constructor' });
+  });
+
+  it('answers MALFORMED_JSON for empty or blank text and for invalid JSON', function () {
+    for (const text of ['', '   ', '\n\t\r ', '\u00a0\ufeff\u2028', 'nope', '{"a":']) {
+      assert.throws(() => parseJsonBody(text), (error: unknown) => error instanceof EngineError && error.id === 'MALFORMED_JSON', JSON.stringify(text));
+    }
+    assert.throws(() => parseJsonBody(' '), /empty/);
   });
 });

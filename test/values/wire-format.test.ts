@@ -156,6 +156,25 @@ describe('values/wire-format', () => {
       assert.equal(parseTimestamp('2024-02-30T00:00:00'), null);
       assert.equal(parseTimestamp('2024-07-11T25:00:00'), null);
     });
+    it('take text already in canonical form as it is, and check it all the same', () => {
+      const ts = '2024-07-11T21:18:01.250';
+      assert.equal(parseTimestamp(ts), ts);
+      assert.equal(parseDate('2024-02-29'), '2024-02-29');
+      assert.equal(parseTime('23:59:59.999'), '23:59:59.999');
+      assert.equal(parseTimestamp('0001-01-01T00:00:00.000'), '0001-01-01T00:00:00.000');
+      assert.equal(parseTimestamp('9999-12-31T23:59:59.999'), '9999-12-31T23:59:59.999');
+      assert.equal(parseTimestamp('2024-07-11t21:18:01.250'), ts); // not canonical: the general parser
+      for (const bad of [
+        '2023-02-29T00:00:00.000', '2024-13-01T00:00:00.000', '2024-00-10T00:00:00.000', '2024-04-31T00:00:00.000',
+        '0000-01-01T00:00:00.000', '2024-07-11T24:00:00.000', '2024-07-11T23:60:00.000', '2024-07-11T23:59:60.000',
+        '2024-07-11T2a:00:00.000', '2024/07/11T00:00:00.000', '2024-07-11T00:00:00.00x', '2024-07-11X00:00:00.000',
+      ]) {
+        assert.equal(parseTimestamp(bad), null, bad);
+      }
+      for (const bad of ['2023-02-29', '2024-1a-01', '2024-06-31', '0000-01-01']) assert.equal(parseDate(bad), null, bad);
+      for (const bad of ['24:00:00.000', '23:5x:00.000', '23:59:59,99x']) assert.equal(parseTime(bad), null, bad);
+      assert.equal(parseTime('23:59:59,999'), '23:59:59.999');
+    });
     it('decode per column type and reject wrong types', () => {
       assert.equal(decodeValue(col('date'), '07/11/2024', REST_FORMAT), '2024-07-11');
       assert.equal(decodeValue(col('date'), '2024-07-11', ISO_FORMAT), '2024-07-11');

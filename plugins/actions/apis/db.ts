@@ -118,19 +118,21 @@ function sourceRecords(call: ActionCall): { dataFormat: SourceFormat; records: u
   const source = p.sourceData as unknown[];
   const dataFormat: SourceFormat = requested === 'autoDetect' ? (Array.isArray(source[0]) ? 'arrays' : 'objects') : requested;
   if (dataFormat === 'objects') {
-    source.forEach((record, i) => {
-      if (!isPlainObject(record)) throw new EngineError('INVALID_PARAMETER', { param: `sourceData[${i}]`, reason: 'expected an object (dataFormat objects)' });
-    });
+    for (let i = 0; i < source.length; i++) {
+      if (!isPlainObject(source[i])) throw new EngineError('INVALID_PARAMETER', { param: `sourceData[${i}]`, reason: 'expected an object (dataFormat objects)' });
+    }
     return { dataFormat, records: source };
   }
   const fieldNames = p.fieldNames as string[] | undefined;
   if (!fieldNames) throw new EngineError('MISSING_PARAMETER', { param: 'fieldNames' });
-  source.forEach((record, i) => {
+  const width = fieldNames.length;
+  for (let i = 0; i < source.length; i++) {
+    const record = source[i];
     if (!Array.isArray(record)) throw new EngineError('INVALID_PARAMETER', { param: `sourceData[${i}]`, reason: 'expected an array (dataFormat arrays)' });
-    if (record.length !== fieldNames.length) {
-      throw new EngineError('INVALID_PARAMETER', { param: `sourceData[${i}]`, reason: `has ${record.length} values for ${fieldNames.length} fieldNames` });
+    if (record.length !== width) {
+      throw new EngineError('INVALID_PARAMETER', { param: `sourceData[${i}]`, reason: `has ${record.length} values for ${width} fieldNames` });
     }
-  });
+  }
   return { dataFormat, records: source, fieldNames };
 }
 
