@@ -38,6 +38,7 @@ export class Accounts {
   private readonly cache = new Map<string, { digest: Buffer; expiresAt: number }>();
   private readonly pepper = randomBytes(32);
   private adminDefault = false;
+  private changes = 0;
 
   constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number) {}
 
@@ -49,6 +50,11 @@ export class Accounts {
       await this.create(DEFAULT_ADMIN, initialAdminPassword || DEFAULT_ADMIN_PASSWORD, ['admin'], 'built-in administrator');
     }
     this.adminDefault = await verifyPassword(DEFAULT_ADMIN_PASSWORD, this.records.get(DEFAULT_ADMIN)!.passwordHash);
+  }
+
+  /** Grows with every change to any account: callers that memoize a principal compare it. */
+  get version(): number {
+    return this.changes;
   }
 
   /** true while `admin` still has the well-known password (the server then stays on loopback). */
@@ -139,6 +145,7 @@ export class Accounts {
     if (record.name === DEFAULT_ADMIN) throw new EngineError('INVALID_PARAMETER', { param: 'username', reason: 'the admin account cannot be deleted' });
     this.records.delete(record.name);
     this.cache.delete(record.name);
+    this.changes++;
     await this.store?.remove(record.name);
   }
 
@@ -167,6 +174,7 @@ export class Accounts {
   private async save(record: AccountRecord): Promise<void> {
     await this.store?.put(record.name, record);
     this.records.set(record.name, record);
+    this.changes++;
   }
 
   private principalOf(record: AccountRecord): Principal {

@@ -63,6 +63,8 @@ export interface RecordsResult {
   /** Columns of the returned values, in table order (after `select`). */
   fields: ColumnDefinition[];
   records: EncodedRecord[];
+  /** Whether the table declares `id` itself (REST shows it as a column only then). */
+  idDeclared: boolean;
 }
 
 // record.get: results in the order of `ids`; a missing id is `null` unless mustExist (RECORD_NOT_FOUND)
@@ -73,7 +75,7 @@ export interface RecordGetParams extends InTable {
   format?: FormatParam;
   transactionId?: string;
 }
-export interface RecordGetResult { fields: ColumnDefinition[]; records: Array<EncodedRecord | null> }
+export interface RecordGetResult { fields: ColumnDefinition[]; records: Array<EncodedRecord | null>; idDeclared: boolean }
 
 // record.replace (omitted columns → null/default) and record.patch (merge): by id
 export interface RecordWriteParams extends InTable {

@@ -69,12 +69,12 @@ export function registerCursorCommands(data: DataContext): void {
     handler: (p, ctx) => {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
       const direction = p.direction ?? 'forward';
-      const encoder = p.format ? new RecordEncoder(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
+      const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
       if (p.skip) entry.cursor.skip(p.skip, direction);
       const stored = entry.cursor.fetch(p.count, direction);
       const records = new Array<EncodedRecord>(stored.length);
       for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
-      return { fields: encoder.fields, records, more: !entry.cursor.exhausted };
+      return { fields: encoder.fields, records, more: !entry.cursor.exhausted, idDeclared: entry.table.idDeclared };
     },
   });
 

@@ -84,7 +84,7 @@ export interface PreparedRead {
 /** Everything a read needs, validated and decoded once (record.find and cursor.open). */
 export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: FormatParam): PreparedRead {
   const format = resolveFormat(p.format ?? baseFormat);
-  const encoder = new RecordEncoder(table, p.select, format);
+  const encoder = RecordEncoder.for(table, p.select, format);
   const index = p.index === undefined ? undefined : lower(p.index);
   const layout = keyLayout(table, index);
   const indexName = index ?? ID_INDEX;
@@ -135,7 +135,7 @@ export function registerQueryCommands(data: DataContext): void {
       const count = more ? p.limit : stored.length;
       const records = new Array<ReturnType<RecordEncoder['encode']>>(count);
       for (let i = 0; i < count; i++) records[i] = read.encoder.encode(stored[i].id, stored[i].row);
-      const result: RecordFindResult = { fields: read.encoder.fields, records, more };
+      const result: RecordFindResult = { fields: read.encoder.fields, records, more, idDeclared: table.idDeclared };
       if (p.countTotal) result.total = storage.countRecords(database, table.name);
       return result;
     },

@@ -85,7 +85,7 @@ export function registerRecordCommands(data: DataContext): void {
             records[i] = encoder.encodeStored(p.ids[i], values);
           }
         }
-        return { fields: encoder.fields, records };
+        return { fields: encoder.fields, records, idDeclared: table.idDeclared };
       }
       const rows = storage.getRecords(database, table.name, p.ids, transactionId);
       const records = new Array<EncodedRecord | null>(rows.length);
@@ -98,7 +98,7 @@ export function registerRecordCommands(data: DataContext): void {
           records[i] = encoder.encode(p.ids[i], row);
         }
       }
-      return { fields: encoder.fields, records };
+      return { fields: encoder.fields, records, idDeclared: table.idDeclared };
     },
   });
 

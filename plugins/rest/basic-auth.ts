@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import type { CommandContext } from '../../kernel/bus/command';
+import type { Principal } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
 
 export const WWW_AUTHENTICATE = 'Basic realm="engine", charset="UTF-8"';
@@ -37,26 +38,52 @@ function unauthorized(reply: FastifyReply): FastifyReply {
 }
 
 /**
- * The onRequest hook. Callback style with a synchronous path for cached credentials: most
- * requests of a client repeat the same header, and a promise per request is measurable here.
+ * What a keep-alive connection last proved: clients repeat the same header on every request, so
+ * the header string is compared instead of re-checking the password. Dropped when it expires or
+ * when any account changes (password, roles, deletion).
+ */
+interface ConnectionMemo {
+  header: string;
+  ctx: CommandContext;
+  accountsVersion: number;
+  expiresAt: number;
+}
+
+const memos = new WeakMap<object, ConnectionMemo>();
+
+/**
+ * The onRequest hook. Callback style with a synchronous path for known credentials: a promise
+ * per request is measurable here.
  */
 export function basicAuth(engine: Engine) {
+  const { accounts } = engine;
+  const memoMs = Math.min(engine.settings.credential_cache_seconds, 60) * 1000;
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-    const credentials = parseBasic(request.headers.authorization);
+    const header = request.headers.authorization;
+    const socket = request.raw.socket;
+    const memo = memos.get(socket);
+    if (memo !== undefined && memo.header === header && memo.accountsVersion === accounts.version && memo.expiresAt > Date.now()) {
+      contexts.set(request, memo.ctx);
+      done();
+      return;
+    }
+    const credentials = parseBasic(header);
     if (!credentials) {
       unauthorized(reply);
       return;
     }
-    const principal = engine.accounts.cachedPrincipal(credentials[0], credentials[1]);
-    if (principal) {
-      contexts.set(request, { principal, origin: 'rest' });
+    const accept = (principal: Principal): void => {
+      const ctx: CommandContext = { principal, origin: 'rest' };
+      contexts.set(request, ctx);
+      if (memoMs > 0) memos.set(socket, { header: header!, ctx, accountsVersion: accounts.version, expiresAt: Date.now() + memoMs });
       done();
+    };
+    const cached = accounts.cachedPrincipal(credentials[0], credentials[1]);
+    if (cached) {
+      accept(cached);
       return;
     }
-    engine.accounts.authenticate(credentials[0], credentials[1]).then((verified) => {
-      contexts.set(request, { principal: verified, origin: 'rest' });
-      done();
-    }, (error: unknown) => {
+    accounts.authenticate(credentials[0], credentials[1]).then(accept, (error: unknown) => {
       if (error instanceof EngineError && error.status === 401) unauthorized(reply);
       else done(error as Error);
     });

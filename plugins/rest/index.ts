@@ -47,6 +47,9 @@ export default definePlugin({
         },
       });
       useRestRequestParsing(rest);
+      // Response schemas document the API (OpenAPI); records have open-ended columns, where
+      // fast-json-stringify is slower than plain JSON.stringify, so serialize with the latter.
+      rest.setSerializerCompiler(() => JSON.stringify);
       rest.setErrorHandler(restErrorHandler(engine.settings.body_limit_bytes));
       rest.addHook('onRequest', basicAuth(engine));
       tableRoutes(rest, commands);

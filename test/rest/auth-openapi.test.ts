@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Agent, request as httpRequest } from 'node:http';
 import { call, startServer, type TestServer } from '../helpers/server';
 import { PREFIX, fails, ok, restClient, startRestServer, type RestClient } from './rest-client';
 
@@ -43,6 +44,31 @@ describe('REST authentication, roles, HTTPS, OpenAPI', () => {
 
     it('takes account names case-insensitively', async () => {
       ok(await rest.get('/table/main', ['ADMIN', 'ADMIN']));
+    });
+
+    it('re-checks credentials on a keep-alive connection after a password change or a role change', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const get = (user: string, password: string): Promise<number> => new Promise((resolve, reject) => {
+        const req = httpRequest(`${rest.base}/record/main/notes/1`, {
+          agent, headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+        }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+        req.on('error', reject);
+        req.end();
+      });
+      try {
+        await server.engine.accounts.create('kim', 'first', ['reader']);
+        assert.equal(await get('kim', 'first'), 200);
+        assert.equal(await get('kim', 'first'), 200);
+        await server.engine.accounts.changePassword('kim', 'second');
+        assert.equal(await get('kim', 'first'), 401);
+        assert.equal(await get('kim', 'second'), 200);
+        await server.engine.accounts.revokeRoles('kim', ['reader']);
+        assert.equal(await get('kim', 'second'), 403);
+        await server.engine.accounts.delete('kim');
+        assert.equal(await get('kim', 'second'), 401);
+      } finally {
+        agent.destroy();
+      }
     });
   });
 
