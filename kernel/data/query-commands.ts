@@ -14,7 +14,7 @@ import type { KeyBound, KeyRange, ReadOptions } from '../storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../storage/types';
 import { decodeValue, type ValueFormat } from '../values/wire-format';
 import { resolveKeySegments } from '../storage/index-keys';
-import type { FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
+import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
 import { lower, type DataContext } from './data-context';
 import { findIndex } from './index-commands';
 import { ID, RecordEncoder, atPosition, resolveFormat } from './record-codec';
@@ -128,13 +128,24 @@ export function registerQueryCommands(data: DataContext): void {
       const database = lower(p.database);
       const table = storage.getTable(database, lower(p.table));
       const read = prepareRead(table, p);
-      const stored = storage.readRecords(database, table.name, {
-        ...read.options, skip: p.skip ?? 0, limit: p.limit + 1, ...(transactionId ? { transactionId } : {}),
-      });
-      const more = stored.length > p.limit;
-      const count = more ? p.limit : stored.length;
-      const records = new Array<ReturnType<RecordEncoder['encode']>>(count);
-      for (let i = 0; i < count; i++) records[i] = read.encoder.encode(stored[i].id, stored[i].row);
+      const options: ReadOptions = read.options;
+      options.skip = p.skip ?? 0;
+      options.limit = p.limit + 1;
+      if (transactionId) options.transactionId = transactionId;
+      let records: EncodedRecord[];
+      let more: boolean;
+      if (storage.readRecordValues !== undefined) {
+        // Fast path: encoded straight from the stored values (no row object per record).
+        const stored = storage.readRecordValues(database, table.name, options);
+        more = stored.length > p.limit;
+        records = new Array<EncodedRecord>(more ? p.limit : stored.length);
+        for (let i = 0; i < records.length; i++) records[i] = read.encoder.encodeStored(stored[i].id, stored[i].values);
+      } else {
+        const stored = storage.readRecords(database, table.name, options);
+        more = stored.length > p.limit;
+        records = new Array<EncodedRecord>(more ? p.limit : stored.length);
+        for (let i = 0; i < records.length; i++) records[i] = read.encoder.encode(stored[i].id, stored[i].row);
+      }
       const result: RecordFindResult = { fields: read.encoder.fields, records, more, idDeclared: table.idDeclared };
       if (p.countTotal) result.total = storage.countRecords(database, table.name);
       return result;

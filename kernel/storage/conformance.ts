@@ -516,6 +516,27 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(ids(store.readRecords(main, 'nums', { range: { lower: { values: [5], inclusive: false }, upper: { values: [8], inclusive: true } } })), [6, 7, 8]);
       });
 
+      it('readRecordValues (when provided) returns what readRecords returns, as stored values', function () {
+        if (store.readRecordValues === undefined) this.skip(); // optional method; LMDB provides it
+        const even = parseFilter("grp == 'even'");
+        const cases: Array<Parameters<StoragePort['readRecords']>[2]> = [
+          {}, { reverse: true, skip: 3, limit: 4 }, { index: 'by_n' }, { index: 'by_n', reverse: true, skip: 2, limit: 3 },
+          { index: 'by_n', range: { lower: { values: [5], inclusive: false }, upper: { values: [8], inclusive: true } } },
+          { index: 'by_grp_n', range: { prefix: { values: ['odd'] } }, limit: 3 },
+          { index: 'by_grp_n', range: { lower: { values: ['even', 6], inclusive: true } }, reverse: true },
+          { index: 'by_word', range: { prefix: { values: ['apXX'], byteLength: 2 } } },
+          { index: 'by_n', filter: even, skip: 2, limit: 3 }, { filter: even, reverse: true, limit: 2 },
+          { index: 'by_n', limit: 0 }, { index: 'by_n', range: { lower: { values: [25], inclusive: true } } },
+        ];
+        for (const options of cases) {
+          const rows = store.readRecords(main, 'nums', options);
+          const values = store.readRecordValues!(main, 'nums', options);
+          assert.deepEqual(values.map((v) => v.id), rows.map((r) => r.id), JSON.stringify(options));
+          assert.deepEqual(values.map((v) => v.values.slice(0, 3)), rows.map((r) => [r.row.n, r.row.grp, r.row.word]), JSON.stringify(options));
+        }
+        throwsWith(() => store.readRecordValues!(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
+      });
+
       it('rejects unknown indexes and too many values', () => {
         throwsWith(() => store.readRecords(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
         throwsWith(() => store.readRecords(main, 'nums', { index: 'by_n', range: { prefix: { values: [1, 2] } } }), 'INVALID_QUERY');

@@ -79,6 +79,12 @@ export interface StoredRecord {
   row: Row;
 }
 
+/** A record as positional values (see StoragePort.getRecordValues). */
+export interface StoredValues {
+  id: RecordId;
+  values: readonly unknown[];
+}
+
 /** A positioned read over a table or index; `fetch` streams from the store (no full scans). */
 export interface RecordCursor {
   /** Reads up to `count` records moving forward (or backward) from the current position. */
@@ -179,6 +185,11 @@ export interface StoragePort {
 
   /** Index or table read; streams through a cursor and stops after skip+limit matches. */
   readRecords(database: string, table: string, options: ReadOptions): StoredRecord[];
+  /**
+   * Optional: readRecords without building row objects; each record's values are laid out as
+   * getRecordValues describes (and belong to the store the same way).
+   */
+  readRecordValues?(database: string, table: string, options: ReadOptions): StoredValues[];
   countRecords(database: string, table: string): number;
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor;
 

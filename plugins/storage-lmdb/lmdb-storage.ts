@@ -5,7 +5,7 @@
 import { EngineError } from '../../kernel/errors';
 import type {
   InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, StoragePort,
-  StoredRecord, TopicInfo, WriteOptions,
+  StoredRecord, StoredValues, TopicInfo, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
   CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, RecordId, Row, TableDefinition,
@@ -22,7 +22,7 @@ import {
 } from './integration-tables';
 import { LmdbInternalStore } from './internal-stores';
 import { LmdbCursor } from './cursors';
-import { checkCount, planScan, predicateOf, readRecords, scanStats } from './reads';
+import { checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats } from './reads';
 import {
   applyDelete, applyInsert, applyInsertValues, applyUpdate, buildIndex, completeInsertValues, decodeRow, INTEGER_TYPES,
   nowTimestamp, prepareInsertRow, type PreparedRow,
@@ -407,6 +407,12 @@ export class LmdbStorage implements StoragePort {
     // A transaction's own uncommitted writes are not merged into range reads (see docs).
     if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
     return readRecords(ts, options ?? {});
+  }
+
+  readRecordValues(database: string, table: string, options: ReadOptions): StoredValues[] {
+    const ts = this.catalog.table(database, table);
+    if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
+    return readRecordValues(ts, options ?? {});
   }
 
   countRecords(database: string, table: string): number {

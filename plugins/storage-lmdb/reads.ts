@@ -12,7 +12,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../../kernel/query/filter-eval';
-import type { KeyRange, ReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
+import type { KeyRange, ReadOptions, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
 import { encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../../kernel/storage/index-keys';
@@ -242,6 +242,57 @@ export function collect(
     if (out.length >= limit) break;
   }
   return out;
+}
+
+/**
+ * collect() without row objects (unless a filter needs one): the stored values arrays. A plain
+ * loop over the LMDB range, not the scan generator: this is the index-query hot path.
+ */
+export function collectValues(ts: TableState, plan: ScanPlan, descending: boolean, predicate: Predicate | null, skip: number, limit: number): StoredValues[] {
+  const out: StoredValues[] = [];
+  if (limit <= 0 || plan.empty) return out;
+  if (plan.index === null) {
+    for (const entry of scan(ts, plan, descending)) {
+      if (!admit(ts, entry.id, entry.values!, predicate)) continue;
+      if (skip > 0) { skip--; continue; }
+      out.push({ id: entry.id, values: entry.values! });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+  const options: { start?: Buffer; end?: Buffer; reverse?: boolean } = {};
+  if (descending) {
+    options.reverse = true;
+    if (plan.end !== null) options.start = plan.end;
+    if (plan.start !== null) options.end = plan.start;
+  } else {
+    if (plan.start !== null) options.start = plan.start;
+    if (plan.end !== null) options.end = plan.end;
+  }
+  const records = ts.records;
+  for (const key of plan.index.db.getKeys(options)) {
+    scanStats.entriesRead++;
+    if (predicate === null && skip > 0) { skip--; continue; }
+    const id = readRecordId(key as Buffer);
+    const values = records.get(id) as unknown[] | undefined;
+    if (values === undefined || !admit(ts, id, values, predicate)) continue;
+    if (skip > 0) { skip--; continue; }
+    out.push({ id, values });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+function admit(ts: TableState, id: number, values: unknown[], predicate: Predicate | null): boolean {
+  return predicate === null || predicate(decodeRow(ts, id, values));
+}
+
+/** readRecords as stored values (StoragePort.readRecordValues). */
+export function readRecordValues(ts: TableState, options: ReadOptions): StoredValues[] {
+  const plan = planScan(ts, options.index, options.range);
+  const skip = checkCount(options.skip, 'skip', 0);
+  const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
+  return collectValues(ts, plan, options.reverse === true, predicateOf(ts, options), skip, limit);
 }
 
 export function checkCount(value: number | undefined, name: string, fallback: number): number {

@@ -36,6 +36,6 @@ export function queryRoutes(fastify: FastifyInstance, commands: RestCommands): v
     if (body.select !== undefined) params.select = body.select;
     const result = await commands.run<RecordFindResult>('record.find', params, ctx);
     const showId = showsId(definition.idDeclared, body.select);
-    return { _records: result.records.map((record) => restQueryRecord(record, showId)) };
+    return { _records: result.records.map((record) => restQueryRecord(record, result.fields, showId)) };
   });
 }

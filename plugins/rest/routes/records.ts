@@ -50,7 +50,7 @@ export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): 
     const result = await commands.run<RecordGetResult>('record.get', params, contextOf(request));
     const record = result.records[0];
     if (!record) throw new EngineError('RECORD_NOT_FOUND', { id, table });
-    return restRecord(record, showsId(result.idDeclared));
+    return restRecord(record, result.fields, showsId(result.idDeclared));
   });
 
   fastify.put<{ Params: RecordParams; Body: WireRecord }>('/record/:db/:table/:id', { schema: REPLACE_RECORD }, async (request) => {
