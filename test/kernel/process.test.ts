@@ -75,6 +75,34 @@ describe('main (the server process)', function () {
     assert.equal(await proc.exit, 0);
   });
 
+  it('on SIGTERM finishes in-flight writes: every acknowledged record is there after a restart', async () => {
+    const dataDir = tempDataDir();
+    const port = await freePort();
+    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: String(port), ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","http","rest"]' };
+    const base = `http://127.0.0.1:${port}/engine/api/v1`;
+    const first = run(env);
+    await waitFor(`http://127.0.0.1:${port}/`);
+    assert.equal((await call('POST', `${base}/table/main/t`, { body: { fields: [{ name: 'n', type: 'integer' }] } })).status, 200);
+    const acknowledged: number[] = [];
+    const writes = Array.from({ length: 300 }, (_, n) => call('POST', `${base}/record/main/t`, { body: { n } })
+      .then((reply) => { if (reply.status === 200) acknowledged.push(...(reply.json._ids as number[])); }, () => undefined));
+    await new Promise((r) => setTimeout(r, 20));
+    first.child.kill('SIGTERM');
+    await Promise.all(writes);
+    assert.equal(await first.exit, 0);
+    assert.ok(acknowledged.length > 0, 'some writes were acknowledged before the stop');
+    const second = run(env);
+    try {
+      await waitFor(`http://127.0.0.1:${port}/`);
+      for (const id of acknowledged) {
+        assert.equal((await call('GET', `${base}/record/main/t/${id}`)).status, 200, `acknowledged record ${id} is missing`);
+      }
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exit;
+    }
+  });
+
   it('keeps accounts and a changed admin password across restarts, never storing the password', async () => {
     const dataDir = tempDataDir();
     const port = await freePort();
