@@ -123,9 +123,12 @@ export interface CursorFetchParams {
   cursorId: string;
   count: number;
   direction?: 'forward' | 'backward';
+  /** Move first: before the first record ('start'), after the last ('end'); default: stay. */
+  from?: 'current' | 'start' | 'end';
   skip?: number;
   format?: FormatParam;
 }
+/** `more`: another record follows in the direction of the fetch. */
 export interface CursorFetchResult extends RecordsResult { more: boolean }
 export interface CursorCloseParams { cursorId: string }
 

@@ -61,6 +61,7 @@ export function registerCursorCommands(data: DataContext): void {
         cursorId: cursorIdSchema,
         count: { type: 'integer', minimum: 1, maximum: MAX_PAGE },
         direction: { enum: ['forward', 'backward'] },
+        from: { enum: ['current', 'start', 'end'] },
         skip: { type: 'integer', minimum: 0 },
         format: formatSchema,
       },
@@ -70,11 +71,12 @@ export function registerCursorCommands(data: DataContext): void {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
       const direction = p.direction ?? 'forward';
       const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
+      if (p.from === 'start' || p.from === 'end') entry.cursor.moveTo(p.from);
       if (p.skip) entry.cursor.skip(p.skip, direction);
       const stored = entry.cursor.fetch(p.count, direction);
       const records = new Array<EncodedRecord>(stored.length);
       for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
-      return { fields: encoder.fields, records, more: !entry.cursor.exhausted, idDeclared: entry.table.idDeclared };
+      return { fields: encoder.fields, records, more: entry.cursor.hasMore(direction), idDeclared: entry.table.idDeclared };
     },
   });
 

@@ -60,9 +60,10 @@ interface Token {
 /** Deepest nesting of parentheses and negations. */
 const MAX_DEPTH = 200;
 
-const KEYWORDS: Readonly<Record<string, TokenKind>> = {
-  and: 'and', or: 'or', not: 'not', true: 'true', false: 'false', null: 'null',
-};
+// A Map, not an object literal: `constructor` or `__proto__` must read as column names.
+const KEYWORDS: ReadonlyMap<string, TokenKind> = new Map<string, TokenKind>([
+  ['and', 'and'], ['or', 'or'], ['not', 'not'], ['true', 'true'], ['false', 'false'], ['null', 'null'],
+]);
 
 function syntaxError(position: number, reason: string): EngineError {
   return new EngineError('FILTER_SYNTAX', { position, reason });
@@ -96,7 +97,7 @@ export function tokenize(text: string): Token[] {
       let j = i + 1;
       while (j < n && isIdentPart(text.charCodeAt(j))) j++;
       const word = text.slice(i, j);
-      const keyword = KEYWORDS[word.toLowerCase()];
+      const keyword = KEYWORDS.get(word.toLowerCase());
       tokens.push({ kind: keyword ?? 'ident', value: word, text: word, position });
       i = j;
       continue;

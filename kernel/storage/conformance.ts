@@ -542,6 +542,22 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         throwsWith(() => store.readRecords(main, 'nums', { index: 'by_n', range: { prefix: { values: [1, 2] } } }), 'INVALID_QUERY');
       });
 
+      it('tells whether records remain in each direction and moves to either end', () => {
+        const cursor: RecordCursor = store.openCursor(main, 'nums', { index: 'by_n' });
+        assert.equal(cursor.hasMore('backward'), false, 'a fresh cursor stands before the first record');
+        assert.equal(cursor.hasMore('forward'), true);
+        assert.deepEqual(col(cursor.fetch(2, 'backward'), 'n'), []);
+        cursor.moveTo('end');
+        assert.equal(cursor.hasMore('forward'), false);
+        assert.equal(cursor.exhausted, true);
+        assert.deepEqual(col(cursor.fetch(3, 'backward'), 'n'), [20, 19, 18]);
+        assert.equal(cursor.hasMore('forward'), true);
+        cursor.moveTo('start');
+        assert.deepEqual(col(cursor.fetch(2, 'forward'), 'n'), [1, 2]);
+        assert.equal(cursor.hasMore('backward'), true);
+        cursor.close();
+      });
+
       it('walks cursors forward, backward and skipping', () => {
         const cursor: RecordCursor = store.openCursor(main, 'nums', { index: 'by_n' });
         assert.equal(cursor.exhausted, false);
@@ -602,6 +618,30 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.equal(store.countRecords(main, 'people'), 1);
         assert.equal(store.getRecords(main, 'people', [1])[0]!.name, 'ann');
         throwsWith(() => store.rollbackTransaction(tx), 'TRANSACTION_NOT_FOUND');
+      });
+
+      it('range reads and cursors in a transaction merge its own writes in index order', async () => {
+        await people([{ name: 'bob', age: 20 }, { name: 'dee', age: 40 }, { name: 'eve', age: 50 }]);
+        await store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'name', ascending: true }] });
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'people', [{ name: 'ann', age: 10 }, { name: 'cy', age: 30 }], { transactionId: tx });
+        await store.patchRecords(main, 'people', [{ id: 3, row: { name: 'aaron' } }], { transactionId: tx });
+        await store.deleteRecords(main, 'people', [2], { transactionId: tx });
+        const names = (options: Parameters<StoragePort['readRecords']>[2]): unknown[] => col(store.readRecords(main, 'people', options), 'name');
+        assert.deepEqual(names({ index: 'by_name', transactionId: tx }), ['aaron', 'ann', 'bob', 'cy']);
+        assert.deepEqual(names({ index: 'by_name', transactionId: tx, reverse: true, skip: 1, limit: 2 }), ['bob', 'ann']);
+        assert.deepEqual(names({ index: 'by_name', transactionId: tx, range: { lower: { values: ['b'], inclusive: true } } }), ['bob', 'cy']);
+        assert.deepEqual(names({ transactionId: tx }), ['bob', 'aaron', 'ann', 'cy'], 'record-ID order');
+        assert.deepEqual(names({ index: 'by_name' }), ['bob', 'dee', 'eve'], 'others see committed data only');
+        if (store.readRecordValues !== undefined) {
+          assert.deepEqual(store.readRecordValues(main, 'people', { index: 'by_name', transactionId: tx }).map((v) => v.values[0]), ['aaron', 'ann', 'bob', 'cy']);
+        }
+        const cursor = store.openCursor(main, 'people', { index: 'by_name', transactionId: tx });
+        assert.deepEqual(col(cursor.fetch(2, 'forward'), 'name'), ['aaron', 'ann']);
+        await store.insertRecords(main, 'people', [{ name: 'bz' }], { transactionId: tx });
+        assert.deepEqual(col(cursor.fetch(5, 'forward'), 'name'), ['bob', 'bz', 'cy'], 'a cursor sees later writes of its transaction');
+        cursor.close();
+        store.rollbackTransaction(tx);
       });
 
       it('rejects unknown transaction ids', async () => {

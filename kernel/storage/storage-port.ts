@@ -93,6 +93,10 @@ export interface RecordCursor {
   skip(count: number, direction: 'forward' | 'backward'): number;
   /** true when nothing remains after the position in the cursor's direction. */
   readonly exhausted: boolean;
+  /** Whether a record follows the position in that direction. */
+  hasMore(direction: 'forward' | 'backward'): boolean;
+  /** Moves before the first record ('start') or after the last ('end'). */
+  moveTo(end: 'start' | 'end'): void;
   close(): void;
 }
 

@@ -13,6 +13,12 @@ import { decodeValue, ISO_FORMAT } from './wire-format';
 /** Column (and table) names: a letter or `_`, then up to 63 letters, digits or `_`. */
 export const COLUMN_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,63}$/i;
 
+/** Names a column cannot take, and why. */
+export const RESERVED_COLUMN_NAMES: ReadonlyMap<string, string> = new Map([
+  ['_id', 'REST query results name the record ID `_id`'],
+  ['__proto__', 'JSON bodies may not carry it'],
+]);
+
 /** Longest `length` of char/varchar/binary/varbinary (longer values belong in lvarchar/lvarbinary). */
 export const MAX_FIXED_LENGTH = 65500;
 
@@ -116,6 +122,9 @@ export function normalizeColumn(input: unknown, index: number): ColumnDefinition
     fail(`invalid name "${rawName}": use 1 to 64 letters, digits or "_", not starting with a digit`);
   }
   const name = rawName.toLowerCase();
+  if (RESERVED_COLUMN_NAMES.has(name)) {
+    fail(`"${rawName}" is reserved (${RESERVED_COLUMN_NAMES.get(name)})`);
+  }
   label = `column "${name}"`;
 
   if (raw.type === undefined || raw.type === null) fail('"type" is required');

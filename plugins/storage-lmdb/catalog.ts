@@ -6,6 +6,8 @@
  * - ['table', database, name]  → PersistedTable
  * - ['topic', topic]           → TopicInfo
  * - ['seq']                    → the last number used for a sub-database name
+ * - ['next-id', recordsDb]     → the next automatic record id of a table, written in the same
+ *                                transaction as the inserts, so deleted ids are never reissued
  *
  * In-memory changes are made inside the write-transaction callback that persists them, so the
  * writers (which run one after another) always see each other's catalog changes.
@@ -38,7 +40,17 @@ export interface TableState {
   columnPos: Map<string, number>;
   /** The next automatic record id. */
   nextId: number;
+  /** The next id as last persisted (`['next-id', dbName]`); see saveNextId. */
+  persistedNextId: number;
   dropped: boolean;
+}
+
+/** Persists `ts.nextId` when it moved past the stored value. Call inside the write transaction. */
+export function saveNextId(ts: TableState, catalog: CatalogDb): void {
+  if (ts.nextId > ts.persistedNextId) {
+    catalog.put(['next-id', ts.dbName], ts.nextId);
+    ts.persistedNextId = ts.nextId;
+  }
 }
 
 export interface PersistedTable {
@@ -165,6 +177,7 @@ export class Catalog {
     for (const index of state.indexes) index.db.dropSync();
     state.records.dropSync();
     this.db.remove(['table', def.database, def.name]);
+    this.db.remove(['next-id', state.dbName]);
     this.tables.get(def.database)?.delete(def.name);
     if (def.topic !== null) this.removeTopic(def.topic);
     state.dropped = true;
@@ -192,9 +205,10 @@ export class Catalog {
       if (!dbName) continue;
       indexes.push(this.indexState(def, index, dbName));
     }
-    let nextId = 1;
-    for (const key of records.getKeys({ reverse: true, limit: 1 })) nextId = (key as number) + 1;
-    return { def, dbName: persisted.recordsDb, records, indexes, columnPos: columnPositions(def), nextId, dropped: false };
+    const persistedNextId = (this.db.get(['next-id', persisted.recordsDb]) as number | undefined) ?? 1;
+    let nextId = persistedNextId;
+    for (const key of records.getKeys({ reverse: true, limit: 1 })) nextId = Math.max(nextId, (key as number) + 1);
+    return { def, dbName: persisted.recordsDb, records, indexes, columnPos: columnPositions(def), nextId, persistedNextId, dropped: false };
   }
 
   indexState(def: TableDefinition, index: IndexDefinition, dbName: string, db?: IndexDb): IndexState {

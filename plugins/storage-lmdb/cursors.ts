@@ -1,7 +1,7 @@
 /**
- * RecordCursor over LMDB: a position (the key of the last record returned or skipped) and a
- * plan. Each fetch re-opens an LMDB range from the position, so no read transaction stays open
- * between fetches and later commits are seen.
+ * RecordCursor over LMDB: a position (the key of the last record returned or skipped, or one of
+ * the two ends) and a plan. Each fetch re-opens an LMDB range from the position, so no read
+ * transaction stays open between fetches and later commits are seen.
  *
  * Directions are relative to the cursor's order: `forward` follows the read order (index order,
  * or its reverse when the cursor was opened with `reverse`), `backward` goes the other way. A
@@ -9,16 +9,22 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type { RecordCursor, StoredRecord } from '../../kernel/storage/storage-port';
+import type { Row } from '../../kernel/storage/types';
 import type { TableState } from './catalog';
-import { rowOfEntry, scan, type Predicate, type ScanKey, type ScanPlan } from './reads';
+import { overlayScan, rowOfEntry, type Overlay, type Predicate, type ScanEntry, type ScanKey, type ScanPlan } from './reads';
 
 type Direction = 'forward' | 'backward';
 
+/** Where the cursor stands: before the first record, after the last, or after a key. */
+type Position = { at: 'start' } | { at: 'end' } | { at: 'key'; key: ScanKey };
+
+const START: Position = Object.freeze({ at: 'start' });
+const END: Position = Object.freeze({ at: 'end' });
+
 export class LmdbCursor implements RecordCursor {
-  private position: ScanKey | undefined;
+  private position: Position = START;
   private closed = false;
   private pendingSkip: number;
-  private exhaustedCache: boolean | undefined;
 
   constructor(
     private readonly ts: TableState,
@@ -26,6 +32,8 @@ export class LmdbCursor implements RecordCursor {
     private readonly reverse: boolean,
     private readonly predicate: Predicate | null,
     initialSkip: number,
+    /** The transaction's uncommitted view of the table, when the cursor was opened in one. */
+    private readonly overlay?: () => Overlay | undefined,
   ) {
     this.pendingSkip = initialSkip;
   }
@@ -35,16 +43,11 @@ export class LmdbCursor implements RecordCursor {
     this.applyInitialSkip();
     const out: StoredRecord[] = [];
     if (!(count > 0)) return out;
-    if (direction === 'backward' && this.position === undefined) return out;
-    for (const entry of scan(this.ts, this.plan, this.descending(direction), this.position)) {
-      const row = rowOfEntry(this.ts, entry);
-      if (row === undefined) continue;
-      if (this.predicate !== null && !this.predicate(row)) continue;
-      this.position = entry.key;
+    for (const [entry, row] of this.matches(direction)) {
+      this.position = { at: 'key', key: entry.key };
       out.push({ id: entry.id, row });
       if (out.length >= count) break;
     }
-    this.exhaustedCache = undefined;
     return out;
   }
 
@@ -55,44 +58,49 @@ export class LmdbCursor implements RecordCursor {
   }
 
   get exhausted(): boolean {
-    if (this.closed || this.ts.dropped) return true;
-    if (this.plan.index !== null && !this.ts.indexes.includes(this.plan.index)) return true;
-    if (this.exhaustedCache === undefined) {
-      this.applyInitialSkip();
-      this.exhaustedCache = true;
-      for (const entry of scan(this.ts, this.plan, this.descending('forward'), this.position)) {
-        const row = this.predicate === null ? true : rowOfEntry(this.ts, entry);
-        if (row === undefined) continue;
-        if (row !== true && !this.predicate!(row)) continue;
-        this.exhaustedCache = false;
-        break;
-      }
-    }
-    return this.exhaustedCache;
+    return !this.hasMore('forward');
+  }
+
+  hasMore(direction: Direction): boolean {
+    if (this.closed || this.ts.dropped) return false;
+    if (this.plan.index !== null && !this.ts.indexes.includes(this.plan.index)) return false;
+    this.applyInitialSkip();
+    for (const _ of this.matches(direction)) return true;
+    return false;
+  }
+
+  moveTo(end: 'start' | 'end'): void {
+    this.check();
+    this.pendingSkip = 0;
+    this.position = end === 'start' ? START : END;
   }
 
   close(): void {
     this.closed = true;
   }
 
-  private descending(direction: Direction): boolean {
-    return this.reverse !== (direction === 'backward');
+  /** Matching entries (and their rows) from the position in a direction. */
+  private *matches(direction: Direction): Generator<[ScanEntry, Row]> {
+    const { position } = this;
+    const forward = direction === 'forward';
+    if ((forward && position.at === 'end') || (!forward && position.at === 'start')) return;
+    const after = position.at === 'key' ? position.key : undefined;
+    const descending = this.reverse !== !forward;
+    for (const entry of overlayScan(this.ts, this.plan, descending, this.overlay?.(), after)) {
+      const row = rowOfEntry(this.ts, entry);
+      if (row === undefined || (this.predicate !== null && !this.predicate(row))) continue;
+      yield [entry, row];
+    }
   }
 
   private move(count: number, direction: Direction): number {
     let moved = 0;
     if (!(count > 0)) return 0;
-    if (direction === 'backward' && this.position === undefined) return 0;
-    for (const entry of scan(this.ts, this.plan, this.descending(direction), this.position)) {
-      if (this.predicate !== null) {
-        const row = rowOfEntry(this.ts, entry);
-        if (row === undefined || !this.predicate(row)) continue;
-      }
-      this.position = entry.key;
+    for (const [entry] of this.matches(direction)) {
+      this.position = { at: 'key', key: entry.key };
       moved++;
       if (moved >= count) break;
     }
-    this.exhaustedCache = undefined;
     return moved;
   }
 

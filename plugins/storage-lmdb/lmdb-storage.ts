@@ -12,7 +12,7 @@ import type {
 } from '../../kernel/storage/types';
 import { normalizeColumn } from '../../kernel/values/column-types';
 import {
-  Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName,
+  Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName, saveNextId,
   type IndexState, type TableState,
 } from './catalog';
 import { LmdbEnvironment } from './environment';
@@ -177,7 +177,7 @@ export class LmdbStorage implements StoragePort {
     const recordsName = this.catalog.newDbName('r');
     const records = this.env.openRecords(recordsName);
     const indexes: IndexState[] = indexDefs.map((index) => this.catalog.indexState(def, index, this.catalog.newDbName('i')));
-    const ts: TableState = { def, dbName: recordsName, records, indexes, columnPos: columnPositions(def), nextId: 1, dropped: false };
+    const ts: TableState = { def, dbName: recordsName, records, indexes, columnPos: columnPositions(def), nextId: 1, persistedNextId: 1, dropped: false };
     await this.env.write(() => {
       let error: EngineError | null = null;
       if (!this.catalog.databases.has(def.database)) error = new EngineError('DATABASE_NOT_FOUND', { database: def.database });
@@ -308,7 +308,7 @@ export class LmdbStorage implements StoragePort {
     for (let i = 0; i < n; i++) prepared[i] = prepareInsertRow(ts, rows[i], now);
     if (options?.transactionId !== undefined) return this.transactions.insert(options.transactionId, ts, prepared);
     if (n === 0) return [];
-    return this.env.write(() => applyInsert(ts, prepared));
+    return this.env.write(() => this.persistingNextId(ts, applyInsert(ts, prepared)));
   }
 
   async insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]> {
@@ -335,7 +335,7 @@ export class LmdbStorage implements StoragePort {
       return this.transactions.insert(options.transactionId, ts, prepared);
     }
     if (n === 0) return [];
-    return this.env.write(() => applyInsertValues(ts, given, values));
+    return this.env.write(() => this.persistingNextId(ts, applyInsertValues(ts, given, values)));
   }
 
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined> {
@@ -404,14 +404,28 @@ export class LmdbStorage implements StoragePort {
 
   readRecords(database: string, table: string, options: ReadOptions): StoredRecord[] {
     const ts = this.catalog.table(database, table);
-    // A transaction's own uncommitted writes are not merged into range reads (see docs).
-    if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
-    return readRecords(ts, options ?? {});
+    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
+    return readRecords(ts, options ?? {}, overlay);
+  }
+
+  /** Inside an insert's write transaction: persists the table's next id with the rows. */
+  private persistingNextId(ts: TableState, ids: RecordId[]): RecordId[] {
+    saveNextId(ts, this.env.catalog);
+    return ids;
   }
 
   readRecordValues(database: string, table: string, options: ReadOptions): StoredValues[] {
     const ts = this.catalog.table(database, table);
-    if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
+    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
+    if (overlay !== undefined) {
+      // The transaction's own writes merged in: rows, laid out as stored values.
+      const columns = ts.def.columns;
+      return readRecords(ts, options, overlay).map(({ id, row }) => {
+        const values = new Array<unknown>(columns.length - 1);
+        for (let i = 1; i < columns.length; i++) values[i - 1] = row[columns[i].name];
+        return { id, values };
+      });
+    }
     return readRecordValues(ts, options ?? {});
   }
 
@@ -423,9 +437,18 @@ export class LmdbStorage implements StoragePort {
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor {
     const ts = this.catalog.table(database, table);
     const opts = options ?? {};
-    if (opts.transactionId !== undefined) this.transactions.assert(opts.transactionId);
+    const transactionId = opts.transactionId;
+    if (transactionId !== undefined) this.transactions.assert(transactionId);
     const plan = planScan(ts, opts.index, opts.range);
-    return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0));
+    // A cursor opened in a transaction sees its later writes too, while the transaction is open.
+    const overlay = transactionId === undefined ? undefined : () => {
+      try {
+        return this.transactions.overlayFor(transactionId, ts);
+      } catch {
+        return undefined;
+      }
+    };
+    return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0), overlay);
   }
 
   // ---- transactions --------------------------------------------------------------------------
@@ -506,7 +529,7 @@ export class LmdbStorage implements StoragePort {
     if (n === 0) return [];
     const prepared = new Array<PreparedRow>(n);
     for (let i = 0; i < n; i++) prepared[i] = messageRow(ts, messages[i]);
-    return this.env.write(() => applyInsert(ts, prepared));
+    return this.env.write(() => this.persistingNextId(ts, applyInsert(ts, prepared)));
   }
 
   readMessages(topic: string, options: MessageReadOptions): StoredRecord[] {

@@ -15,7 +15,7 @@ import { compileFilter } from '../../kernel/query/filter-eval';
 import type { KeyRange, ReadOptions, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
-import { encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../../kernel/storage/index-keys';
+import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../../kernel/storage/index-keys';
 import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */
@@ -205,6 +205,48 @@ export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after
   }
 }
 
+/** A transaction's uncommitted records of one table: id → values, or null when deleted. */
+export type Overlay = ReadonlyMap<number, unknown[] | null>;
+
+function compareKeys(a: ScanKey, b: ScanKey): number {
+  return typeof a === 'number' ? a - (b as number) : Buffer.compare(a, b as Buffer);
+}
+
+/**
+ * scan() as a transaction sees it: the committed entries minus the records the transaction
+ * changed or deleted, merged in key order with the transaction's own versions of them.
+ */
+export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean, overlay: Overlay | undefined, after?: ScanKey): Generator<ScanEntry> {
+  if (overlay === undefined) {
+    yield* scan(ts, plan, descending, after);
+    return;
+  }
+  if (plan.empty) return;
+  const pending: ScanEntry[] = [];
+  for (const [id, values] of overlay) {
+    if (values === null) continue;
+    let key: ScanKey;
+    if (plan.index === null) {
+      if ((plan.lo !== null && id < plan.lo) || (plan.hi !== null && id > plan.hi)) continue;
+      key = id;
+    } else {
+      key = appendRecordId(encodeIndexKey(plan.index.specs, decodeRow(ts, id, values)), id);
+      if ((plan.start !== null && Buffer.compare(key, plan.start) < 0) || (plan.end !== null && Buffer.compare(key, plan.end) >= 0)) continue;
+    }
+    if (after !== undefined && (descending ? compareKeys(key, after) >= 0 : compareKeys(key, after) <= 0)) continue;
+    pending.push({ key, id, values });
+  }
+  const order = descending ? -1 : 1;
+  pending.sort((a, b) => order * compareKeys(a.key, b.key));
+  let next = 0;
+  for (const entry of scan(ts, plan, descending, after)) {
+    if (overlay.has(entry.id)) continue;
+    while (next < pending.length && order * compareKeys(pending[next].key, entry.key) < 0) yield pending[next++];
+    yield entry;
+  }
+  while (next < pending.length) yield pending[next++];
+}
+
 /** The row of a scan entry (fetching the record for index scans); undefined if it vanished. */
 export function rowOfEntry(ts: TableState, entry: ScanEntry): Row | undefined {
   let values = entry.values;
@@ -222,11 +264,11 @@ export function predicateOf(ts: TableState, options: ReadOptions): Predicate | n
 /** Collects up to `limit` rows after skipping `skip` matching ones. */
 export function collect(
   ts: TableState, plan: ScanPlan, descending: boolean, predicate: Predicate | null,
-  skip: number, limit: number, after?: ScanKey,
+  skip: number, limit: number, after?: ScanKey, overlay?: Overlay,
 ): StoredRecord[] {
   const out: StoredRecord[] = [];
   if (limit <= 0) return out;
-  for (const entry of scan(ts, plan, descending, after)) {
+  for (const entry of overlayScan(ts, plan, descending, overlay, after)) {
     if (predicate === null && skip > 0) {
       skip--;
       continue;
@@ -304,10 +346,10 @@ export function checkCount(value: number | undefined, name: string, fallback: nu
 }
 
 /** readRecords: index order (or id order), then reverse, then skip, then limit. */
-export function readRecords(ts: TableState, options: ReadOptions): StoredRecord[] {
+export function readRecords(ts: TableState, options: ReadOptions, overlay?: Overlay): StoredRecord[] {
   const plan = planScan(ts, options.index, options.range);
   const predicate = predicateOf(ts, options);
   const skip = checkCount(options.skip, 'skip', 0);
   const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
-  return collect(ts, plan, options.reverse === true, predicate, skip, limit);
+  return collect(ts, plan, options.reverse === true, predicate, skip, limit, undefined, overlay);
 }

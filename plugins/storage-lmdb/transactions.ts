@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
 import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
-import { ID_INDEX, type TableState } from './catalog';
+import { ID_INDEX, saveNextId, type TableState } from './catalog';
 import type { LmdbEnvironment } from './environment';
 import { encodeIndexKey } from '../../kernel/storage/index-keys';
 import {
@@ -68,6 +68,16 @@ export class TransactionManager {
   /** Throws TRANSACTION_NOT_FOUND when the id is unknown, closed or expired. */
   assert(id: string): void {
     this.get(id);
+  }
+
+  /**
+   * The transaction's uncommitted view of a table (record id → values, or null when deleted), for
+   * range reads to merge with the committed data; undefined when it has not written the table.
+   * Throws TRANSACTION_NOT_FOUND.
+   */
+  overlayFor(id: string, ts: TableState): ReadonlyMap<number, unknown[] | null> | undefined {
+    const overlay = this.get(id).overlay.get(ts);
+    return overlay && overlay.size > 0 ? overlay : undefined;
   }
 
   private overlayOf(tx: Transaction, ts: TableState): Map<number, unknown[] | null> {
@@ -177,7 +187,10 @@ export class TransactionManager {
     if (tx.operations.length === 0) return;
     await this.env.writeAtomic(() => {
       for (const op of tx.operations) {
-        if (op.kind === 'insert') applyInsert(op.ts, op.rows);
+        if (op.kind === 'insert') {
+          applyInsert(op.ts, op.rows);
+          saveNextId(op.ts, this.env.catalog);
+        }
         else if (op.kind === 'update') applyUpdate(op.ts, op.records, op.mode, op.now);
         else applyDelete(op.ts, op.ids, op.mustExist);
       }

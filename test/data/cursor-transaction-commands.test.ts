@@ -114,7 +114,7 @@ describe('data commands: cursors and transactions', () => {
 
     it('the registry expires idle cursors', () => {
       let closed = 0;
-      const fake: RecordCursor = { fetch: () => [], skip: () => 0, exhausted: true, close: () => { closed++; } };
+      const fake: RecordCursor = { fetch: () => [], skip: () => 0, exhausted: true, hasMore: () => false, moveTo: () => undefined, close: () => { closed++; } };
       const registry = new CursorRegistry(() => 1000);
       const base = { owner: 'a', database: 'main', table: {} as any, index: undefined, cursor: fake, select: undefined, format: {} as any, fields: [], encoder: {} as any };
       const one = registry.add(base, 0);

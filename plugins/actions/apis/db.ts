@@ -18,6 +18,8 @@ import { indexMeta, shapeRecords, tableMeta } from '../record-shape';
 /** Largest `maxRecords` / `fetchRecords` of one call (page through more with a cursor). */
 export const MAX_RECORDS_PER_CALL = 100_000;
 export const DEFAULT_MAX_RECORDS = 20;
+/** getRecordsFromCursor `startFrom` (the established product's values) → cursor.fetch `from`. */
+const CURSOR_START = { currentPosition: 'current', beforeFirstRecord: 'start', afterLastRecord: 'end' } as const;
 
 // ------------------------------------------------------------------------------------- schemas
 
@@ -538,15 +540,18 @@ export const dbActions: readonly ActionDefinition[] = [
       cursorId: { type: 'string', minLength: 1 },
       fetchRecords: { type: 'integer', minimum: -MAX_RECORDS_PER_CALL, maximum: MAX_RECORDS_PER_CALL, default: DEFAULT_MAX_RECORDS },
       skipRecords: { type: 'integer', minimum: 0, default: 0 },
+      startFrom: { enum: ['currentPosition', 'beforeFirstRecord', 'afterLastRecord'], default: 'currentPosition' },
     }, ['cursorId']),
     async handler(call) {
       const p = call.params as Params;
       const fetch = p.fetchRecords as number;
+      const from = CURSOR_START[p.startFrom as keyof typeof CURSOR_START];
       if (fetch === 0) throw new EngineError('INVALID_PARAMETER', { param: 'fetchRecords', reason: 'fetch at least one record (negative numbers fetch backward)' });
       const got = await exec<CursorFetchResult>(call, 'cursor.fetch', {
         cursorId: p.cursorId,
         count: Math.abs(fetch),
         direction: fetch < 0 ? 'backward' : 'forward',
+        from,
         skip: p.skipRecords,
         format: readFormat(call.options),
       });
