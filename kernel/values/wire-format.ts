@@ -95,6 +95,14 @@ export function bytesToWire(bytes: Uint8Array, binaryFormat: BinaryFormat): stri
   return binaryFormat === 'base64' ? buffer.toString('base64') : buffer.toString('hex').toUpperCase();
 }
 
+/** A char value padded with spaces to the column length (in characters). */
+function padChar(text: string, length: number | null): string {
+  if (length === null) return text;
+  let count = 0;
+  for (const _ of text) count++;
+  return count >= length ? text : text + ' '.repeat(length - count);
+}
+
 /** Upper-case hex of a string's UTF-8 bytes (stringFormat `hex`). */
 export function stringToHex(text: string): string {
   return Buffer.from(text, 'utf8').toString('hex').toUpperCase();
@@ -677,7 +685,11 @@ export function encodeValue(column: ColumnDefinition, value: CanonicalValue, for
     case 'date': return formatDate(value as string, format.dateFormat);
     case 'time': return value as string;
     case 'timestamp': return formatTimestamp(value as string, format.dateFormat);
-    case 'char': case 'varchar': case 'lvarchar':
+    case 'char':
+      // A fixed-length char is space-padded on disk in the established product: its raw bytes in
+      // hex include the pad (spec: "pad characters included").
+      return format.stringFormat === 'hex' ? stringToHex(padChar(value as string, column.length)) : value as string;
+    case 'varchar': case 'lvarchar':
       return format.stringFormat === 'hex' ? stringToHex(value as string) : value as string;
     case 'binary': case 'varbinary': case 'lvarbinary':
       return bytesToWire(value as Uint8Array, format.binaryFormat);

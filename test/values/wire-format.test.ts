@@ -220,6 +220,8 @@ describe('values/wire-format', () => {
     it('encode as JSON strings or as hex of the UTF-8 bytes', () => {
       assert.equal(encodeValue(col('varchar'), 'hé', REST_FORMAT), 'hé');
       assert.equal(encodeValue(col('varchar'), 'hé', fmt({ stringFormat: 'hex' })), '68C3A9');
+      assert.equal(encodeValue(col('char', { length: 5 }), 'ab', fmt({ stringFormat: 'hex' })), '6162202020', 'char pads to its length');
+      assert.equal(encodeValue(col('char', { length: 5 }), 'ab', REST_FORMAT), 'ab', 'but not in JSON form');
     });
   });
 
