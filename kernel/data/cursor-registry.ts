@@ -37,8 +37,11 @@ export class CursorRegistry {
   private readonly cursors = new Map<string, CursorEntry>();
   private sweeper?: NodeJS.Timeout;
 
-  /** `idleTimeoutMs` is read on every check, so a settings change applies at once. */
-  constructor(private readonly idleTimeoutMs: () => number) {}
+  /**
+   * `idleTimeoutMs(owner)` is read on every check, so a change (server settings, the owning
+   * session's idleCursorTimeoutSeconds) applies at once.
+   */
+  constructor(private readonly idleTimeoutMs: (owner?: string) => number) {}
 
   get size(): number {
     return this.cursors.size;
@@ -91,7 +94,7 @@ export class CursorRegistry {
   }
 
   private expired(entry: CursorEntry, now: number): boolean {
-    return now - entry.lastUsedAt > this.idleTimeoutMs();
+    return now - entry.lastUsedAt > this.idleTimeoutMs(entry.owner);
   }
 
   private remove(entry: CursorEntry): void {

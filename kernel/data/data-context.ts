@@ -22,10 +22,13 @@ export function lower(name: string): string {
  * Who owns a cursor or transaction: the authToken session when there is one, else the account.
  * `ctx.sessionId` is the session's authToken (ApiSessions.onEnd hands us `session.authToken`).
  */
+/** Owner names of cursors and transactions: an api session, or an account without one. */
+export const SESSION_OWNER = 'session:';
+
 export function ownerOf(ctx: CommandContext): string {
-  return ctx.sessionId !== undefined ? `session:${ctx.sessionId}` : `account:${ctx.principal.account}`;
+  return ctx.sessionId !== undefined ? `${SESSION_OWNER}${ctx.sessionId}` : `account:${ctx.principal.account}`;
 }
 
 export function sessionOwner(authToken: string): string {
-  return `session:${authToken}`;
+  return `${SESSION_OWNER}${authToken}`;
 }

@@ -7,7 +7,7 @@ import type { StoragePort } from '../storage/storage-port';
 import { registerCursorCommands } from './cursor-commands';
 import { CursorRegistry } from './cursor-registry';
 import { registerDatabaseCommands } from './database-commands';
-import { sessionOwner, type DataContext } from './data-context';
+import { SESSION_OWNER, sessionOwner, type DataContext } from './data-context';
 import { registerIndexCommands } from './index-commands';
 import { registerQueryCommands } from './query-commands';
 import { registerRecordCommands } from './record-commands';
@@ -20,7 +20,12 @@ export function registerDataCommands(engine: Engine): DataContext {
   const data: DataContext = {
     engine,
     storage: getStorage,
-    cursors: new CursorRegistry(() => engine.settings.cursor_idle_timeout_seconds * 1000),
+    // A cursor owned by an api session lives as long as that session's idleCursorTimeoutSeconds.
+    cursors: new CursorRegistry((owner) => {
+      const token = owner?.startsWith(SESSION_OWNER) ? owner.slice(SESSION_OWNER.length) : undefined;
+      const seconds = token === undefined ? undefined : engine.apiSessions.peek(token)?.settings.idleCursorTimeoutSeconds;
+      return (seconds ?? engine.settings.cursor_idle_timeout_seconds) * 1000;
+    }),
     transactions: new TransactionRegistry(getStorage),
   };
 

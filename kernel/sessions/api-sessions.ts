@@ -15,6 +15,8 @@ export interface ApiSessionSettings {
   defaultNumberFormat: 'number' | 'string';
   defaultResponseOptions: Record<string, unknown>;
   idleConnectionTimeoutSeconds: number;
+  /** How long the session's cursors live unused. */
+  idleCursorTimeoutSeconds: number;
 }
 
 export interface ApiSession {

@@ -44,6 +44,7 @@ const SESSION_SETTINGS_PROPERTIES = {
   defaultNumberFormat: { type: 'string' },
   defaultResponseOptions: { type: ['object', 'null'] },
   idleConnectionTimeoutSeconds: { type: 'integer', minimum: 1, maximum: MAX_IDLE_SECONDS },
+  idleCursorTimeoutSeconds: { type: 'integer', minimum: 1, maximum: MAX_IDLE_SECONDS },
 } as const;
 
 export type SessionSettingsInput = Partial<Record<keyof typeof SESSION_SETTINGS_PROPERTIES, unknown>>;
@@ -69,6 +70,7 @@ export function sessionSettings(input: SessionSettingsInput, base: ApiSessionSet
     settings.defaultResponseOptions = { ...raw };
   }
   if (input.idleConnectionTimeoutSeconds !== undefined) settings.idleConnectionTimeoutSeconds = input.idleConnectionTimeoutSeconds as number;
+  if (input.idleCursorTimeoutSeconds !== undefined) settings.idleCursorTimeoutSeconds = input.idleCursorTimeoutSeconds as number;
   return settings;
 }
 
@@ -86,6 +88,7 @@ export function defaultSessionSettings(engine: Engine): ApiSessionSettings {
     defaultNumberFormat: serverOptions.numberFormat ?? s.default_number_format,
     defaultResponseOptions: {},
     idleConnectionTimeoutSeconds: s.session_idle_timeout_seconds,
+    idleCursorTimeoutSeconds: s.cursor_idle_timeout_seconds,
   };
 }
 

@@ -302,6 +302,22 @@ describe('actions: db api', function () {
       assert.equal(rest.moreRecords, false);
     });
 
+    it('cursors live as long as the session\'s idleCursorTimeoutSeconds; startFrom moves to either end', async function () {
+      const short = await login(server, 'admin', 'ADMIN', { idleCursorTimeoutSeconds: 1 });
+      const described = await ok(server, admin('describeSessions', short, {}));
+      assert.ok(JSON.stringify(described).includes('"idleCursorTimeoutSeconds":1'));
+      const opened = await ok(server, db('getRecordsByTable', short, { tableName: 'q', returnCursor: true }));
+      const first = await ok(server, db('getRecordsFromCursor', short, { cursorId: opened.cursorId, fetchRecords: 2, startFrom: 'afterLastRecord' }, objects));
+      assert.equal(first.returnedRecordCount, 0);
+      assert.equal(first.moreRecords, false);
+      const last = await ok(server, db('getRecordsFromCursor', short, { cursorId: opened.cursorId, fetchRecords: -2 }, objects));
+      assert.deepEqual(ks(last), [30, 29]);
+      const again = await ok(server, db('getRecordsFromCursor', short, { cursorId: opened.cursorId, fetchRecords: 1, startFrom: 'beforeFirstRecord' }, objects));
+      assert.deepEqual(ks(again), [1]);
+      await new Promise((resolve) => setTimeout(resolve, 1300));
+      await fails(server, db('getRecordsFromCursor', short, { cursorId: opened.cursorId, fetchRecords: 1 }), 4080);
+    });
+
     it('createIndex, listIndexes, deleteIndexes; unique indexes reject duplicates', async function () {
       const created = await ok(server, db('createIndex', token, { tableName: 'q', indexName: 'uk', unique: true, fields: [{ name: 'k' }] }));
       assert.equal(created.indexName, 'uk');

@@ -10,7 +10,7 @@ import { startData, type DataFixture } from './data-helpers';
 const SESSION_SETTINGS: ApiSessionSettings = {
   description: '', defaultApi: 'db', defaultDatabaseName: 'main', defaultOwnerName: 'admin',
   defaultBinaryFormat: 'hex', defaultVariantFormat: 'json', defaultNumberFormat: 'number',
-  defaultResponseOptions: {}, idleConnectionTimeoutSeconds: 3600,
+  defaultResponseOptions: {}, idleConnectionTimeoutSeconds: 3600, idleCursorTimeoutSeconds: 600,
 };
 
 describe('data commands: cursors and transactions', () => {

@@ -5,7 +5,7 @@ import type { EngineError } from '../../kernel/errors';
 
 const settings = (idle = 3600): ApiSessionSettings => ({
   description: '', defaultApi: 'db', defaultDatabaseName: 'main', defaultOwnerName: 'admin', defaultBinaryFormat: 'hex',
-  defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultResponseOptions: {}, idleConnectionTimeoutSeconds: idle,
+  defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultResponseOptions: {}, idleConnectionTimeoutSeconds: idle, idleCursorTimeoutSeconds: 600,
 });
 
 describe('kernel/sessions', () => {
