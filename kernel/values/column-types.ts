@@ -55,12 +55,12 @@ const AUTO_VALUES: readonly AutoValue[] = [
   'none', 'incrementOnInsert', 'timestampOnInsert', 'timestampOnUpdate', 'timestampOnUpdateAndInsert',
 ];
 /** The established product's `autoTimestamp` values, mapped to ours. */
-const AUTO_TIMESTAMP: Readonly<Record<string, AutoValue>> = {
-  none: 'none',
-  oninsert: 'timestampOnInsert',
-  onupdate: 'timestampOnUpdate',
-  onupdateandinsert: 'timestampOnUpdateAndInsert',
-};
+const AUTO_TIMESTAMP: ReadonlyMap<string, AutoValue> = new Map<string, AutoValue>([
+  ['none', 'none'],
+  ['oninsert', 'timestampOnInsert'],
+  ['onupdate', 'timestampOnUpdate'],
+  ['onupdateandinsert', 'timestampOnUpdateAndInsert'],
+]);
 
 const INTEGER_TYPES: ReadonlySet<ColumnType> = new Set<ColumnType>(['tinyint', 'smallint', 'integer', 'bigint']);
 const NUMERIC_TYPES: ReadonlySet<ColumnType> = new Set<ColumnType>([
@@ -183,7 +183,7 @@ export function normalizeColumn(input: unknown, index: number): ColumnDefinition
     }
     autoValue = raw.autoValue as AutoValue;
   } else if (raw.autoTimestamp !== undefined && raw.autoTimestamp !== null) {
-    const mapped = typeof raw.autoTimestamp === 'string' ? AUTO_TIMESTAMP[raw.autoTimestamp.toLowerCase()] : undefined;
+    const mapped = typeof raw.autoTimestamp === 'string' ? AUTO_TIMESTAMP.get(raw.autoTimestamp.toLowerCase()) : undefined;
     if (mapped === undefined) fail('"autoTimestamp" must be one of none, onInsert, onUpdate, onUpdateAndInsert');
     autoValue = mapped as AutoValue;
   }
