@@ -11,7 +11,7 @@ import { EngineError } from '../errors';
 import { compileFilter } from '../query/filter-eval';
 import { parseFilter, type FilterNode } from '../query/filter-parser';
 import type { KeyBound, KeyRange, ReadOptions } from '../storage/storage-port';
-import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../storage/types';
+import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../storage/types';
 import { decodeValue, type ValueFormat } from '../values/wire-format';
 import { resolveKeySegments } from '../storage/index-keys';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
@@ -132,19 +132,15 @@ export function registerQueryCommands(data: DataContext): void {
       options.skip = p.skip ?? 0;
       options.limit = p.limit + 1;
       if (transactionId) options.transactionId = transactionId;
-      let records: EncodedRecord[];
-      let more: boolean;
-      if (storage.readRecordValues !== undefined) {
-        // Fast path: encoded straight from the stored values (no row object per record).
-        const stored = storage.readRecordValues(database, table.name, options);
-        more = stored.length > p.limit;
-        records = new Array<EncodedRecord>(more ? p.limit : stored.length);
-        for (let i = 0; i < records.length; i++) records[i] = read.encoder.encodeStored(stored[i].id, stored[i].values);
-      } else {
-        const stored = storage.readRecords(database, table.name, options);
-        more = stored.length > p.limit;
-        records = new Array<EncodedRecord>(more ? p.limit : stored.length);
-        for (let i = 0; i < records.length; i++) records[i] = read.encoder.encode(stored[i].id, stored[i].row);
+      // Stores that offer stored values skip the row object per record (the query hot path).
+      const page: Array<{ id: number; values?: readonly unknown[]; row?: Row }> = storage.readRecordValues !== undefined
+        ? storage.readRecordValues(database, table.name, options)
+        : storage.readRecords(database, table.name, options);
+      const more = page.length > p.limit;
+      const records = new Array<EncodedRecord>(more ? p.limit : page.length);
+      for (let i = 0; i < records.length; i++) {
+        const { id, values, row } = page[i];
+        records[i] = values !== undefined ? read.encoder.encodeStored(id, values) : read.encoder.encode(id, row!);
       }
       const result: RecordFindResult = { fields: read.encoder.fields, records, more, idDeclared: table.idDeclared };
       if (p.countTotal) result.total = storage.countRecords(database, table.name);

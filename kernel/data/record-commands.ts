@@ -72,31 +72,19 @@ export function registerRecordCommands(data: DataContext): void {
       const database = lower(p.database);
       const table = storage.getTable(database, lower(p.table));
       const encoder = RecordEncoder.for(table, p.select, resolveFormat(p.format));
+      // Stores that offer stored values skip the row object per record (the GET hot path).
+      let encodeAt: (i: number) => EncodedRecord | null;
       if (storage.getRecordValues !== undefined) {
-        // Fast path: encoded straight from the stored values (no row object per record).
         const stored = storage.getRecordValues(database, table.name, p.ids, transactionId);
-        const records = new Array<EncodedRecord | null>(stored.length);
-        for (let i = 0; i < stored.length; i++) {
-          const values = stored[i];
-          if (values === undefined) {
-            if (p.mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: p.ids[i], table: table.name });
-            records[i] = null;
-          } else {
-            records[i] = encoder.encodeStored(p.ids[i], values);
-          }
-        }
-        return { fields: encoder.fields, records, idDeclared: table.idDeclared };
+        encodeAt = (i) => (stored[i] === undefined ? null : encoder.encodeStored(p.ids[i], stored[i]!));
+      } else {
+        const rows = storage.getRecords(database, table.name, p.ids, transactionId);
+        encodeAt = (i) => (rows[i] === undefined ? null : encoder.encode(p.ids[i], rows[i]!));
       }
-      const rows = storage.getRecords(database, table.name, p.ids, transactionId);
-      const records = new Array<EncodedRecord | null>(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i];
-        if (row === undefined) {
-          if (p.mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: p.ids[i], table: table.name });
-          records[i] = null;
-        } else {
-          records[i] = encoder.encode(p.ids[i], row);
-        }
+      const records = new Array<EncodedRecord | null>(p.ids.length);
+      for (let i = 0; i < records.length; i++) {
+        records[i] = encodeAt(i);
+        if (records[i] === null && p.mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: p.ids[i], table: table.name });
       }
       return { fields: encoder.fields, records, idDeclared: table.idDeclared };
     },
