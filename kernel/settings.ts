@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ajv } from './schema-validator';
+import { BUILTIN_ROLES } from './auth/roles';
 
 export interface RoleSetting {
   name: string;
@@ -86,9 +87,14 @@ export function loadSettings(sources: SettingsSources = {}): Settings {
 export function validate(candidate: Record<string, unknown>): Settings {
   if (!validateSettings(candidate)) {
     const first = validateSettings.errors![0];
-    if (first.keyword === 'additionalProperties') {
+    if (first.keyword === 'additionalProperties' && first.instancePath === '') {
       const name = (first.params as { additionalProperty: string }).additionalProperty;
       throw new SettingsError(`unknown setting "${name}" (environment variable ENGINE_${name.toUpperCase()})`);
+    }
+    if (first.keyword === 'additionalProperties') {
+      const name = first.instancePath.split('/')[1];
+      const extra = (first.params as { additionalProperty: string }).additionalProperty;
+      throw new SettingsError(`setting "${name}" has an unknown property "${extra}" at ${first.instancePath}`);
     }
     const name = first.instancePath.split('/')[1] ?? '';
     const shown = JSON.stringify(candidate[name]);
@@ -96,7 +102,21 @@ export function validate(candidate: Record<string, unknown>): Settings {
   }
   const settings = candidate as unknown as Settings;
   for (const port of PORT_SETTINGS) if ((settings[port] as unknown) === 'off') settings[port] = null;
+  checkDeclaredRoles(settings.roles);
   return settings;
+}
+
+/** Roles in the settings may not reuse a built-in role's name or each other's. */
+function checkDeclaredRoles(roles: readonly RoleSetting[]): void {
+  const seen = new Set<string>();
+  for (const role of roles) {
+    const name = role.name.toLowerCase();
+    if (BUILTIN_ROLES.some((builtin) => builtin.name === name)) {
+      throw new SettingsError(`setting "roles" declares "${role.name}", the name of a built-in role; choose another name`);
+    }
+    if (seen.has(name)) throw new SettingsError(`setting "roles" declares "${role.name}" twice`);
+    seen.add(name);
+  }
 }
 
 function describeExpected(name: string, ajvMessage: string | undefined): string {

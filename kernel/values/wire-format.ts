@@ -374,7 +374,8 @@ function invalid(column: ColumnDefinition, reason: string): EngineError {
   return new EngineError('INVALID_COLUMN_VALUE', { column: column.name, reason });
 }
 
-function describe(wire: unknown): string {
+/** A short description of a client's value for error messages (never the whole value). */
+export function describeValue(wire: unknown): string {
   if (wire === null) return 'null';
   if (Array.isArray(wire)) return 'an array';
   if (typeof wire === 'string') return wire.length > 40 ? `the string "${wire.slice(0, 40)}…"` : `the string "${wire}"`;
@@ -404,15 +405,15 @@ function decodeInteger(column: ColumnDefinition, wire: unknown): number | bigint
     let value: number;
     if (typeof wire === 'number') value = wire;
     else if (typeof wire === 'string' && INTEGER_TEXT.test(wire)) value = Number(wire);
-    else throw invalid(column, `expected an integer between ${min} and ${max}, not ${describe(wire)}`);
+    else throw invalid(column, `expected an integer between ${min} and ${max}, not ${describeValue(wire)}`);
     if (!Number.isInteger(value) || value < min || value > max) {
-      throw invalid(column, `expected an integer between ${min} and ${max}, not ${describe(wire)}`);
+      throw invalid(column, `expected an integer between ${min} and ${max}, not ${describeValue(wire)}`);
     }
     return value === 0 ? 0 : value;
   }
   const range = BIGINT_RANGE;
   if (typeof wire === 'number') {
-    if (!Number.isInteger(wire)) throw invalid(column, `expected an integer ${range}, not ${describe(wire)}`);
+    if (!Number.isInteger(wire)) throw invalid(column, `expected an integer ${range}, not ${describeValue(wire)}`);
     if (!Number.isSafeInteger(wire)) {
       throw invalid(column, `${wire} is beyond the exact range of JSON numbers (±9007199254740991); send it as a string`);
     }
@@ -424,19 +425,19 @@ function decodeInteger(column: ColumnDefinition, wire: unknown): number | bigint
   }
   if (typeof wire === 'string' && INTEGER_TEXT.test(wire)) {
     const value = BigInt(wire);
-    if (value < BIGINT_MIN || value > BIGINT_MAX) throw invalid(column, `expected an integer ${range}, not ${describe(wire)}`);
+    if (value < BIGINT_MIN || value > BIGINT_MAX) throw invalid(column, `expected an integer ${range}, not ${describeValue(wire)}`);
     const small = Number(value);
     return Number.isSafeInteger(small) ? (small === 0 ? 0 : small) : value;
   }
-  throw invalid(column, `expected an integer ${range}, not ${describe(wire)}`);
+  throw invalid(column, `expected an integer ${range}, not ${describeValue(wire)}`);
 }
 
 function decodeFloat(column: ColumnDefinition, wire: unknown): number {
   let value: number;
   if (typeof wire === 'number') value = wire;
   else if (typeof wire === 'string' && FLOAT_TEXT.test(wire)) value = Number(wire);
-  else throw invalid(column, `expected a number, not ${describe(wire)}`);
-  if (!Number.isFinite(value)) throw invalid(column, `expected a finite number, not ${describe(wire)}`);
+  else throw invalid(column, `expected a number, not ${describeValue(wire)}`);
+  if (!Number.isFinite(value)) throw invalid(column, `expected a finite number, not ${describeValue(wire)}`);
   if (column.type === 'real' && Math.abs(value) > MAX_FLOAT32) {
     throw invalid(column, `${value} is outside the range of real (±3.4028235e38)`);
   }
@@ -448,13 +449,13 @@ function decodeDecimal(column: ColumnDefinition, wire: unknown): number {
   const scale = column.scale ?? 0;
   let text: string;
   if (typeof wire === 'number') {
-    if (!Number.isFinite(wire)) throw invalid(column, `expected a finite number, not ${describe(wire)}`);
+    if (!Number.isFinite(wire)) throw invalid(column, `expected a finite number, not ${describeValue(wire)}`);
     if (Number.isInteger(wire) && Math.abs(wire) < 10 ** Math.min(15, precision - scale)) return wire === 0 ? 0 : wire;
     text = String(wire);
   } else if (typeof wire === 'string' && FLOAT_TEXT.test(wire)) {
     text = wire;
   } else {
-    throw invalid(column, `expected a number, not ${describe(wire)}`);
+    throw invalid(column, `expected a number, not ${describeValue(wire)}`);
   }
   const value = roundDecimal(text, precision, scale);
   if (value === null) {
@@ -464,7 +465,7 @@ function decodeDecimal(column: ColumnDefinition, wire: unknown): number {
 }
 
 function decodeString(column: ColumnDefinition, wire: unknown): string {
-  if (typeof wire !== 'string') throw invalid(column, `expected a string, not ${describe(wire)}`);
+  if (typeof wire !== 'string') throw invalid(column, `expected a string, not ${describeValue(wire)}`);
   if (column.type !== 'lvarchar' && column.length !== null) {
     const length = codePointLength(wire, column.length);
     if (length > column.length) {
@@ -499,9 +500,9 @@ function expectedDate(type: ColumnDefinition['type']): string {
 
 function decodeDateValue(column: ColumnDefinition, wire: unknown): string {
   const type = column.type;
-  if (typeof wire !== 'string') throw invalid(column, `expected ${expectedDate(type)}, not ${describe(wire)}`);
+  if (typeof wire !== 'string') throw invalid(column, `expected ${expectedDate(type)}, not ${describeValue(wire)}`);
   const value = type === 'date' ? parseDate(wire) : type === 'time' ? parseTime(wire) : parseTimestamp(wire);
-  if (value === null) throw invalid(column, `expected ${expectedDate(type)}, not ${describe(wire)} (or it is not a real date/time)`);
+  if (value === null) throw invalid(column, `expected ${expectedDate(type)}, not ${describeValue(wire)} (or it is not a real date/time)`);
   return value;
 }
 
@@ -509,12 +510,12 @@ function decodeBit(column: ColumnDefinition, wire: unknown): boolean {
   if (typeof wire === 'boolean') return wire;
   if (wire === 1 || wire === '1' || wire === 'true') return true;
   if (wire === 0 || wire === '0' || wire === 'false') return false;
-  throw invalid(column, `expected true or false (or 1/0), not ${describe(wire)}`);
+  throw invalid(column, `expected true or false (or 1/0), not ${describeValue(wire)}`);
 }
 
 function decodeVariantObject(column: ColumnDefinition, wire: unknown, format: ValueFormat): VariantValue | null {
   if (wire === null || typeof wire !== 'object' || Array.isArray(wire)) {
-    throw invalid(column, `expected a variant object {"schema": "${VARIANT_SCHEMA_ID}", "type", "value"}, not ${describe(wire)}`);
+    throw invalid(column, `expected a variant object {"schema": "${VARIANT_SCHEMA_ID}", "type", "value"}, not ${describeValue(wire)}`);
   }
   const object = wire as Record<string, unknown>;
   if (object.schema !== undefined && object.schema !== VARIANT_SCHEMA_ID) {
@@ -530,10 +531,11 @@ function decodeVariantObject(column: ColumnDefinition, wire: unknown, format: Va
     case 'number':
       if (value === undefined) throw invalid(column, 'variant object has no "value"');
       if (value === null) return null;
-      if (object.type === 'number' && typeof value !== 'number') throw invalid(column, `variant number expected, not ${describe(value)}`);
+      if (object.type === 'number' && typeof value !== 'number') throw invalid(column, `variant number expected, not ${describeValue(value)}`);
+      checkJson(column, value, 0);
       return { type: 'json', value: JSON.stringify(value) };
     case 'string': {
-      if (typeof value !== 'string') throw invalid(column, `variant string expected, not ${describe(value)}`);
+      if (typeof value !== 'string') throw invalid(column, `variant string expected, not ${describeValue(value)}`);
       if (encoding === 'hex' || encoding === 'base64') {
         const bytes = tryBytes(value, encoding);
         if (typeof bytes === 'string') throw invalid(column, bytes);
@@ -549,7 +551,7 @@ function decodeVariantObject(column: ColumnDefinition, wire: unknown, format: Va
       return { type: 'binary', value: bytes };
     }
     case 'boolean':
-      if (typeof value !== 'boolean') throw invalid(column, `variant boolean expected, not ${describe(value)}`);
+      if (typeof value !== 'boolean') throw invalid(column, `variant boolean expected, not ${describeValue(value)}`);
       return { type: 'boolean', value };
     default:
       throw invalid(column, 'variant object "type" must be json, string, binary or boolean');
@@ -559,7 +561,7 @@ function decodeVariantObject(column: ColumnDefinition, wire: unknown, format: Va
 function decodeVariant(column: ColumnDefinition, wire: unknown, format: ValueFormat): VariantValue | null {
   switch (format.variantFormat) {
     case 'string':
-      if (typeof wire !== 'string') throw invalid(column, `expected a string (variantFormat string), not ${describe(wire)}`);
+      if (typeof wire !== 'string') throw invalid(column, `expected a string (variantFormat string), not ${describeValue(wire)}`);
       return { type: 'string', value: wire };
     case 'binary': {
       const bytes = tryBytes(wire, format.binaryFormat);
@@ -569,6 +571,7 @@ function decodeVariant(column: ColumnDefinition, wire: unknown, format: ValueFor
     case 'variantObject':
       return decodeVariantObject(column, wire, format);
     default:
+      checkJson(column, wire, 0);
       return { type: 'json', value: JSON.stringify(wire) };
   }
 }

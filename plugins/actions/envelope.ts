@@ -4,6 +4,7 @@
  * errorCode, errorMessage}`. This is the one file that maps an EngineError to the action wire form.
  */
 import { EngineError, toEngineError } from '../../kernel/errors';
+import { jsonDepthExceeds } from '../../kernel/values/json-depth';
 
 export interface Envelope {
   api?: string;
@@ -38,11 +39,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How deep a requestId may nest (it is echoed back as given). */
+export const MAX_REQUEST_ID_DEPTH = 64;
+/** How deep a request may nest to be shown back by `debug: "max"`. */
+const MAX_DEBUG_ECHO_DEPTH = 256;
+
 export function echoOf(body: unknown): EnvelopeEcho {
   if (!isObject(body)) return { hasRequestId: false };
+  const hasRequestId = Object.prototype.hasOwnProperty.call(body, 'requestId');
+  // A requestId too deep to echo safely is not echoed (parseEnvelope refuses it).
+  const echoable = !hasRequestId || !jsonDepthExceeds(body.requestId, MAX_REQUEST_ID_DEPTH);
   return {
-    hasRequestId: Object.prototype.hasOwnProperty.call(body, 'requestId'),
-    requestId: body.requestId,
+    hasRequestId: hasRequestId && echoable,
+    requestId: echoable ? body.requestId : undefined,
     authToken: typeof body.authToken === 'string' ? body.authToken : undefined,
   };
 }
@@ -59,6 +68,9 @@ export function parseEnvelope(body: unknown): Envelope {
   if (!isObject(body)) throw new EngineError('INVALID_PARAMETER', { param: 'request', reason: 'the request body must be a JSON object' });
   if (body.action === undefined || body.action === null || body.action === '') throw new EngineError('MISSING_PARAMETER', { param: 'action' });
   if (typeof body.action !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'action', reason: 'expected a string' });
+  if (jsonDepthExceeds(body.requestId, MAX_REQUEST_ID_DEPTH)) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'requestId', reason: `nested deeper than ${MAX_REQUEST_ID_DEPTH} levels` });
+  }
   let params: Record<string, unknown> = {};
   if (body.params !== undefined && body.params !== null) {
     if (!isObject(body.params)) throw new EngineError('INVALID_PARAMETER', { param: 'params', reason: 'expected an object' });
@@ -140,6 +152,7 @@ export function applyOmit(response: ActionResponse, omit: readonly string[]): Re
 
 /** The request as `debug: "max"` shows it back, with secrets hidden. */
 export function redactedRequest(body: unknown): unknown {
+  if (jsonDepthExceeds(body, MAX_DEBUG_ECHO_DEPTH)) return `(not shown: nested deeper than ${MAX_DEBUG_ECHO_DEPTH} levels)`;
   if (!isObject(body)) return body;
   const copy: Record<string, unknown> = { ...body };
   if (typeof copy.authToken === 'string') copy.authToken = '********';

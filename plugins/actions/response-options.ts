@@ -12,6 +12,7 @@
  * `null` (and `dataFormat: "default"`) count as "not set here". includeFields/excludeFields are one
  * unit (the first level naming either wins), and so are includePaths/excludePaths.
  */
+import { describeValue } from '../../kernel/values/wire-format';
 import { EngineError } from '../../kernel/errors';
 import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../../kernel/values/wire-format';
 
@@ -75,7 +76,7 @@ export function enumValue<T extends string>(value: unknown, allowed: readonly T[
     const lower = value.toLowerCase();
     for (const candidate of allowed) if (candidate.toLowerCase() === lower) return candidate;
   }
-  throw new EngineError('INVALID_PARAMETER', { param, reason: `expected one of ${allowed.map((a) => `"${a}"`).join(', ')}, not ${JSON.stringify(value) ?? String(value)}` });
+  throw new EngineError('INVALID_PARAMETER', { param, reason: `expected one of ${allowed.map((a) => `"${a}"`).join(', ')}, not ${describeValue(value)}` });
 }
 
 function stringList(value: unknown, param: string): string[] {

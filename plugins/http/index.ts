@@ -20,12 +20,39 @@ export default definePlugin({
   async register(engine) {
     const { settings } = engine;
     let handler: Handler | undefined;
-    const plainServer = createHttpServer((req, res) => handler!(req, res));
+    // Once stopping, every response closes its connection, so keep-alive clients cannot keep the
+    // process alive (they reconnect elsewhere).
+    let stopping = false;
+    const serve: Handler = (req, res) => {
+      if (stopping) res.shouldKeepAlive = false;
+      handler!(req, res);
+    };
+    const plainServer = createHttpServer(serve);
     const fastify = Fastify({
       loggerInstance: engine.log.child({ plugin: 'http' }),
       logController: new LogController({ disableRequestLogging: true }),
       // One shared logger instead of a pino child per request: measurable on small requests.
       childLoggerFactory: (logger) => logger,
+      // Malformed URLs, overlong path segments and broken requests answer in the engine's error
+      // shape too, not fastify's.
+      frameworkErrors: (error, _request, reply) => {
+        const engineError = new EngineError('INVALID_PARAMETER', { param: 'url', reason: `the URL is not valid (${error.message})` });
+        void (reply as unknown as { code(status: number): { send(body: unknown): void } }).code(400).send({ errorCode: engineError.code, errorMessage: engineError.message });
+      },
+      routerOptions: {
+        maxParamLength: MAX_PATH_SEGMENT,
+        onMaxParamLength: (_path: string, _req: IncomingMessage, res: ServerResponse) => {
+          const engineError = new EngineError('INVALID_PARAMETER', { param: 'url', reason: `a path segment is longer than ${MAX_PATH_SEGMENT} characters` });
+          sendRaw(res, 414, engineError);
+        },
+      },
+      clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+        if (error.code === 'ECONNRESET' || !socket.writable) return;
+        const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+        const engineError = new EngineError('INVALID_PARAMETER', { param: tooLarge ? 'headers' : 'request', reason: tooLarge ? 'the request line and headers are too large' : 'the request is not valid HTTP' });
+        const body = JSON.stringify({ errorCode: engineError.code, errorMessage: engineError.message });
+        socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      },
       bodyLimit: settings.body_limit_bytes,
       serverFactory: (fastifyHandler) => {
         handler = fastifyHandler;
@@ -37,7 +64,7 @@ export default definePlugin({
       dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file,
     });
     if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
-    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => handler!(req, res)) : undefined;
+    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, serve) : undefined;
 
     fastify.setErrorHandler((error, request, reply) => {
       const engineError = httpError(error, settings.body_limit_bytes);
@@ -45,7 +72,8 @@ export default definePlugin({
       void reply.code(engineError.status).send({ errorCode: engineError.code, errorMessage: engineError.message });
     });
     fastify.setNotFoundHandler((request, reply) => {
-      const error = new EngineError('ROUTE_NOT_FOUND', { method: request.method, url: request.url });
+      const url = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url;
+      const error = new EngineError('ROUTE_NOT_FOUND', { method: request.method, url });
       void reply.code(error.status).send({ errorCode: error.code, errorMessage: error.message });
     });
     fastify.get('/', async () => ({
@@ -66,11 +94,21 @@ export default definePlugin({
       engine.log.info({ ...urls }, 'listening');
     });
     engine.onClose(async () => {
+      stopping = true;
       await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
       await fastify.close();
     });
   },
 });
+
+/** Longest path segment routed (names are at most 64 bytes; longer ones get a clear 400 from the route). */
+const MAX_PATH_SEGMENT = 1024;
+
+function sendRaw(res: ServerResponse, status: number, error: EngineError): void {
+  const body = JSON.stringify({ errorCode: error.code, errorMessage: error.message });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
 
 function listeningHost(configured: string | null, adminDefault: boolean, log: { warn(msg: string): void }): string {
   if (configured) {
@@ -102,10 +140,17 @@ function listen(server: Server, port: number, host: string, scheme: string): Pro
   });
 }
 
+/** In-flight requests get this long to finish before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 3000;
+
 function stop(server: Server): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

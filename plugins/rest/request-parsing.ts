@@ -5,6 +5,7 @@
  * (a string "5" stays a string, and the column type decides).
  */
 import Ajv from 'ajv';
+import { EngineError } from '../../kernel/errors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const paramsAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
@@ -20,9 +21,27 @@ export function useRestRequestParsing(fastify: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    json(request, text, done);
+    json(request, text, (error, parsed) => {
+      if (error && hasPoisonKey(text)) {
+        // Valid JSON, refused on purpose (prototype poisoning): say so instead of "not valid JSON".
+        done(new EngineError('INVALID_PARAMETER', { param: 'body', reason: 'keys named "__proto__" (or "constructor" with "prototype") are not accepted' }));
+        return;
+      }
+      done(error, parsed);
+    });
   };
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parse);
   fastify.addContentTypeParser('*', { parseAs: 'string' }, parse);
+}
+
+/** Whether a body that failed to parse did so because it is valid JSON with a poisoning key. */
+function hasPoisonKey(text: string): boolean {
+  if (text.indexOf('__proto__') === -1 && text.indexOf('prototype') === -1) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -72,3 +72,22 @@ describe('kernel/settings', () => {
     assert.throws(() => loadSettings({ argv: ['--config', join(dir, 'missing.json')], env: {} }), /missing\.json/);
   });
 });
+
+describe('kernel/settings: declared roles and nested properties', () => {
+  const withRoles = (roles: unknown): (() => unknown) => () => {
+    const dir = tempDataDir('settings');
+    const file = join(dir, 'roles.json');
+    writeFileSync(file, JSON.stringify({ roles }));
+    return loadSettings({ argv: ['--config', file], env: {} });
+  };
+
+  it('refuses a role that reuses a built-in name or is declared twice', () => {
+    assert.throws(withRoles([{ name: 'Admin', grants: [] }]), /"Admin", the name of a built-in role/);
+    assert.throws(withRoles([{ name: 'reader', grants: [] }]), /built-in role/);
+    assert.throws(withRoles([{ name: 'x', grants: [] }, { name: 'X', grants: [] }]), /"X" twice/);
+  });
+
+  it('names the setting when a property inside it is unknown', () => {
+    assert.throws(withRoles([{ name: 'x', grants: [], grnts: [] }]), /setting "roles" has an unknown property "grnts" at \/roles\/0/);
+  });
+});

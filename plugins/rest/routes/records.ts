@@ -14,6 +14,7 @@ import type {
   RecordWriteParams, WireRecord,
 } from '../../../kernel/data/command-types';
 import { EngineError } from '../../../kernel/errors';
+import { describeValue } from '../../../kernel/values/wire-format';
 import { contextOf } from '../basic-auth';
 import { FORMAT, type RestCommands } from '../rest-commands';
 import { restRecord, showsId } from '../rest-values';
@@ -27,12 +28,23 @@ function columnsOf(body: WireRecord, id: number, where: string): WireRecord {
   if (!('_id' in body)) return body;
   const { _id: given, ...columns } = body;
   if (given !== id) {
-    throw new EngineError('INVALID_PARAMETER', { param: `${where}_id`, reason: `${JSON.stringify(given)} is not the record ID of the path (${id})` });
+    throw new EngineError('INVALID_PARAMETER', { param: `${where}_id`, reason: `${describeValue(given)} is not the record ID of the path (${id})` });
   }
   return columns;
 }
 
+/** Record ids in paths are plain decimal digits: `0x1`, `1e0` or ` 1` are not ids (ajv would coerce them). */
+const DECIMAL_ID = /^[0-9]{1,16}$/;
+
 export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): void {
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    const raw = (request.params as { id?: unknown }).id;
+    if (typeof raw === 'string' && !DECIMAL_ID.test(raw)) {
+      done(new EngineError('INVALID_PARAMETER', { param: 'id', reason: 'a record ID is a positive integer written in decimal digits' }));
+      return;
+    }
+    done();
+  });
   fastify.post<{ Params: TableParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table', { schema: CREATE_RECORDS }, async (request) => {
     const params: RecordInsertParams = {
       database: request.params.db,
