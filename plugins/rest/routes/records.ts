@@ -8,7 +8,7 @@
  *   naming its record with `_id` (default: the record of the path); all or nothing.
  * - An `_id` in a PUT/PATCH object must be the path's id (round-tripped query results) and is dropped.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
   RecordDeleteParams, RecordGetParams, RecordGetResult, RecordInsertParams, RecordInsertResult,
   RecordWriteParams, WireRecord,
@@ -36,15 +36,17 @@ function columnsOf(body: WireRecord, id: number, where: string): WireRecord {
 /** Record ids in paths are plain decimal digits: `0x1`, `1e0` or ` 1` are not ids (ajv would coerce them). */
 const DECIMAL_ID = /^[0-9]{1,16}$/;
 
+/** preValidation of the routes with an `{id}`: runs before ajv coerces the text to a number. */
+function decimalId(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const raw = (request.params as { id?: unknown }).id;
+  if (typeof raw === 'string' && !DECIMAL_ID.test(raw)) {
+    done(new EngineError('INVALID_PARAMETER', { param: 'id', reason: 'a record ID is a positive integer written in decimal digits' }));
+    return;
+  }
+  done();
+}
+
 export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): void {
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    const raw = (request.params as { id?: unknown }).id;
-    if (typeof raw === 'string' && !DECIMAL_ID.test(raw)) {
-      done(new EngineError('INVALID_PARAMETER', { param: 'id', reason: 'a record ID is a positive integer written in decimal digits' }));
-      return;
-    }
-    done();
-  });
   fastify.post<{ Params: TableParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table', { schema: CREATE_RECORDS }, async (request) => {
     const params: RecordInsertParams = {
       database: request.params.db,
@@ -56,7 +58,7 @@ export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): 
     return { _ids: result.ids };
   });
 
-  fastify.get<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: GET_RECORD }, async (request) => {
+  fastify.get<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: GET_RECORD, preValidation: decimalId }, async (request) => {
     const { db, table, id } = request.params;
     const params: RecordGetParams = { database: db, table, ids: [id], mustExist: true, format: FORMAT };
     const result = await commands.run<RecordGetResult>('record.get', params, contextOf(request));
@@ -65,7 +67,7 @@ export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): 
     return restRecord(record, result.fields, showsId(result.idDeclared));
   });
 
-  fastify.put<{ Params: RecordParams; Body: WireRecord }>('/record/:db/:table/:id', { schema: REPLACE_RECORD }, async (request) => {
+  fastify.put<{ Params: RecordParams; Body: WireRecord }>('/record/:db/:table/:id', { schema: REPLACE_RECORD, preValidation: decimalId }, async (request) => {
     const { db, table, id } = request.params;
     const params: RecordWriteParams = {
       database: db, table, records: [{ id, values: columnsOf(request.body, id, '') }], format: FORMAT,
@@ -74,7 +76,7 @@ export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): 
     return {};
   });
 
-  fastify.patch<{ Params: RecordParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table/:id', { schema: PATCH_RECORD }, async (request) => {
+  fastify.patch<{ Params: RecordParams; Body: WireRecord | WireRecord[] }>('/record/:db/:table/:id', { schema: PATCH_RECORD, preValidation: decimalId }, async (request) => {
     const { db, table, id } = request.params;
     const records = Array.isArray(request.body)
       ? request.body.map((element, i) => {
@@ -87,7 +89,7 @@ export function recordRoutes(fastify: FastifyInstance, commands: RestCommands): 
     return {};
   });
 
-  fastify.delete<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: DELETE_RECORD }, async (request) => {
+  fastify.delete<{ Params: RecordParams }>('/record/:db/:table/:id', { schema: DELETE_RECORD, preValidation: decimalId }, async (request) => {
     const { db, table, id } = request.params;
     const params: RecordDeleteParams = { database: db, table, ids: [id], mustExist: true };
     await commands.run('record.delete', params, contextOf(request));
