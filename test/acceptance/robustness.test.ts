@@ -11,9 +11,8 @@
  * Every answer is checked; after every failed write the scratch table must be unchanged, and after
  * every batch the seeded data must read back exactly and `GET /` must answer.
  *
- * Violations whose signature matches a bug recorded in the "known bugs" block are counted and
- * printed but do not fail the fuzz tests (each has its own failing reproduction test below); any
- * other violation fails the batch with its exact request and response.
+ * Any violation fails the batch with its exact request and response. The bugs this suite found
+ * are fixed; their minimal reproductions stay below as regression tests ("fixed bugs").
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
@@ -208,15 +207,11 @@ function snippet(value: string | Buffer | undefined, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text;
 }
 
-/** Known bugs, each with its failing reproduction test in the "known bugs" block. */
-function knownBug(reply: Reply, body: string | Buffer | undefined, action: boolean): string | undefined {
-  if (reply.json && typeof reply.json.code === 'string' && reply.json.code.startsWith('FST_')) return 'BUG-2 framework error bypasses {errorCode, errorMessage}';
-  if (reply.status === 431 && reply.json && reply.json.errorCode === undefined) return 'BUG-2 framework error bypasses {errorCode, errorMessage}';
-  if (reply.json?.errorCode === 12001 && /Maximum call stack size exceeded/.test(String(reply.json.errorMessage))) {
-    const text = body === undefined ? '' : Buffer.isBuffer(body) ? body.toString('latin1') : body;
-    if (/"v":(\[\[\[\[\[\[\[\[|\{"a":\{"a":\{"a":)/.test(text)) return 'BUG-1 variant value nested 5,000 deep overflows the stack (12001)';
-    if (action && (text.includes('[[[[[[[[[[') || text.includes('{"a":{"a":{"a":'))) return 'BUG-4 action envelope with a value nested 5,000 deep (requestId / debug / format option) → 12001, HTTP 500';
-  }
+/**
+ * Known bugs the fuzz may tolerate while their reproduction test (block "fixed bugs") is open.
+ * Every bug found so far is fixed, so none is tolerated: any such violation fails its batch.
+ */
+function knownBug(_reply: Reply, _body: string | Buffer | undefined, _action: boolean): string | undefined {
   return undefined;
 }
 
@@ -856,9 +851,9 @@ describe('robustness: targeted regressions (passing properties)', function () {
   });
 });
 
-// ------------------------------------------------------------------------------------- known bugs
+// ------------------------------------------------------------------------------------- fixed bugs
 
-describe('robustness: known bugs (minimal reproductions; these fail until fixed)', function () {
+describe('robustness: fixed bugs (minimal reproductions kept as regression tests; titles say what used to go wrong)', function () {
   this.timeout(60_000);
   before(async () => {
     server = await startServer();
