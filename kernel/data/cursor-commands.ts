@@ -8,7 +8,7 @@
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
 } from './command-types';
-import { lower, ownerOf, type DataContext } from './data-context';
+import { ownerOf, tableCall, tableResource, type DataContext } from './data-context';
 import { RecordEncoder, resolveFormat } from './record-codec';
 import { prepareRead } from './query-commands';
 import { MAX_PAGE, formatSchema, inTable, readProperties } from './schemas';
@@ -22,12 +22,9 @@ export function registerCursorCommands(data: DataContext): void {
     name: 'cursor.open',
     summary: 'Open a cursor over a read like record.find (without limit); fetch pages with cursor.fetch.',
     params: inTable(readProperties),
-    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    resource: tableResource,
     handler: (p, ctx) => {
-      const transactionId = data.transactions.check(ctx, p.transactionId);
-      const storage = data.storage();
-      const database = lower(p.database);
-      const table = storage.getTable(database, lower(p.table));
+      const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const read = prepareRead(table, p);
       const cursor = storage.openCursor(database, table.name, { ...read.options, ...(transactionId ? { transactionId } : {}) });
       try {

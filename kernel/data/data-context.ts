@@ -1,5 +1,6 @@
 /** What the data command handlers share: the engine, storage (resolved lazily), cursors, transactions. */
-import type { CommandContext } from '../bus/command';
+import type { CommandContext, Resource } from '../bus/command';
+import type { TableDefinition } from '../storage/types';
 import type { Engine } from '../engine';
 import type { StoragePort } from '../storage/storage-port';
 import type { CursorRegistry } from './cursor-registry';
@@ -16,6 +17,27 @@ export interface DataContext {
 /** Names of databases, tables, indexes and columns are case-insensitive; storage gets lower case. */
 export function lower(name: string): string {
   return name.toLowerCase();
+}
+
+/** The resource of a command on one table (what roles are checked against). */
+export function tableResource(p: { database: string; table: string }): Resource {
+  return { kind: 'table', database: lower(p.database), table: lower(p.table) };
+}
+
+/** What every handler on one table starts from. */
+export interface TableCall {
+  storage: StoragePort;
+  database: string;
+  table: TableDefinition;
+  /** The caller's own open transaction, when the params name one (checked). */
+  transactionId: string | undefined;
+}
+
+export function tableCall(data: DataContext, ctx: CommandContext, p: { database: string; table: string; transactionId?: string }): TableCall {
+  const transactionId = data.transactions.check(ctx, p.transactionId);
+  const storage = data.storage();
+  const database = lower(p.database);
+  return { storage, database, table: storage.getTable(database, lower(p.table)), transactionId };
 }
 
 /**

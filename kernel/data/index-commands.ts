@@ -4,7 +4,7 @@ import type { IndexDefinition, IndexSegment, TableDefinition } from '../storage/
 import type {
   IndexCreateParams, IndexDeleteParams, IndexGetParams, IndexListParams, IndexListResult, IndexResult,
 } from './command-types';
-import { lower, type DataContext } from './data-context';
+import { lower, tableResource, type DataContext } from './data-context';
 import { inTable, nameSchema, namesSchema } from './schemas';
 
 export interface IndexDeleteResult { indexes: string[] }
@@ -31,8 +31,6 @@ const segmentSchema = {
 
 export function registerIndexCommands(data: DataContext): void {
   const { bus } = data.engine;
-  const tableResource = (p: { database: string; table: string }) =>
-    ({ kind: 'table' as const, database: lower(p.database), table: lower(p.table) });
 
   bus.register<IndexCreateParams, IndexResult>({
     name: 'index.create',

@@ -15,7 +15,7 @@ import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefin
 import { decodeValue, type ValueFormat } from '../values/wire-format';
 import { resolveKeySegments } from '../storage/index-keys';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
-import { lower, type DataContext } from './data-context';
+import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { findIndex } from './index-commands';
 import { ID, RecordEncoder, atPosition, resolveFormat } from './record-codec';
 import { MAX_PAGE, inTable, readProperties } from './schemas';
@@ -121,12 +121,9 @@ export function registerQueryCommands(data: DataContext): void {
     name: 'record.find',
     summary: 'A page of records through an index (or record-ID order): bounds, prefix, filter, reverse, skip, limit.',
     params: inTable({ ...readProperties, limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE } }, ['limit']),
-    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    resource: tableResource,
     handler: (p, ctx) => {
-      const transactionId = data.transactions.check(ctx, p.transactionId);
-      const storage = data.storage();
-      const database = lower(p.database);
-      const table = storage.getTable(database, lower(p.table));
+      const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const read = prepareRead(table, p);
       const options: ReadOptions = read.options;
       options.skip = p.skip ?? 0;

@@ -5,7 +5,7 @@ import type {
   EncodedRecord, RecordDeleteParams, RecordDeleteResult, RecordGetParams, RecordGetResult,
   RecordInsertParams, RecordInsertResult, RecordWriteParams,
 } from './command-types';
-import { lower, type DataContext } from './data-context';
+import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { RecordDecoder, RecordEncoder, atPosition, resolveFormat, type DecodeMode } from './record-codec';
 import {
   columnNamesSchema, formatSchema, idsSchema, inTable, recordIdSchema, transactionIdSchema,
@@ -25,8 +25,6 @@ const writeRecordsSchema = {
 
 export function registerRecordCommands(data: DataContext): void {
   const { bus } = data.engine;
-  const tableResource = (p: { database: string; table: string }) =>
-    ({ kind: 'table' as const, database: lower(p.database), table: lower(p.table) });
 
   bus.register<RecordInsertParams, RecordInsertResult>({
     name: 'record.insert',
@@ -39,10 +37,7 @@ export function registerRecordCommands(data: DataContext): void {
     }, ['records']),
     resource: tableResource,
     handler: async (p, ctx) => {
-      const transactionId = data.transactions.check(ctx, p.transactionId);
-      const storage = data.storage();
-      const database = lower(p.database);
-      const table = storage.getTable(database, lower(p.table));
+      const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const decoder = RecordDecoder.for(table, resolveFormat(p.format), 'insert');
       if (storage.insertValues !== undefined) {
         // Fast path: values decoded straight into the stored column order, checked once.
@@ -67,10 +62,7 @@ export function registerRecordCommands(data: DataContext): void {
     }, ['ids']),
     resource: tableResource,
     handler: (p, ctx) => {
-      const transactionId = data.transactions.check(ctx, p.transactionId);
-      const storage = data.storage();
-      const database = lower(p.database);
-      const table = storage.getTable(database, lower(p.table));
+      const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const encoder = RecordEncoder.for(table, p.select, resolveFormat(p.format));
       // Stores that offer stored values skip the row object per record (the GET hot path).
       let encodeAt: (i: number) => EncodedRecord | null;
@@ -97,10 +89,7 @@ export function registerRecordCommands(data: DataContext): void {
       params: inTable({ records: writeRecordsSchema, format: formatSchema, transactionId: transactionIdSchema }, ['records']),
       resource: tableResource,
       handler: async (p, ctx) => {
-        const transactionId = data.transactions.check(ctx, p.transactionId);
-        const storage = data.storage();
-        const database = lower(p.database);
-        const table = storage.getTable(database, lower(p.table));
+        const { storage, database, table, transactionId } = tableCall(data, ctx, p);
         const decoder = RecordDecoder.for(table, resolveFormat(p.format), mode);
         const records: StoredRecord[] = new Array<StoredRecord>(p.records.length);
         for (let i = 0; i < p.records.length; i++) {

@@ -8,7 +8,7 @@ import type {
   TableAlterParams, TableCreateParams, TableDeleteParams, TableDescribeParams, TableDescribeResult,
   TableListParams, TableListResult, TableResult,
 } from './command-types';
-import { lower, type DataContext } from './data-context';
+import { lower, tableResource, type DataContext } from './data-context';
 import { resolveFormat } from './record-codec';
 import { databaseParams, formatSchema, inTable, nameSchema, namesSchema } from './schemas';
 
@@ -67,7 +67,7 @@ export function registerTableCommands(data: DataContext): void {
     name: 'table.create',
     summary: 'Create a table from raw column objects.',
     params: inTable({ fields: { type: 'array' }, format: formatSchema }, ['fields']),
-    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    resource: tableResource,
     handler: async (p) => {
       const columns = normalizeColumns(p.fields, resolveFormat(p.format));
       const table = await data.storage().createTable(lower(p.database), lower(p.table), columns);
@@ -124,7 +124,7 @@ export function registerTableCommands(data: DataContext): void {
     name: 'table.alter',
     summary: 'Add columns to a table.',
     params: inTable({ addFields: { type: 'array', minItems: 1 }, format: formatSchema }, ['addFields']),
-    resource: (p) => ({ kind: 'table', database: lower(p.database), table: lower(p.table) }),
+    resource: tableResource,
     handler: async (p) => {
       const storage = data.storage();
       const database = lower(p.database);
