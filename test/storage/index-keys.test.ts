@@ -227,14 +227,17 @@ describe('storage/index-keys', () => {
       assert.equal(key.buffer, target.buffer);
     });
 
-    it('is fast', () => {
+    it('encodes into a reused target without allocating a new key', () => {
+      // (speed is the benchmarks' business; this checks the no-allocation path gives the same bytes)
       const specs = resolveKeySegments(table, [{ name: 'i', ascending: true }, { name: 'vc', ascending: false }, { name: 'ts', ascending: true }]);
       const row: Row = { i: 5, vc: 'hello', ts: '2024-07-11T21:18:01.000' };
       const target = Buffer.alloc(keyLength(specs));
-      const started = process.hrtime.bigint();
-      for (let n = 0; n < 100_000; n++) encodeIndexKey(specs, row, target);
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      assert.ok(ms < 1000, `100k keys took ${ms} ms`);
+      const expected = encodeIndexKey(specs, row);
+      for (let n = 0; n < 1_000; n++) {
+        const key = encodeIndexKey(specs, row, target);
+        assert.equal(key.buffer, target.buffer);
+        assert.ok(key.equals(expected));
+      }
     });
   });
 
