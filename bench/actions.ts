@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import {
-  benchRounds, benchSeconds, engineEnv, median, formatNumber, formatRatio, freePort, httpOk, log, measure, profileArgs, removeTempDir,
+  intEnv, benchRounds, benchSeconds, engineEnv, median, formatNumber, formatRatio, freePort, httpOk, log, measure, profileArgs, removeTempDir,
   runChildJson, startChild, table, tempDir, type LoadResult,
 } from './load';
 import type { RawResult } from './raw-lmdb';
@@ -25,11 +25,6 @@ export interface ActionsReport {
   rounds: number;
   batch: number;
   connections: number;
-}
-
-function intEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 async function action(url: string, api: string, name: string, params: Record<string, unknown>, authToken?: string): Promise<any> {

@@ -47,6 +47,12 @@ const autocannon = require('autocannon') as (options: AutocannonOptions) => Prom
 
 export const HOST = '127.0.0.1';
 
+/** A positive integer from the environment, or `fallback`. */
+export function intEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
 /** Seconds per measurement: env BENCH_SECONDS (default 5). */
 export function benchSeconds(): number {
   const value = Number(process.env.BENCH_SECONDS ?? 5);

@@ -15,7 +15,7 @@
  */
 import { join } from 'node:path';
 import {
-  basicAuth, benchRounds, benchSeconds, median, engineEnv, formatNumber, formatRatio, freePort, httpOk, log, measure, profileArgs,
+  basicAuth, intEnv, benchRounds, benchSeconds, median, engineEnv, formatNumber, formatRatio, freePort, httpOk, log, measure, profileArgs,
   removeTempDir, runChildJson, startChild, table, tempDir, type ChildServer, type LoadResult,
 } from './load';
 import type { RawResult } from './raw-lmdb';
@@ -40,11 +40,6 @@ export interface RestReport {
   rounds: number;
   seedRows: number;
   bulkConnections: number;
-}
-
-function intEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 function bulkBody(first: number): string {

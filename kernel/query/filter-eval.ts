@@ -379,6 +379,14 @@ class Compiler {
  * A predicate for rows of `table`. Throws FILTER_SYNTAX {position, reason} for an unknown column,
  * a literal that does not fit its column's type, or columns of incomparable types.
  */
+// A query's filter is checked by the data command and compiled again by the store for the scan:
+// the second compile of the same parsed filter over the same table definition is free.
+const compiled = new WeakMap<FilterNode, WeakMap<TableDefinition, RowPredicate>>();
+
 export function compileFilter(node: FilterNode, table: TableDefinition): RowPredicate {
-  return new Compiler(table).compile(node);
+  let byTable = compiled.get(node);
+  if (byTable === undefined) compiled.set(node, byTable = new WeakMap());
+  let predicate = byTable.get(table);
+  if (predicate === undefined) byTable.set(table, predicate = new Compiler(table).compile(node));
+  return predicate;
 }

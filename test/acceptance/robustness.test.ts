@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { startServer, type TestServer } from '../helpers/server';
+import { readResponse, startServer, type TestServer } from '../helpers/server';
 
 // ------------------------------------------------------------------------------------- PRNG
 
@@ -54,14 +54,7 @@ function send(method: string, url: string, options: { body?: Buffer | string; au
     let settled = false;
     const done = (reply: Reply) => { if (!settled) { settled = true; resolve(reply); } };
     const req = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: false, rejectUnauthorized: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
-        done({ status: res.statusCode ?? 0, text, json });
-      });
+      readResponse(res, ({ status, text, json }) => done({ status, text, json }));
       res.on('error', (error) => done({ status: 0, text: '', json: undefined, error: String(error) }));
     });
     req.setTimeout(15_000, () => { req.destroy(new Error('timeout: no answer in 15 s')); });

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpsRequest } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Engine } from '../../kernel/engine';
 import { loadSettings, type Settings } from '../../kernel/settings';
 import type { EnginePlugin } from '../../kernel/plugin';
@@ -72,17 +72,22 @@ export function call(method: string, url: string, options: { body?: unknown; aut
   const secure = url.startsWith('https:');
   return new Promise((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: secure ? insecureAgent : undefined }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
+      readResponse(res, resolve);
     });
     req.on('error', reject);
     if (payload) req.write(payload);
     req.end();
+  });
+}
+
+/** Collects a response: status, headers, body text and its JSON (undefined when not JSON). */
+export function readResponse(res: IncomingMessage, done: (result: HttpResult) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (chunk: Buffer) => chunks.push(chunk));
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    let json: unknown;
+    try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+    done({ status: res.statusCode ?? 0, headers: res.headers, text, json });
   });
 }
