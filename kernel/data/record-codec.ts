@@ -23,19 +23,34 @@ import type { EncodedRecord, FormatParam, WireRecord } from './command-types';
 const FORMAT_KEYS = ['dateFormat', 'binaryFormat', 'variantFormat', 'numberFormat', 'stringFormat'] as const;
 
 /** `param` merged over `base` (ISO_FORMAT unless told); undefined members keep the base value. */
+// Protocols pass the same format object on every request (REST's REST_FORMAT): resolve it once.
+const resolvedOverIso = new WeakMap<FormatParam, ValueFormat>();
+
 export function resolveFormat(param: FormatParam | undefined, base: ValueFormat = ISO_FORMAT): ValueFormat {
   if (!param) return base;
+  if (base === ISO_FORMAT) {
+    const known = resolvedOverIso.get(param);
+    if (known !== undefined) return known;
+  }
   const format: Record<string, string> = { ...base };
   for (const key of FORMAT_KEYS) {
     const value = param[key];
     if (value !== undefined) format[key] = value;
   }
+  if (base === ISO_FORMAT) resolvedOverIso.set(param, format as unknown as ValueFormat);
   return format as unknown as ValueFormat;
 }
 
+const formatKeys = new WeakMap<ValueFormat, string>();
+
 /** A string naming a value format (the cache key part of decoders and encoders). */
 function formatKey(format: ValueFormat): string {
-  return `${format.dateFormat}|${format.binaryFormat}|${format.variantFormat}|${format.numberFormat}|${format.stringFormat}`;
+  let key = formatKeys.get(format);
+  if (key === undefined) {
+    key = `${format.dateFormat}|${format.binaryFormat}|${format.variantFormat}|${format.numberFormat}|${format.stringFormat}`;
+    formatKeys.set(format, key);
+  }
+  return key;
 }
 
 /** Largest number of decoders or encoders kept per table definition. */
