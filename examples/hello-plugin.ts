@@ -1,6 +1,6 @@
 /**
  * An example third-party plugin: registers a command and a route that runs it.
- * Load it with `"plugins": ["storage-lmdb", "http", "./dist/examples/hello-plugin.js"]`.
+ * Load it with `"plugins": ["storage-lmdb", "data", "http", "./dist/examples/hello-plugin.js"]`.
  */
 import { definePlugin } from '../kernel/plugin';
 

@@ -12,6 +12,7 @@ export class PluginError extends Error {
 
 export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   'storage-lmdb': '../plugins/storage-lmdb',
+  data: '../plugins/data',
   http: '../plugins/http',
   rest: '../plugins/rest',
   actions: '../plugins/actions',

@@ -13,7 +13,7 @@ import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
   VariantValue,
 } from './types';
-import type { FilterNode } from '../query/filter-parser';
+import type { FilterNode } from './filter-ast';
 
 /** A small durable key-value store for kernel catalogs (accounts, roles, MQ sessions). */
 export interface InternalStore<V = unknown> {
@@ -58,7 +58,7 @@ export interface ReadOptions {
 
 /**
  * Insert rows already decoded into the stored column order (`StoragePort.insertValues`): what
- * kernel/data's RecordDecoder produces, so that the store neither rebuilds nor re-checks them.
+ * plugins/data's RecordDecoder produces, so that the store neither rebuilds nor re-checks them.
  */
 export interface PositionalRows {
   /** The definition the rows were decoded against (as `getTable` returned it). */

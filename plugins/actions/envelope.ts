@@ -4,7 +4,7 @@
  * errorCode, errorMessage}`. This is the one file that maps an EngineError to the action wire form.
  */
 import { EngineError, toEngineError } from '../../kernel/errors';
-import { jsonDepthExceeds } from '../../kernel/values/json-depth';
+import { jsonDepthExceeds } from '../data/values/json-depth';
 
 export interface Envelope {
   api?: string;

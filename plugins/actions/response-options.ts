@@ -12,9 +12,9 @@
  * `null` (and `dataFormat: "default"`) count as "not set here". includeFields/excludeFields are one
  * unit (the first level naming either wins), and so are includePaths/excludePaths.
  */
-import { describeValue } from '../../kernel/values/wire-format';
+import { describeValue } from '../data/values/wire-format';
 import { EngineError } from '../../kernel/errors';
-import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../../kernel/values/wire-format';
+import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../data/values/wire-format';
 
 export type DataFormat = 'arrays' | 'objects';
 

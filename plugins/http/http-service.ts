@@ -11,3 +11,9 @@ export interface HttpService {
   /** The PEM pair HTTPS uses, for other TLS listeners (MQTTS, WSS). */
   readonly tls?: { cert: string; key: string };
 }
+
+declare module '../../kernel/services' {
+  interface EngineServices {
+    http: HttpService;
+  }
+}

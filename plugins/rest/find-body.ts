@@ -17,7 +17,7 @@
  * every segment has the same direction).
  */
 import { EngineError } from '../../kernel/errors';
-import type { RecordFindParams, WireBound } from '../../kernel/data/command-types';
+import type { RecordFindParams, WireBound } from '../data/command-types';
 import type { IndexDefinition, IndexSegment } from '../../kernel/storage/types';
 
 export interface FindCondition {

@@ -21,7 +21,7 @@ export const REST_PREFIX = '/engine/api/v1';
 export default definePlugin({
   name: 'rest',
   description: 'REST interface (tables, indexes, records, queries) with HTTP Basic authentication',
-  dependencies: ['http'],
+  dependencies: ['http', 'data'],
   register(engine) {
     const commands = new RestCommands(engine);
     const { fastify } = engine.need('http');

@@ -10,10 +10,10 @@ import type { CommandContext, Executor, Resource } from '../../kernel/bus/comman
 import type { Engine } from '../../kernel/engine';
 import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
-import { REST_FORMAT } from '../../kernel/values/wire-format';
+import { REST_FORMAT } from '../data/values/wire-format';
 import type {
   TableDescribeParams, TableDescribeResult,
-} from '../../kernel/data/command-types';
+} from '../data/command-types';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 
 export const FORMAT = REST_FORMAT;

@@ -16,8 +16,8 @@ import { EngineError } from '../../kernel/errors';
 import type { TopicInfo } from '../../kernel/storage/storage-port';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
-import { COLUMN_NAME_PATTERN } from '../../kernel/values/column-types';
-import { keyLength, resolveKeySegments, type KeySegmentSpec } from '../../kernel/storage/index-keys';
+import { COLUMN_NAME_PATTERN } from '../data/values/column-types';
+import { keyLength, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
 
 export const ID_COLUMN = 'id';
 export const ID_INDEX = 'id_pk';

@@ -1,7 +1,6 @@
-/** plugins/storage-lmdb: the LMDB store behind the storage port, and the data commands over it. */
+/** plugins/storage-lmdb: the LMDB store behind the storage port. */
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
-import { registerDataCommands } from '../../kernel/data/register-data-commands';
 import { openLmdbStorage } from './lmdb-storage';
 
 export default definePlugin({
@@ -14,7 +13,6 @@ export default definePlugin({
       log: engine.log.child({ plugin: 'storage-lmdb' }),
     });
     engine.provide('storage', storage);
-    registerDataCommands(engine);
     engine.onClose(() => storage.close());
   },
 });

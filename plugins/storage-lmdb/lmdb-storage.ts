@@ -10,13 +10,13 @@ import type {
 import type {
   CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, RecordId, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { normalizeColumn } from '../../kernel/values/column-types';
+import { normalizeColumn } from '../data/values/column-types';
 import {
   Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName, saveNextId,
   type IndexState, type TableState,
 } from './catalog';
 import { LmdbEnvironment } from './environment';
-import { resolveKeySegments } from '../../kernel/storage/index-keys';
+import { resolveKeySegments } from '../data/index-keys';
 import {
   checkTopic, messageRow, readMessages, topicTableName, TOPIC_COLUMNS, TOPIC_INDEXES,
 } from './integration-tables';

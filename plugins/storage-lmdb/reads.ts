@@ -11,11 +11,11 @@
  * never equals a stored key and the same [start, end) serves both directions.
  */
 import { EngineError } from '../../kernel/errors';
-import { compileFilter } from '../../kernel/query/filter-eval';
+import { compileFilter } from '../data/query/filter-eval';
 import type { KeyRange, ReadOptions, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../../kernel/storage/index-keys';
+import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../data/index-keys';
 import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */

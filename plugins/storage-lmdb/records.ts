@@ -14,7 +14,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, RecordId, Row } from '../../kernel/storage/types';
 import { EMPTY_VALUE } from './environment';
 import { ID_COLUMN, ID_INDEX, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, prefixSuccessor, readRecordId } from '../../kernel/storage/index-keys';
+import { appendRecordId, encodeIndexKey, prefixSuccessor, readRecordId } from '../data/index-keys';
 
 /** A validated row ready to store: `id` null means "assign the next one". */
 export interface PreparedRow {
@@ -193,7 +193,7 @@ function assertLive(ts: TableState): void {
 
 /**
  * Completes a stored values array whose supplied entries were already validated for their
- * columns (kernel/data's RecordDecoder, `StoragePort.insertValues`): fills in the automatic or
+ * columns (plugins/data's RecordDecoder, `StoragePort.insertValues`): fills in the automatic or
  * default value of every entry left `undefined` (checking it like prepareInsertRow does) and
  * checks the supplied id. Pure: no store access. Mutates and returns `values`.
  */

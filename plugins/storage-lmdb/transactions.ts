@@ -16,7 +16,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
 import { ID_INDEX, saveNextId, type TableState } from './catalog';
 import type { LmdbEnvironment } from './environment';
-import { encodeIndexKey } from '../../kernel/storage/index-keys';
+import { encodeIndexKey } from '../data/index-keys';
 import {
   applyDelete, applyInsert, applyUpdate, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
 } from './records';

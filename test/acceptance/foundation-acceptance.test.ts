@@ -316,7 +316,7 @@ describe('foundation acceptance (real processes)', function () {
           assert.equal(res.status, 200, `${base}: ${res.text}`);
           assert.equal(res.json.name, PKG.name);
           assert.equal(res.json.version, PKG.version);
-          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'http', 'rest', 'storage-lmdb']);
+          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'data', 'http', 'rest', 'storage-lmdb']);
         }
         assert.ok(existsSync(join(cwd, 'data')), 'data_dir ./data is created relative to the working directory');
         // the default database exists
@@ -418,7 +418,7 @@ describe('foundation acceptance (real processes)', function () {
 
     it('an unknown plugin exits non-zero naming it', async () => {
       const dir = tempDir('cfg');
-      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'http', 'no-such-plugin-xyz'] })] });
+      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'data', 'http', 'no-such-plugin-xyz'] })] });
       assert.notEqual(r.code, 0); assert.equal(r.signal, null);
       assert.match(r.text, /no-such-plugin-xyz/, r.text);
     });
@@ -432,7 +432,7 @@ describe('foundation acceptance (real processes)', function () {
       // third-party by path
       const pluginFile = join(dir, 'needy.js');
       writeFileSync(pluginFile, "module.exports = { name: 'needy', dependencies: ['ghost-dep'], register() {} };\n");
-      r = await runToExit({ args: ['--config', writeJson(dir, 'q.json', { plugins: ['storage-lmdb', 'http', pluginFile] })] });
+      r = await runToExit({ args: ['--config', writeJson(dir, 'q.json', { plugins: ['storage-lmdb', 'data', 'http', pluginFile] })] });
       assert.notEqual(r.code, 0); assert.equal(r.signal, null);
       assert.match(r.text, /needy/, r.text); assert.match(r.text, /ghost-dep/, r.text);
     });
@@ -441,7 +441,7 @@ describe('foundation acceptance (real processes)', function () {
       const dir = tempDir('cfg');
       const pluginFile = join(dir, 'sleepy.js');
       writeFileSync(pluginFile, "module.exports = { name: 'sleepy', register() { return new Promise(() => {}); } };\n");
-      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'http', pluginFile], plugin_timeout_ms: 500 })] });
+      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'data', 'http', pluginFile], plugin_timeout_ms: 500 })] });
       assert.notEqual(r.code, 0, r.text); assert.equal(r.signal, null, 'it stops by itself, not by our kill');
       assert.match(r.text, /sleepy/, r.text);
       assert.ok(r.elapsed < 10_000, `took ${r.elapsed} ms`);
@@ -451,7 +451,7 @@ describe('foundation acceptance (real processes)', function () {
       const dir = tempDir('cfg');
       const pluginFile = join(dir, 'broken.js');
       writeFileSync(pluginFile, "module.exports = { name: 'brokenplug', register() { throw new Error('kaboom-42'); } };\n");
-      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'http', pluginFile] })] });
+      const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'data', 'http', pluginFile] })] });
       assert.notEqual(r.code, 0); assert.equal(r.signal, null);
       assert.match(r.text, /kaboom-42/, r.text);
     });
@@ -831,11 +831,11 @@ describe('foundation acceptance (real processes)', function () {
   });
 
   describe('one-protocol builds and third-party plugins', () => {
-    it('config/rest-only.json loads only storage-lmdb, http and rest', async () => {
+    it('config/rest-only.json loads only storage-lmdb, data, http and rest', async () => {
       const engine = await startEngine({ dataDir: tempDir(), args: ['--config', 'config/rest-only.json'] });
       try {
         const root = await call('GET', `${engine.http}/`, { auth: null });
-        assert.deepEqual([...root.json.plugins].sort(), ['http', 'rest', 'storage-lmdb']);
+        assert.deepEqual([...root.json.plugins].sort(), ['data', 'http', 'rest', 'storage-lmdb']);
         assert.equal((await call('GET', `${engine.http}${REST}/table/main`)).status, 200);
         const api = await action(engine.http!, { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } });
         assert.equal(api.status, 404, 'no actions route');
@@ -864,7 +864,7 @@ describe('foundation acceptance (real processes)', function () {
 
     it('examples/hello-plugin (dist/examples/hello-plugin.js) loads by relative and absolute path; its command and route work', async () => {
       const dir = tempDir('hello');
-      const relative = writeJson(dir, 'rel.json', { plugins: ['storage-lmdb', 'http', './dist/examples/hello-plugin.js'], plugin_options: { hello: { greeting: 'Hi' } } });
+      const relative = writeJson(dir, 'rel.json', { plugins: ['storage-lmdb', 'data', 'http', './dist/examples/hello-plugin.js'], plugin_options: { hello: { greeting: 'Hi' } } });
       let engine = await startEngine({ dataDir: join(dir, 'd1'), args: ['--config', relative] });
       try {
         const root = await call('GET', `${engine.http}/`, { auth: null });
@@ -882,7 +882,7 @@ describe('foundation acceptance (real processes)', function () {
         assert.equal(unauth.status, 401, unauth.text);
         assert.equal(unauth.json.errorCode, 12033);
       } finally { await engine.stop(); }
-      const absolute = writeJson(dir, 'abs.json', { plugins: ['storage-lmdb', 'http', 'rest', 'actions', join(ROOT, 'dist', 'examples', 'hello-plugin.js')] });
+      const absolute = writeJson(dir, 'abs.json', { plugins: ['storage-lmdb', 'data', 'http', 'rest', 'actions', join(ROOT, 'dist', 'examples', 'hello-plugin.js')] });
       engine = await startEngine({ dataDir: join(dir, 'd2'), args: ['--config', absolute], cwd: dir });
       try {
         const res = await call('GET', `${engine.http}/hello?name=Cy`);
@@ -938,7 +938,7 @@ describe('foundation acceptance (real processes)', function () {
       assert.notEqual(r.code, 0); assert.match(r.text, /cyc-a/, r.text);
       const dupe = join(dir, 'dupe.js');
       writeFileSync(dupe, "module.exports = { name: 'http', register() {} };\n");
-      r = await runToExit({ args: ['--config', writeJson(dir, 'd.json', { plugins: ['storage-lmdb', 'http', dupe] })] });
+      r = await runToExit({ args: ['--config', writeJson(dir, 'd.json', { plugins: ['storage-lmdb', 'data', 'http', dupe] })] });
       assert.notEqual(r.code, 0); assert.match(r.text, /http/, r.text);
     });
   });

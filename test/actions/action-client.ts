@@ -1,24 +1,11 @@
 /** Helpers for the action tests: a server, one-call envelopes, sessions. */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { call, startServer, type HttpResult, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
 
-/** true once the storage plugin and the data commands are built (they are written in parallel). */
-export function storageAvailable(): boolean {
-  const dist = join(__dirname, '..', '..');
-  return existsSync(join(dist, 'plugins', 'storage-lmdb', 'lmdb-storage.js'))
-    && existsSync(join(dist, 'kernel', 'data', 'register-data-commands.js'));
-}
-
-export function restAvailable(): boolean {
-  return existsSync(join(__dirname, '..', '..', 'plugins', 'rest', 'index.js'));
-}
-
-/** A real server with the actions plugin (and storage when it is built). */
-export function startActionServer(overrides: Partial<Settings> = {}, withStorage = storageAvailable()): Promise<TestServer> {
-  const plugins = withStorage ? ['storage-lmdb', 'http', 'actions'] : ['http', 'actions'];
+/** A real server with the actions plugin (with storage and the data commands unless told otherwise). */
+export function startActionServer(overrides: Partial<Settings> = {}, withStorage = true): Promise<TestServer> {
+  const plugins = withStorage ? ['storage-lmdb', 'data', 'http', 'actions'] : ['http', 'actions'];
   return startServer({ plugins, ...overrides });
 }
 

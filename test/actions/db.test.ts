@@ -1,7 +1,7 @@
-/** The db api over real storage (plugins/actions/apis/db.ts → kernel/data commands). */
+/** The db api over real storage (plugins/actions/apis/db.ts → plugins/data commands). */
 import assert from 'node:assert/strict';
 import { call, type TestServer } from '../helpers/server';
-import { admin, db, fails, login, ok, restAvailable, startActionServer, storageAvailable } from './action-client';
+import { admin, db, fails, login, ok, startActionServer } from './action-client';
 
 describe('actions: db api', function () {
   this.timeout(30_000);
@@ -9,8 +9,7 @@ describe('actions: db api', function () {
   let token: string;
 
   before(async function () {
-    if (!storageAvailable()) this.skip();
-    const plugins = restAvailable() ? ['storage-lmdb', 'http', 'rest', 'actions'] : ['storage-lmdb', 'http', 'actions'];
+    const plugins = ['storage-lmdb', 'data', 'http', 'rest', 'actions'];
     server = await startActionServer({ plugins });
     token = await login(server);
   });
@@ -404,7 +403,6 @@ describe('actions: db api', function () {
 
   describe('one store', function () {
     it('a table made through actions is readable through REST', async function () {
-      if (!restAvailable()) this.skip();
       await ok(server, db('createTable', token, { tableName: 'shared', fields: [{ name: 'name', type: 'varchar', length: 10 }, { name: 'n', type: 'integer' }] }));
       const { ids } = await ok(server, db('insertRecords', token, { tableName: 'shared', sourceData: [{ name: 'both', n: 7 }] }));
       const response = await call('GET', `${server.http}/engine/api/v1/record/main/shared/${ids[0]}`);

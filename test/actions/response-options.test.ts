@@ -4,8 +4,8 @@ import type { TestServer } from '../helpers/server';
 import { parseResponseOptions, resolveResponseOptions } from '../../plugins/actions/response-options';
 import { shapeRecords } from '../../plugins/actions/record-shape';
 import type { ColumnDefinition } from '../../kernel/storage/types';
-import { ISO_FORMAT, VARIANT_SCHEMA_ID } from '../../kernel/values/wire-format';
-import { admin, db, fails, login, ok, startActionServer, storageAvailable } from './action-client';
+import { ISO_FORMAT, VARIANT_SCHEMA_ID } from '../../plugins/data/values/wire-format';
+import { admin, db, fails, login, ok, startActionServer } from './action-client';
 
 function column(name: string, type: ColumnDefinition['type'], extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return { name, type, length: null, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none', ...extra };
@@ -158,7 +158,6 @@ describe('actions: response options', function () {
 
     describe('with records', function () {
       before(async function () {
-        if (!storageAvailable()) this.skip();
         await ok(server, db('createTable', token, {
           tableName: 'ro',
           fields: [{ name: 'name', type: 'char', length: 4 }, { name: 'big', type: 'bigint' }, { name: 'price', type: 'money' }, { name: 'bin', type: 'binary', length: 3 }, { name: 'doc', type: 'json' }, { name: 'v', type: 'variant' }],

@@ -3,8 +3,8 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { ApiSessionSettings } from '../../kernel/sessions/api-sessions';
 import type { RecordCursor } from '../../kernel/storage/storage-port';
 import type { StoragePort } from '../../kernel/storage/storage-port';
-import { CursorRegistry } from '../../kernel/data/cursor-registry';
-import { TRANSACTION_FORGET_MS, TransactionRegistry } from '../../kernel/data/transaction-commands';
+import { CursorRegistry } from '../../plugins/data/cursor-registry';
+import { TRANSACTION_FORGET_MS, TransactionRegistry } from '../../plugins/data/transaction-commands';
 import { startData, type DataFixture } from './data-helpers';
 
 const SESSION_SETTINGS: ApiSessionSettings = {

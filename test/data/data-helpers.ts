@@ -14,7 +14,7 @@ export interface DataFixture {
 }
 
 export async function startData(): Promise<DataFixture> {
-  const server = await startServer({ plugins: ['storage-lmdb'], listening_http_port: null, listening_https_port: null });
+  const server = await startServer({ plugins: ['storage-lmdb', 'data'], listening_http_port: null, listening_https_port: null });
   const { engine } = server;
   const admin: CommandContext = { principal: engine.accounts.principal('admin'), origin: 'internal' };
   const exec = <R>(name: string, params: unknown, ctx: CommandContext = admin): Promise<R> => engine.bus.execute<R>(name, params, ctx);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
-import { registerDataCommands } from '../../kernel/data/register-data-commands';
+import { registerDataCommands } from '../../plugins/data/register-data-commands';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { CommandContext } from '../../kernel/bus/command';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';

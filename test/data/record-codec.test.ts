@@ -1,9 +1,9 @@
-/** kernel/data/record-codec.ts: the positional insert path and the encoder/decoder caches. */
+/** plugins/data/record-codec.ts: the positional insert path and the encoder/decoder caches. */
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
-import { RecordDecoder, RecordEncoder, resolveFormat } from '../../kernel/data/record-codec';
+import { RecordDecoder, RecordEncoder, resolveFormat } from '../../plugins/data/record-codec';
 import type { ColumnDefinition, ColumnType, Row, TableDefinition } from '../../kernel/storage/types';
-import { ISO_FORMAT, REST_FORMAT } from '../../kernel/values/wire-format';
+import { ISO_FORMAT, REST_FORMAT } from '../../plugins/data/values/wire-format';
 
 function column(name: string, type: ColumnType, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return { name, type, length: null, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none', ...extra };

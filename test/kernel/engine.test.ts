@@ -14,7 +14,7 @@ function filesUnder(dir: string): string[] {
 describe('kernel/engine with storage', () => {
   it('persists accounts, roles and a changed admin password in LMDB across restarts', async () => {
     const dataDir = tempDataDir();
-    const first = await startServer({ plugins: ['storage-lmdb'], data_dir: dataDir, listening_http_port: null, listening_https_port: null });
+    const first = await startServer({ plugins: ['storage-lmdb', 'data'], data_dir: dataDir, listening_http_port: null, listening_https_port: null });
     assert.ok(first.engine.accounts.adminHasDefaultPassword);
     await first.engine.roles.create({ name: 'writers', grants: [{ commands: ['record.insert'], resources: ['table:main/*'] }] });
     await first.engine.accounts.create('Carol', 'carol-Secret-1', ['writers']);
@@ -26,7 +26,7 @@ describe('kernel/engine with storage', () => {
       assert.ok(!bytes.includes('carol-Secret-1') && !bytes.includes('admin-Secret-2'), `${file} holds a plain-text password`);
     }
 
-    const second = await startServer({ plugins: ['storage-lmdb'], data_dir: dataDir, listening_http_port: null, listening_https_port: null });
+    const second = await startServer({ plugins: ['storage-lmdb', 'data'], data_dir: dataDir, listening_http_port: null, listening_https_port: null });
     try {
       assert.ok(!second.engine.accounts.adminHasDefaultPassword);
       await assert.rejects(second.engine.accounts.authenticate('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);

@@ -86,7 +86,7 @@ describe('one-protocol builds (config/*.json)', () => {
   it('rest-only serves REST and not the action interface', async () => {
     const server = await startServer({ plugins: pluginsOf('rest-only.json') });
     try {
-      assert.deepEqual((await call('GET', `${server.http}/`)).json.plugins, ['storage-lmdb', 'http', 'rest']);
+      assert.deepEqual((await call('GET', `${server.http}/`)).json.plugins, ['storage-lmdb', 'data', 'http', 'rest']);
       assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 200);
       assert.equal((await call('POST', `${server.http}/api`, { body: { action: 'pingSession', params: {} } })).status, 404);
     } finally {
@@ -101,6 +101,8 @@ describe('one-protocol builds (config/*.json)', () => {
       assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 404);
       const reply = await call('POST', `${server.http}/api`, { body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
       assert.equal(reply.json.errorCode, 0);
+      const data = await call('POST', `${server.http}/api`, { body: { api: 'db', action: 'listTables', authToken: reply.json.authToken, params: {} } });
+      assert.equal(data.json.errorCode, 12006, 'no data plugin: data actions are not available');
     } finally {
       await server.close();
     }

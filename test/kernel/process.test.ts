@@ -78,7 +78,7 @@ describe('main (the server process)', function () {
   it('on SIGTERM finishes in-flight writes: every acknowledged record is there after a restart', async () => {
     const dataDir = tempDataDir();
     const port = await freePort();
-    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: String(port), ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","http","rest"]' };
+    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: String(port), ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","data","http","rest"]' };
     const base = `http://127.0.0.1:${port}/engine/api/v1`;
     const first = run(env);
     await waitFor(`http://127.0.0.1:${port}/`);

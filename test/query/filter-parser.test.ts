@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
-import { parseFilter, type FilterNode, type Operand } from '../../kernel/query/filter-parser';
+import { parseFilter, type FilterNode, type Operand } from '../../plugins/data/query/filter-parser';
 
 /** A compact rendering of the AST: (and ...), (or ...), (not x), (op a b), (truth a). */
 function show(node: FilterNode): string {

@@ -169,7 +169,7 @@ describe('REST authentication, roles, HTTPS, OpenAPI', () => {
 
 describe('REST without a storage plugin', () => {
   it('still serves its description and answers 503 for data requests', async () => {
-    const server = await startServer({ plugins: ['http', 'rest'] });
+    const server = await startServer({ plugins: ['http', 'data', 'rest'] });
     try {
       const rest = restClient(server.http);
       fails(await rest.get('/table/main'), 503, 12006);

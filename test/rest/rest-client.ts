@@ -4,7 +4,7 @@ import { call, startServer, type HttpResult, type TestServer } from '../helpers/
 import type { Settings } from '../../kernel/settings';
 
 export const PREFIX = '/engine/api/v1';
-export const REST_PLUGINS = ['storage-lmdb', 'http', 'rest'];
+export const REST_PLUGINS = ['storage-lmdb', 'data', 'http', 'rest'];
 
 export type Auth = [string, string] | null;
 

@@ -3,11 +3,11 @@ import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { msToTimestamp } from '../../kernel/values/wire-format';
+import { msToTimestamp } from '../../plugins/data/values/wire-format';
 import {
   appendRecordId, encodeIndexKey, encodeKeyPrefix, keyLength, MAX_SEGMENT_WIDTH, prefixSuccessor,
   readRecordId, resolveKeySegments, userBytesToKeyBytes,
-} from '../../kernel/storage/index-keys';
+} from '../../plugins/data/index-keys';
 
 function col(name: string, type: ColumnType, length: number | null = null): ColumnDefinition {
   return { name, type, length, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none' };

@@ -1,6 +1,6 @@
 /**
  * The `db` api: databases, tables, indexes, records, cursors and transactions, each mapped to a
- * data command of kernel/data (command-types.ts). Values travel as wire values with a `format`;
+ * data command of plugins/data (command-types.ts). Values travel as wire values with a `format`;
  * the commands decode and encode them, this file only reshapes params and results.
  */
 import { EngineError } from '../../../kernel/errors';
@@ -9,7 +9,7 @@ import type {
   CursorFetchResult, CursorOpenResult, DatabaseListResult, FormatParam, IndexListResult, IndexResult,
   RecordDeleteResult, RecordFindResult, RecordGetResult, RecordInsertResult, TableDescribeResult,
   TableListResult, TableResult, TransactionResult, WireBound, EncodedRecord,
-} from '../../../kernel/data/command-types';
+} from '../../data/command-types';
 import type { ColumnDefinition } from '../../../kernel/storage/types';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, readFormat, RESPONSE_OPTION_ENUMS } from '../response-options';

@@ -4,7 +4,7 @@
  * `reverse`, `skip`, `top`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RecordFindParams, RecordFindResult } from '../../../kernel/data/command-types';
+import type { RecordFindParams, RecordFindResult } from '../../data/command-types';
 import { contextOf } from '../basic-auth';
 import { boundsOf, type QueryBody } from '../find-body';
 import { FORMAT, type RestCommands } from '../rest-commands';

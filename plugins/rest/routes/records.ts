@@ -12,9 +12,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
   RecordDeleteParams, RecordGetParams, RecordGetResult, RecordInsertParams, RecordInsertResult,
   RecordWriteParams, WireRecord,
-} from '../../../kernel/data/command-types';
+} from '../../data/command-types';
 import { EngineError } from '../../../kernel/errors';
-import { describeValue } from '../../../kernel/values/wire-format';
+import { describeValue } from '../../data/values/wire-format';
 import { contextOf } from '../basic-auth';
 import { FORMAT, type RestCommands } from '../rest-commands';
 import { restRecord, showsId } from '../rest-values';

@@ -7,13 +7,13 @@
  * segments is INVALID_QUERY. The filter is parsed and checked against the table once per request.
  * `more` is true when another matching record follows the page (limit + 1 are read).
  */
-import { EngineError } from '../errors';
-import { compileFilter } from '../query/filter-eval';
-import { parseFilter, type FilterNode } from '../query/filter-parser';
-import type { KeyBound, KeyRange, ReadOptions } from '../storage/storage-port';
-import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../storage/types';
-import { decodeValue, type ValueFormat } from '../values/wire-format';
-import { resolveKeySegments } from '../storage/index-keys';
+import { EngineError } from '../../kernel/errors';
+import { compileFilter } from './query/filter-eval';
+import { parseFilter, type FilterNode } from './query/filter-parser';
+import type { KeyBound, KeyRange, ReadOptions } from '../../kernel/storage/storage-port';
+import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import { decodeValue, type ValueFormat } from './values/wire-format';
+import { resolveKeySegments } from './index-keys';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { findIndex } from './index-commands';

@@ -14,10 +14,10 @@
  * - Errors about one record are re-thrown with the same error id and "record N: " (0-based
  *   position in the request) in front of the message, and `record: N` in the details.
  */
-import { EngineError, isEngineError } from '../errors';
-import type { PositionalRows } from '../storage/storage-port';
-import type { CanonicalValue, ColumnDefinition, Row, TableDefinition } from '../storage/types';
-import { ISO_FORMAT, decodeValue, encodeValue, type ValueFormat } from '../values/wire-format';
+import { EngineError, isEngineError } from '../../kernel/errors';
+import type { PositionalRows } from '../../kernel/storage/storage-port';
+import type { CanonicalValue, ColumnDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import { ISO_FORMAT, decodeValue, encodeValue, type ValueFormat } from './values/wire-format';
 import type { EncodedRecord, FormatParam, WireRecord } from './command-types';
 
 const FORMAT_KEYS = ['dateFormat', 'binaryFormat', 'variantFormat', 'numberFormat', 'stringFormat'] as const;

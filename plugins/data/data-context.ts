@@ -1,8 +1,8 @@
 /** What the data command handlers share: the engine, storage (resolved lazily), cursors, transactions. */
-import type { CommandContext, Resource } from '../bus/command';
-import type { TableDefinition } from '../storage/types';
-import type { Engine } from '../engine';
-import type { StoragePort } from '../storage/storage-port';
+import type { CommandContext, Resource } from '../../kernel/bus/command';
+import type { TableDefinition } from '../../kernel/storage/types';
+import type { Engine } from '../../kernel/engine';
+import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { CursorRegistry } from './cursor-registry';
 import type { TransactionRegistry } from './transaction-commands';
 

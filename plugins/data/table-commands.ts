@@ -1,9 +1,9 @@
 /** table.create / table.list / table.describe / table.delete / table.alter */
-import type { CommandContext, Resource } from '../bus/command';
-import { EngineError } from '../errors';
-import type { ColumnDefinition } from '../storage/types';
-import { normalizeColumn } from '../values/column-types';
-import { decodeValue, type ValueFormat } from '../values/wire-format';
+import type { CommandContext, Resource } from '../../kernel/bus/command';
+import { EngineError } from '../../kernel/errors';
+import type { ColumnDefinition } from '../../kernel/storage/types';
+import { normalizeColumn } from './values/column-types';
+import { decodeValue, type ValueFormat } from './values/wire-format';
 import type {
   TableAlterParams, TableCreateParams, TableDeleteParams, TableDescribeParams, TableDescribeResult,
   TableListParams, TableListResult, TableResult,
@@ -15,7 +15,7 @@ import { databaseParams, formatSchema, inTable, nameSchema, namesSchema } from '
 export interface TableDeleteResult { tables: string[] }
 
 /**
- * Raw column objects → definitions (kernel/values/column-types normalizeColumn). `defaultValue`
+ * Raw column objects → definitions (plugins/data/values/column-types normalizeColumn). `defaultValue`
  * is a wire value in `format` (dates in REST or ISO form, binary in its binaryFormat).
  */
 export function normalizeColumns(fields: readonly unknown[], format: ValueFormat, existing: readonly ColumnDefinition[] = []): ColumnDefinition[] {

@@ -2,8 +2,8 @@
  * Registers every data command on the bus (docs/commands.md). The storage plugin calls this
  * right after providing `storage`; handlers resolve the storage port on first use.
  */
-import type { Engine } from '../engine';
-import type { StoragePort } from '../storage/storage-port';
+import type { Engine } from '../../kernel/engine';
+import type { StoragePort } from '../../kernel/storage/storage-port';
 import { registerCursorCommands } from './cursor-commands';
 import { CursorRegistry } from './cursor-registry';
 import { registerDatabaseCommands } from './database-commands';

@@ -5,9 +5,9 @@
  * caller naming it, here or as `transactionId` of a record command, gets TRANSACTION_NOT_FOUND.
  * A session's open transactions are rolled back when the session ends.
  */
-import type { CommandContext } from '../bus/command';
-import { EngineError } from '../errors';
-import type { StoragePort } from '../storage/storage-port';
+import type { CommandContext } from '../../kernel/bus/command';
+import { EngineError } from '../../kernel/errors';
+import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TransactionParams, TransactionResult } from './command-types';
 import { ownerOf, type DataContext } from './data-context';
 import { transactionIdSchema } from './schemas';

@@ -8,12 +8,12 @@
  *
  * Pure module, no I/O.
  */
-import { EngineError } from '../errors';
+import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
-} from './types';
-import { fixedKeyWidth, parseColumnType } from '../values/column-types';
-import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from '../values/wire-format';
+} from '../../kernel/storage/types';
+import { fixedKeyWidth, parseColumnType } from './values/column-types';
+import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from './values/wire-format';
 
 /** Largest data width of one segment. */
 export const MAX_SEGMENT_WIDTH = 1024;

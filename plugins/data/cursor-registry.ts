@@ -7,10 +7,10 @@
  * ids cannot be probed.
  */
 import { randomBytes } from 'node:crypto';
-import { EngineError } from '../errors';
-import type { RecordCursor } from '../storage/storage-port';
-import type { ColumnDefinition, TableDefinition } from '../storage/types';
-import type { ValueFormat } from '../values/wire-format';
+import { EngineError } from '../../kernel/errors';
+import type { RecordCursor } from '../../kernel/storage/storage-port';
+import type { ColumnDefinition, TableDefinition } from '../../kernel/storage/types';
+import type { ValueFormat } from './values/wire-format';
 import type { RecordEncoder } from './record-codec';
 
 export interface CursorEntry {

@@ -1,6 +1,6 @@
 /** index.create / index.list / index.get / index.delete */
-import { EngineError } from '../errors';
-import type { IndexDefinition, IndexSegment, TableDefinition } from '../storage/types';
+import { EngineError } from '../../kernel/errors';
+import type { IndexDefinition, IndexSegment, TableDefinition } from '../../kernel/storage/types';
 import type {
   IndexCreateParams, IndexDeleteParams, IndexGetParams, IndexListParams, IndexListResult, IndexResult,
 } from './command-types';

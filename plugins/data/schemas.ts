@@ -6,7 +6,7 @@
  * forward-compatibly, except small objects where a typo would silently change the meaning
  * (`format`, bounds, cursor fetch).
  */
-import type { ParamsSchema } from '../bus/command';
+import type { ParamsSchema } from '../../kernel/bus/command';
 
 /** Most records one request may ask for (record.find limit, cursor.fetch count). */
 export const MAX_PAGE = 1_000_000;
@@ -18,7 +18,7 @@ export const idsSchema = { type: 'array', items: recordIdSchema } as const;
 export const transactionIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
 export const columnNamesSchema = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 } } as const;
 
-/** Partial ValueFormat (kernel/values/wire-format.ts); merged over ISO_FORMAT. */
+/** Partial ValueFormat (plugins/data/values/wire-format.ts); merged over ISO_FORMAT. */
 export const formatSchema = {
   type: 'object',
   additionalProperties: false,

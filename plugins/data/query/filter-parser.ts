@@ -13,36 +13,10 @@
  * An operand without a comparison is a truth test (a bit column, or true/false).
  * See docs/queries.md.
  */
-import { EngineError } from '../errors';
+import { EngineError } from '../../../kernel/errors';
 
-export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=';
-
-export interface ColumnOperand {
-  kind: 'column';
-  /** Lower-case column name. */
-  name: string;
-  /** The identifier as written. */
-  text: string;
-  position: number;
-}
-
-export interface LiteralOperand {
-  kind: 'literal';
-  type: 'string' | 'number' | 'boolean' | 'null';
-  value: string | number | boolean | null;
-  /** Source text of the literal (number literals keep their digits for exact bigint comparison). */
-  text: string;
-  position: number;
-}
-
-export type Operand = ColumnOperand | LiteralOperand;
-
-export type FilterNode =
-  | { kind: 'or'; operands: FilterNode[]; position: number }
-  | { kind: 'and'; operands: FilterNode[]; position: number }
-  | { kind: 'not'; operand: FilterNode; position: number }
-  | { kind: 'compare'; op: CompareOp; left: Operand; right: Operand; position: number }
-  | { kind: 'truth'; operand: Operand; position: number };
+export type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from '../../../kernel/storage/filter-ast';
+import type { CompareOp, FilterNode, Operand } from '../../../kernel/storage/filter-ast';
 
 type TokenKind =
   | 'ident' | 'string' | 'number' | 'true' | 'false' | 'null'

@@ -6,8 +6,8 @@
  * (kernel/storage/types.ts). `decodeValue` validates and converts one value; `encodeValue` is the
  * reverse for responses. Pure module, no I/O. See docs/values.md.
  */
-import { EngineError } from '../errors';
-import type { CanonicalValue, ColumnDefinition, JsonValue, VariantValue } from '../storage/types';
+import { EngineError } from '../../../kernel/errors';
+import type { CanonicalValue, ColumnDefinition, JsonValue, VariantValue } from '../../../kernel/storage/types';
 
 export type DateFormat = 'rest' | 'iso';
 export type BinaryFormat = 'hex' | 'base64' | 'byteArray';

@@ -1,6 +1,6 @@
 /** record.insert / record.get / record.replace / record.patch / record.delete */
-import { EngineError } from '../errors';
-import type { StoredRecord } from '../storage/storage-port';
+import { EngineError } from '../../kernel/errors';
+import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type {
   EncodedRecord, RecordDeleteParams, RecordDeleteResult, RecordGetParams, RecordGetResult,
   RecordInsertParams, RecordInsertResult, RecordWriteParams,
