@@ -1,6 +1,6 @@
 /**
- * The StoragePort on LMDB. Wires the environment, the catalog, records, reads, cursors,
- * transactions, integration tables and internal stores together (docs/storage.md).
+ * The StoragePort on LMDB: records, reads, cursors and transactions here; databases, tables and
+ * indexes in schema.ts; topics in topics.ts; internal stores (docs/storage.md).
  */
 import { EngineError } from '../../kernel/errors';
 import type {
@@ -8,25 +8,19 @@ import type {
   StoredRecord, StoredValues, TopicInfo, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
-  CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, RecordId, Row, TableDefinition,
+  CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { normalizeColumn } from '../data/values/column-types';
-import {
-  Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName, saveNextId,
-  type IndexState, type TableState,
-} from './catalog';
-import { LmdbEnvironment } from './environment';
-import { resolveKeySegments } from '../data/index-keys';
-import {
-  checkTopic, messageRow, readMessages, topicTableName, TOPIC_COLUMNS, TOPIC_INDEXES,
-} from './integration-tables';
-import { LmdbInternalStore } from './internal-stores';
+import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
+import { LmdbEnvironment } from './environment';
+import { LmdbInternalStore } from './internal-stores';
 import { checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats } from './reads';
 import {
-  applyDelete, applyInsert, applyInsertValues, applyUpdate, buildIndex, completeInsertValues, decodeRow, INTEGER_TYPES,
-  nowTimestamp, prepareInsertRow, type PreparedRow,
+  applyDelete, applyInsert, applyInsertValues, applyUpdate, completeInsertValues, decodeRow, nowTimestamp, prepareInsertRow,
+  type PreparedRow,
 } from './records';
+import { checkArray, LmdbSchema } from './schema';
+import { LmdbTopics } from './topics';
 import { TransactionManager } from './transactions';
 
 export interface LmdbStorageOptions {
@@ -41,15 +35,6 @@ export async function openLmdbStorage(options: LmdbStorageOptions): Promise<Stor
   return storage;
 }
 
-function invalidTable(reason: string): EngineError {
-  return new EngineError('INVALID_TABLE_DEFINITION', { reason });
-}
-
-function checkArray<T>(value: T[], param: string): T[] {
-  if (!Array.isArray(value)) throw new EngineError('INVALID_PARAMETER', { param, reason: 'an array is required' });
-  return value;
-}
-
 export class LmdbStorage implements StoragePort {
   readonly dataDir: string;
   /** Entries visited by reads, for tests (see reads.ts). */
@@ -59,7 +44,8 @@ export class LmdbStorage implements StoragePort {
   private readonly transactions: TransactionManager;
   private readonly defaultDatabase: string;
   private readonly internals = new Map<string, LmdbInternalStore<unknown>>();
-  private readonly pendingTopics = new Map<string, Promise<TopicInfo>>();
+  private readonly schema: LmdbSchema;
+  private readonly topics: LmdbTopics;
   private readonly log: LmdbStorageOptions['log'];
 
   constructor(options: LmdbStorageOptions) {
@@ -69,6 +55,8 @@ export class LmdbStorage implements StoragePort {
     this.env = new LmdbEnvironment(options.dataDir);
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.env);
+    this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
+    this.topics = new LmdbTopics(this.env, this.catalog, this.schema, this.defaultDatabase);
   }
 
   async init(): Promise<void> {
@@ -94,199 +82,19 @@ export class LmdbStorage implements StoragePort {
     return store as LmdbInternalStore<V>;
   }
 
-  // ---- databases -----------------------------------------------------------------------------
+  // ---- databases, tables, indexes (schema.ts) -------------------------------------------------
 
-  async createDatabase(name: string): Promise<void> {
-    const db = checkName(name, 'database');
-    if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-    await this.env.write(() => {
-      if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-      this.catalog.putDatabase(db);
-    });
-  }
-
-  listDatabases(): string[] {
-    return [...this.catalog.databases.keys()].sort();
-  }
-
-  hasDatabase(name: string): boolean {
-    return this.catalog.hasDatabase(name);
-  }
-
-  async deleteDatabase(name: string): Promise<void> {
-    const db = normalizeName(name);
-    if (db === this.defaultDatabase) {
-      throw new EngineError('DATABASE_IN_USE', { database: db, reason: 'it is the default database' });
-    }
-    this.catalog.tablesOf(db);
-    await this.env.write(() => {
-      const tables = this.catalog.tablesOf(db);
-      for (const ts of [...tables.values()]) this.catalog.dropTable(ts);
-      this.catalog.removeDatabase(db);
-    });
-  }
-
-  // ---- tables --------------------------------------------------------------------------------
-
-  async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
-    const db = checkName(database, 'database');
-    const name = checkIdentifier(table, 'table');
-    const tables = this.catalog.tablesOf(db);
-    if (tables.has(name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
-    const def = this.buildDefinition(db, name, columns);
-    const ts = await this.createTableInternal(def, [], null);
-    return ts.def;
-  }
-
-  private buildDefinition(database: string, name: string, columns: ColumnInput[]): TableDefinition {
-    if (!Array.isArray(columns)) throw invalidTable('the columns must be an array');
-    const normalized = columns.map((column, i) => normalizeColumn(column, i));
-    const seen = new Set<string>();
-    let idDeclared = false;
-    const rest: ColumnDefinition[] = [];
-    for (const column of normalized) {
-      if (seen.has(column.name)) throw invalidTable(`column "${column.name}" is declared twice`);
-      seen.add(column.name);
-      if (column.name === ID_COLUMN) {
-        if (!INTEGER_TYPES.has(column.type)) throw invalidTable('the record-ID column "id" must have an integer type');
-        idDeclared = true;
-      } else {
-        rest.push(column);
-      }
-    }
-    return {
-      database,
-      name,
-      columns: [idColumn(), ...rest],
-      idDeclared,
-      indexes: [{ name: ID_INDEX, unique: true, fields: [{ name: ID_COLUMN, ascending: true }], automatic: true }],
-      topic: null,
-      createdAt: new Date().toISOString(),
-    };
-  }
-
-  /** Creates the sub-databases and the catalog entries of a new table in one commit. */
-  private async createTableInternal(
-    def: TableDefinition, extraIndexes: Array<{ name: string; input: IndexInput }>, topic: TopicInfo | null,
-  ): Promise<TableState> {
-    const indexDefs = extraIndexes.map(({ name, input }) => indexDefinition(name, input));
-    for (const index of indexDefs) resolveKeySegments(def, index.fields);
-    def.indexes.push(...indexDefs);
-    if (topic !== null) def.topic = topic.topic;
-    freezeDefinition(def);
-    const recordsName = this.catalog.newDbName('r');
-    const records = this.env.openRecords(recordsName);
-    const indexes: IndexState[] = indexDefs.map((index) => this.catalog.indexState(def, index, this.catalog.newDbName('i')));
-    const ts: TableState = { def, dbName: recordsName, records, indexes, columnPos: columnPositions(def), nextId: 1, persistedNextId: 1, dropped: false };
-    await this.env.write(() => {
-      let error: EngineError | null = null;
-      if (!this.catalog.databases.has(def.database)) error = new EngineError('DATABASE_NOT_FOUND', { database: def.database });
-      else if (this.catalog.findTable(def.database, def.name)) error = new EngineError('TABLE_EXISTS', { database: def.database, table: def.name });
-      else if (topic !== null && this.catalog.topics.has(topic.topic)) error = new EngineError('INVALID_TOPIC', { topic: topic.topic, reason: 'the topic already has a table' });
-      if (error !== null) {
-        for (const index of indexes) index.db.dropSync();
-        records.dropSync();
-        throw error;
-      }
-      this.catalog.persistSeq();
-      this.catalog.putTable(ts);
-      if (topic !== null) this.catalog.putTopic(topic);
-    });
-    return ts;
-  }
-
-  getTable(database: string, table: string): TableDefinition {
-    return this.catalog.table(database, table).def;
-  }
-
-  listTables(database: string): string[] {
-    return [...this.catalog.tablesOf(database).keys()].sort();
-  }
-
-  async deleteTables(database: string, tables: string[]): Promise<void> {
-    checkArray(tables, 'tables');
-    const names = [...new Set(tables.map((t) => normalizeName(t)))];
-    for (const name of names) this.catalog.table(database, name);
-    await this.env.write(() => {
-      const states = names.map((name) => this.catalog.table(database, name));
-      for (const ts of states) this.catalog.dropTable(ts);
-    });
-  }
-
-  async addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
-    const ts = this.catalog.table(database, table);
-    if (!Array.isArray(columns) || columns.length === 0) throw invalidTable('at least one column is required');
-    const offset = ts.def.columns.length;
-    const added = columns.map((column, i) => normalizeColumn(column, offset + i));
-    const names = new Set(ts.def.columns.map((c) => c.name));
-    for (const column of added) {
-      if (names.has(column.name)) throw invalidTable(`column "${column.name}" already exists`);
-      names.add(column.name);
-      if (!column.nullable && (column.defaultValue === null || column.defaultValue === undefined)) {
-        throw invalidTable(`the new column "${column.name}" is not nullable and has no default value`);
-      }
-    }
-    await this.env.write(() => {
-      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
-      for (const column of added) {
-        if (ts.columnPos.has(column.name)) throw invalidTable(`column "${column.name}" already exists`);
-      }
-      ts.def = freezeDefinition({ ...ts.def, columns: [...ts.def.columns, ...added] });
-      ts.columnPos = columnPositions(ts.def);
-      this.catalog.putTable(ts);
-    });
-    return ts.def;
-  }
-
-  // ---- indexes -------------------------------------------------------------------------------
-
-  async createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
-    const ts = this.catalog.table(database, table);
-    const name = checkIdentifier(index, 'index');
-    if (ts.def.indexes.some((x) => x.name === name)) throw new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
-    const def = indexDefinition(name, definition);
-    resolveKeySegments(ts.def, def.fields);
-    const state = this.catalog.indexState(ts.def, def, this.catalog.newDbName('i'));
-    await this.env.write(() => {
-      let error: EngineError | null = null;
-      if (ts.dropped) error = new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
-      else if (ts.def.indexes.some((x) => x.name === name)) error = new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
-      else if (!buildIndex(ts, state)) error = new EngineError('DUPLICATE_KEY', { index: name, table: ts.def.name });
-      if (error !== null) {
-        state.db.dropSync();
-        throw error;
-      }
-      ts.indexes = [...ts.indexes, state];
-      ts.def = freezeDefinition({ ...ts.def, indexes: [...ts.def.indexes, def] });
-      this.catalog.persistSeq();
-      this.catalog.putTable(ts);
-    });
-    return def;
-  }
-
-  async deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
-    const ts = this.catalog.table(database, table);
-    checkArray(indexes, 'indexes');
-    const names = [...new Set(indexes.map((i) => normalizeName(i)))];
-    for (const name of names) {
-      if (name === ID_INDEX) {
-        throw new EngineError('INVALID_INDEX_DEFINITION', { reason: `the automatic index "${ID_INDEX}" cannot be deleted` });
-      }
-      if (!ts.indexes.some((x) => x.def.name === name)) throw new EngineError('INDEX_NOT_FOUND', { index: name, table: ts.def.name });
-    }
-    await this.env.write(() => {
-      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
-      const doomed = ts.indexes.filter((x) => names.includes(x.def.name));
-      if (doomed.length !== names.length) {
-        const missing = names.find((n) => !doomed.some((x) => x.def.name === n));
-        throw new EngineError('INDEX_NOT_FOUND', { index: missing, table: ts.def.name });
-      }
-      for (const state of doomed) state.db.dropSync();
-      ts.indexes = ts.indexes.filter((x) => !doomed.includes(x));
-      ts.def = freezeDefinition({ ...ts.def, indexes: ts.def.indexes.filter((x) => !names.includes(x.name)) });
-      this.catalog.putTable(ts);
-    });
-  }
+  createDatabase(name: string): Promise<void> { return this.schema.createDatabase(name); }
+  listDatabases(): string[] { return this.schema.listDatabases(); }
+  hasDatabase(name: string): boolean { return this.schema.hasDatabase(name); }
+  deleteDatabase(name: string): Promise<void> { return this.schema.deleteDatabase(name); }
+  createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> { return this.schema.createTable(database, table, columns); }
+  getTable(database: string, table: string): TableDefinition { return this.schema.getTable(database, table); }
+  listTables(database: string): string[] { return this.schema.listTables(database); }
+  deleteTables(database: string, tables: string[]): Promise<void> { return this.schema.deleteTables(database, tables); }
+  addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> { return this.schema.addColumns(database, table, columns); }
+  createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> { return this.schema.createIndex(database, table, index, definition); }
+  deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> { return this.schema.deleteIndexes(database, table, indexes); }
 
   // ---- records -------------------------------------------------------------------------------
 
@@ -465,83 +273,19 @@ export class LmdbStorage implements StoragePort {
     this.transactions.rollback(transactionId);
   }
 
-  // ---- topics --------------------------------------------------------------------------------
+  // ---- topics (topics.ts) ---------------------------------------------------------------------
 
-  ensureTopic(topic: string): Promise<TopicInfo> {
-    const existing = this.catalog.topics.get(topic);
-    if (existing) return Promise.resolve(existing);
-    checkTopic(topic);
-    let pending = this.pendingTopics.get(topic);
-    if (!pending) {
-      pending = this.createTopic(topic).finally(() => this.pendingTopics.delete(topic));
-      this.pendingTopics.set(topic, pending);
-    }
-    return pending;
-  }
-
-  private async createTopic(topic: string): Promise<TopicInfo> {
-    const database = this.defaultDatabase;
-    for (let attempt = 0; ; attempt++) {
-      const found = this.catalog.topics.get(topic);
-      if (found) return found;
-      const table = topicTableName(topic, (name) => this.catalog.findTable(database, name) !== undefined);
-      const def = this.buildDefinition(database, table, TOPIC_COLUMNS);
-      const info: TopicInfo = { topic, database, table, createdAt: def.createdAt };
-      try {
-        await this.createTableInternal(def, TOPIC_INDEXES, info);
-        return info;
-      } catch (error) {
-        // a table of that name appeared meanwhile: pick another name
-        if (attempt < 3 && error instanceof EngineError && error.id === 'TABLE_EXISTS') continue;
-        throw error;
-      }
-    }
-  }
-
-  getTopic(topic: string): TopicInfo | undefined {
-    return this.catalog.topics.get(topic);
-  }
-
-  listTopics(): TopicInfo[] {
-    return [...this.catalog.topics.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
-  }
-
-  async deleteTopic(topic: string): Promise<void> {
-    if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
-    await this.env.write(() => {
-      const info = this.catalog.topics.get(topic);
-      if (!info) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
-      const ts = this.catalog.findTable(info.database, info.table);
-      if (ts && ts.def.topic === topic) this.catalog.dropTable(ts);
-      else this.catalog.removeTopic(topic);
-    });
-  }
-
-  private topicTable(info: TopicInfo): TableState {
-    return this.catalog.table(info.database, info.table);
-  }
-
-  async appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> {
-    checkArray(messages, 'messages');
-    const info = this.catalog.topics.get(topic) ?? await this.ensureTopic(topic);
-    const ts = this.topicTable(info);
-    const n = messages.length;
-    if (n === 0) return [];
-    const prepared = new Array<PreparedRow>(n);
-    for (let i = 0; i < n; i++) prepared[i] = messageRow(ts, messages[i]);
-    return this.env.write(() => this.persistingNextId(ts, applyInsert(ts, prepared)));
-  }
-
-  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] {
-    const info = this.catalog.topics.get(topic);
-    if (!info) return [];
-    return readMessages(this.topicTable(info), options);
-  }
+  ensureTopic(topic: string): Promise<TopicInfo> { return this.topics.ensureTopic(topic); }
+  getTopic(topic: string): TopicInfo | undefined { return this.topics.getTopic(topic); }
+  listTopics(): TopicInfo[] { return this.topics.listTopics(); }
+  deleteTopic(topic: string): Promise<void> { return this.topics.deleteTopic(topic); }
+  appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> { return this.topics.appendMessages(topic, messages); }
+  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] { return this.topics.readMessages(topic, options); }
 
   async close(): Promise<void> {
     if (this.env.isClosed) return;
     this.transactions.close();
-    await Promise.allSettled([...this.pendingTopics.values()]);
+    await this.topics.settle();
     await this.env.close();
   }
 }
@@ -559,26 +303,4 @@ function positionalToRows(rows: PositionalRows): Row[] {
     }
     return row;
   });
-}
-
-function idColumn(): ColumnDefinition {
-  const base = normalizeColumn({ name: ID_COLUMN, type: 'bigint', nullable: false, primaryKey: 1, autoValue: 'incrementOnInsert' }, 0);
-  return { ...base, name: ID_COLUMN, type: 'bigint', nullable: false, primaryKey: 1, defaultValue: null, autoValue: 'incrementOnInsert' };
-}
-
-function indexDefinition(name: string, input: IndexInput): IndexDefinition {
-  if (!input || typeof input !== 'object' || !Array.isArray(input.fields) || input.fields.length === 0) {
-    throw new EngineError('INVALID_INDEX_DEFINITION', { reason: 'an index needs at least one field' });
-  }
-  const fields: IndexSegment[] = input.fields.map((field) => {
-    if (!field || typeof field.name !== 'string') {
-      throw new EngineError('INVALID_INDEX_DEFINITION', { reason: 'every field needs a name' });
-    }
-    const segment: IndexSegment = { name: field.name.toLowerCase(), ascending: field.ascending !== false };
-    if (field.key !== undefined && field.key !== null) segment.key = field.key;
-    if (field.type !== undefined && field.type !== null) segment.type = field.type;
-    if (field.size !== undefined && field.size !== null) segment.size = field.size;
-    return segment;
-  });
-  return { name, unique: input.unique === true, fields, automatic: false };
 }

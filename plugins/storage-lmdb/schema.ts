@@ -1,0 +1,248 @@
+/**
+ * Databases, tables and indexes on LMDB: definitions checked and built, their sub-databases
+ * created or dropped, and the catalog entries written in the same commit (docs/storage.md).
+ */
+import { EngineError } from '../../kernel/errors';
+import type { TopicInfo } from '../../kernel/storage/storage-port';
+import type {
+  ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, TableDefinition,
+} from '../../kernel/storage/types';
+import { normalizeColumn } from '../data/values/column-types';
+import { resolveKeySegments } from '../data/index-keys';
+import {
+  Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName,
+  type IndexState, type TableState,
+} from './catalog';
+import type { LmdbEnvironment } from './environment';
+import { buildIndex, INTEGER_TYPES } from './records';
+
+function invalidTable(reason: string): EngineError {
+  return new EngineError('INVALID_TABLE_DEFINITION', { reason });
+}
+
+export function checkArray<T>(value: T[], param: string): T[] {
+  if (!Array.isArray(value)) throw new EngineError('INVALID_PARAMETER', { param, reason: 'an array is required' });
+  return value;
+}
+
+export class LmdbSchema {
+  constructor(
+    private readonly env: LmdbEnvironment,
+    private readonly catalog: Catalog,
+    private readonly defaultDatabase: string,
+  ) {}
+
+  async createDatabase(name: string): Promise<void> {
+    const db = checkName(name, 'database');
+    if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
+    await this.env.write(() => {
+      if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
+      this.catalog.putDatabase(db);
+    });
+  }
+
+  listDatabases(): string[] {
+    return [...this.catalog.databases.keys()].sort();
+  }
+
+  hasDatabase(name: string): boolean {
+    return this.catalog.hasDatabase(name);
+  }
+
+  async deleteDatabase(name: string): Promise<void> {
+    const db = normalizeName(name);
+    if (db === this.defaultDatabase) {
+      throw new EngineError('DATABASE_IN_USE', { database: db, reason: 'it is the default database' });
+    }
+    this.catalog.tablesOf(db);
+    await this.env.write(() => {
+      const tables = this.catalog.tablesOf(db);
+      for (const ts of [...tables.values()]) this.catalog.dropTable(ts);
+      this.catalog.removeDatabase(db);
+    });
+  }
+
+  // tables
+
+  async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+    const db = checkName(database, 'database');
+    const name = checkIdentifier(table, 'table');
+    const tables = this.catalog.tablesOf(db);
+    if (tables.has(name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
+    const def = this.buildDefinition(db, name, columns);
+    const ts = await this.createTableInternal(def, [], null);
+    return ts.def;
+  }
+
+  buildDefinition(database: string, name: string, columns: ColumnInput[]): TableDefinition {
+    if (!Array.isArray(columns)) throw invalidTable('the columns must be an array');
+    const normalized = columns.map((column, i) => normalizeColumn(column, i));
+    const seen = new Set<string>();
+    let idDeclared = false;
+    const rest: ColumnDefinition[] = [];
+    for (const column of normalized) {
+      if (seen.has(column.name)) throw invalidTable(`column "${column.name}" is declared twice`);
+      seen.add(column.name);
+      if (column.name === ID_COLUMN) {
+        if (!INTEGER_TYPES.has(column.type)) throw invalidTable('the record-ID column "id" must have an integer type');
+        idDeclared = true;
+      } else {
+        rest.push(column);
+      }
+    }
+    return {
+      database,
+      name,
+      columns: [idColumn(), ...rest],
+      idDeclared,
+      indexes: [{ name: ID_INDEX, unique: true, fields: [{ name: ID_COLUMN, ascending: true }], automatic: true }],
+      topic: null,
+      createdAt: new Date().toISOString(),
+    };
+  }
+
+  /** Creates the sub-databases and the catalog entries of a new table in one commit. */
+  async createTableInternal(
+    def: TableDefinition, extraIndexes: Array<{ name: string; input: IndexInput }>, topic: TopicInfo | null,
+  ): Promise<TableState> {
+    const indexDefs = extraIndexes.map(({ name, input }) => indexDefinition(name, input));
+    for (const index of indexDefs) resolveKeySegments(def, index.fields);
+    def.indexes.push(...indexDefs);
+    if (topic !== null) def.topic = topic.topic;
+    freezeDefinition(def);
+    const recordsName = this.catalog.newDbName('r');
+    const records = this.env.openRecords(recordsName);
+    const indexes: IndexState[] = indexDefs.map((index) => this.catalog.indexState(def, index, this.catalog.newDbName('i')));
+    const ts: TableState = { def, dbName: recordsName, records, indexes, columnPos: columnPositions(def), nextId: 1, persistedNextId: 1, dropped: false };
+    await this.env.write(() => {
+      let error: EngineError | null = null;
+      if (!this.catalog.databases.has(def.database)) error = new EngineError('DATABASE_NOT_FOUND', { database: def.database });
+      else if (this.catalog.findTable(def.database, def.name)) error = new EngineError('TABLE_EXISTS', { database: def.database, table: def.name });
+      else if (topic !== null && this.catalog.topics.has(topic.topic)) error = new EngineError('INVALID_TOPIC', { topic: topic.topic, reason: 'the topic already has a table' });
+      if (error !== null) {
+        for (const index of indexes) index.db.dropSync();
+        records.dropSync();
+        throw error;
+      }
+      this.catalog.persistSeq();
+      this.catalog.putTable(ts);
+      if (topic !== null) this.catalog.putTopic(topic);
+    });
+    return ts;
+  }
+
+  getTable(database: string, table: string): TableDefinition {
+    return this.catalog.table(database, table).def;
+  }
+
+  listTables(database: string): string[] {
+    return [...this.catalog.tablesOf(database).keys()].sort();
+  }
+
+  async deleteTables(database: string, tables: string[]): Promise<void> {
+    checkArray(tables, 'tables');
+    const names = [...new Set(tables.map((t) => normalizeName(t)))];
+    for (const name of names) this.catalog.table(database, name);
+    await this.env.write(() => {
+      const states = names.map((name) => this.catalog.table(database, name));
+      for (const ts of states) this.catalog.dropTable(ts);
+    });
+  }
+
+  async addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+    const ts = this.catalog.table(database, table);
+    if (!Array.isArray(columns) || columns.length === 0) throw invalidTable('at least one column is required');
+    const offset = ts.def.columns.length;
+    const added = columns.map((column, i) => normalizeColumn(column, offset + i));
+    const names = new Set(ts.def.columns.map((c) => c.name));
+    for (const column of added) {
+      if (names.has(column.name)) throw invalidTable(`column "${column.name}" already exists`);
+      names.add(column.name);
+      if (!column.nullable && (column.defaultValue === null || column.defaultValue === undefined)) {
+        throw invalidTable(`the new column "${column.name}" is not nullable and has no default value`);
+      }
+    }
+    await this.env.write(() => {
+      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+      for (const column of added) {
+        if (ts.columnPos.has(column.name)) throw invalidTable(`column "${column.name}" already exists`);
+      }
+      ts.def = freezeDefinition({ ...ts.def, columns: [...ts.def.columns, ...added] });
+      ts.columnPos = columnPositions(ts.def);
+      this.catalog.putTable(ts);
+    });
+    return ts.def;
+  }
+
+  // indexes
+
+  async createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
+    const ts = this.catalog.table(database, table);
+    const name = checkIdentifier(index, 'index');
+    if (ts.def.indexes.some((x) => x.name === name)) throw new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
+    const def = indexDefinition(name, definition);
+    resolveKeySegments(ts.def, def.fields);
+    const state = this.catalog.indexState(ts.def, def, this.catalog.newDbName('i'));
+    await this.env.write(() => {
+      let error: EngineError | null = null;
+      if (ts.dropped) error = new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+      else if (ts.def.indexes.some((x) => x.name === name)) error = new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
+      else if (!buildIndex(ts, state)) error = new EngineError('DUPLICATE_KEY', { index: name, table: ts.def.name });
+      if (error !== null) {
+        state.db.dropSync();
+        throw error;
+      }
+      ts.indexes = [...ts.indexes, state];
+      ts.def = freezeDefinition({ ...ts.def, indexes: [...ts.def.indexes, def] });
+      this.catalog.persistSeq();
+      this.catalog.putTable(ts);
+    });
+    return def;
+  }
+
+  async deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
+    const ts = this.catalog.table(database, table);
+    checkArray(indexes, 'indexes');
+    const names = [...new Set(indexes.map((i) => normalizeName(i)))];
+    for (const name of names) {
+      if (name === ID_INDEX) {
+        throw new EngineError('INVALID_INDEX_DEFINITION', { reason: `the automatic index "${ID_INDEX}" cannot be deleted` });
+      }
+      if (!ts.indexes.some((x) => x.def.name === name)) throw new EngineError('INDEX_NOT_FOUND', { index: name, table: ts.def.name });
+    }
+    await this.env.write(() => {
+      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+      const doomed = ts.indexes.filter((x) => names.includes(x.def.name));
+      if (doomed.length !== names.length) {
+        const missing = names.find((n) => !doomed.some((x) => x.def.name === n));
+        throw new EngineError('INDEX_NOT_FOUND', { index: missing, table: ts.def.name });
+      }
+      for (const state of doomed) state.db.dropSync();
+      ts.indexes = ts.indexes.filter((x) => !doomed.includes(x));
+      ts.def = freezeDefinition({ ...ts.def, indexes: ts.def.indexes.filter((x) => !names.includes(x.name)) });
+      this.catalog.putTable(ts);
+    });
+  }
+}
+
+function idColumn(): ColumnDefinition {
+  const base = normalizeColumn({ name: ID_COLUMN, type: 'bigint', nullable: false, primaryKey: 1, autoValue: 'incrementOnInsert' }, 0);
+  return { ...base, name: ID_COLUMN, type: 'bigint', nullable: false, primaryKey: 1, defaultValue: null, autoValue: 'incrementOnInsert' };
+}
+
+function indexDefinition(name: string, input: IndexInput): IndexDefinition {
+  if (!input || typeof input !== 'object' || !Array.isArray(input.fields) || input.fields.length === 0) {
+    throw new EngineError('INVALID_INDEX_DEFINITION', { reason: 'an index needs at least one field' });
+  }
+  const fields: IndexSegment[] = input.fields.map((field) => {
+    if (!field || typeof field.name !== 'string') {
+      throw new EngineError('INVALID_INDEX_DEFINITION', { reason: 'every field needs a name' });
+    }
+    const segment: IndexSegment = { name: field.name.toLowerCase(), ascending: field.ascending !== false };
+    if (field.key !== undefined && field.key !== null) segment.key = field.key;
+    if (field.type !== undefined && field.type !== null) segment.type = field.type;
+    if (field.size !== undefined && field.size !== null) segment.size = field.size;
+    return segment;
+  });
+  return { name, unique: input.unique === true, fields, automatic: false };
+}
