@@ -12,6 +12,7 @@
  * `null` (and `dataFormat: "default"`) count as "not set here". includeFields/excludeFields are one
  * unit (the first level naming either wins), and so are includePaths/excludePaths.
  */
+import { internFormat } from '../data/values/interned-formats';
 import { describeValue } from '../data/values/wire-format';
 import { EngineError } from '../../kernel/errors';
 import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../data/values/wire-format';
@@ -176,14 +177,15 @@ export function resolveResponseOptions(request: ResponseOptions, session: Sessio
 }
 
 /** The value format record reads use (actions write and read ISO 8601 dates). */
+/** The value format results are written in (one shared object per combination: codec caches key on it). */
 export function readFormat(options: ResolvedResponseOptions): ValueFormat {
-  return {
+  return internFormat({
     dateFormat: 'iso',
     binaryFormat: options.binaryFormat,
     variantFormat: options.variantFormat,
     numberFormat: options.numberFormat,
     stringFormat: options.stringFormat,
-  };
+  });
 }
 
 export const RESPONSE_OPTION_ENUMS = ENUMS;

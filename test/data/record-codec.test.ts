@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
 import { RecordDecoder, RecordEncoder, resolveFormat } from '../../plugins/data/record-codec';
 import type { ColumnDefinition, ColumnType, Row, TableDefinition } from '../../kernel/storage/types';
-import { ISO_FORMAT, REST_FORMAT } from '../../plugins/data/values/wire-format';
+import { internFormat } from '../../plugins/data/values/interned-formats';
+import { ISO_FORMAT, REST_FORMAT, type ValueFormat } from '../../plugins/data/values/wire-format';
 
 function column(name: string, type: ColumnType, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return { name, type, length: null, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none', ...extra };
@@ -129,6 +130,16 @@ describe('data/record-codec', () => {
       // still bounded: many selects do not grow without end, and answers stay right
       for (let i = 0; i < 100; i++) assert.deepEqual(RecordEncoder.for(def, i % 2 ? ['qty', 'name'] : ['name', 'qty', `NAME`], ISO_FORMAT).fields.map((c) => c.name), ['name', 'qty']);
       assert.throws(() => RecordEncoder.for(def, ['nope'], ISO_FORMAT), /nope|COLUMN/);
+    });
+
+    it('an interned format resolves to the same object on every request (the action interface builds one per call)', () => {
+      const perCall = (): ValueFormat => ({ dateFormat: 'iso', binaryFormat: 'base64', variantFormat: 'json', numberFormat: 'string', stringFormat: 'json' });
+      assert.notEqual(resolveFormat(perCall()), resolveFormat(perCall()), 'a fresh object per call misses the cache');
+      const first = internFormat(perCall());
+      assert.equal(internFormat(perCall()), first);
+      assert.ok(Object.isFrozen(first));
+      assert.equal(resolveFormat(internFormat(perCall())), resolveFormat(first));
+      assert.notEqual(internFormat({ ...perCall(), binaryFormat: 'hex' }), first);
     });
   });
 

@@ -3,6 +3,7 @@
  * data command of plugins/data (command-types.ts). Values travel as wire values with a `format`;
  * the commands decode and encode them, this file only reshapes params and results.
  */
+import { internFormat } from '../../data/values/interned-formats';
 import { EngineError } from '../../../kernel/errors';
 import type { ParamsSchema } from '../../../kernel/bus/command';
 import type {
@@ -82,16 +83,17 @@ function inTable(call: ActionCall): { database: string; table: string; owner: st
 }
 
 /** How the request writes values: params.binaryFormat / variantFormat over the session's defaults. */
+/** The value format of the request's values (one shared object per combination: codec caches key on it). */
 function writeFormat(call: ActionCall): FormatParam {
   const p = call.params as Params;
   const settings = call.session!.settings;
-  return {
+  return internFormat({
     dateFormat: 'iso',
     binaryFormat: p.binaryFormat !== undefined ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat') : settings.defaultBinaryFormat,
     variantFormat: p.variantFormat !== undefined ? enumValue(p.variantFormat, RESPONSE_OPTION_ENUMS.variantFormat, 'variantFormat') : settings.defaultVariantFormat,
     numberFormat: 'number',
     stringFormat: 'json',
-  };
+  });
 }
 
 function transaction(call: ActionCall): { transactionId?: string } {
