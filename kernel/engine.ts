@@ -10,6 +10,8 @@ import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
 import { authorize } from './auth/authorize';
 import { RoleCatalog, type Role } from './auth/roles';
+import { systemClock, type Clock } from './clock';
+import { IdleExpiry } from './idle-expiry';
 import { ApiSessions } from './sessions/api-sessions';
 import { ClientSessions, type ClientSessionRecord } from './sessions/client-sessions';
 import type { EngineServices } from './services';
@@ -27,6 +29,8 @@ export interface EngineOptions {
   logger?: Logger;
   /** Plugins given as objects instead of names (embedding, tests); loaded after `settings.plugins`. */
   extraPlugins?: EnginePlugin<any>[];
+  /** The clock idle expiry reads (default: the system clock; tests inject one they advance). */
+  clock?: Clock;
 }
 
 export interface LoadedPlugin {
@@ -46,7 +50,9 @@ export class Engine {
   readonly roles: RoleCatalog;
   readonly accounts: Accounts;
   readonly bus: CommandBus;
-  readonly apiSessions = new ApiSessions();
+  /** Idle expiry of sessions, cursors and transactions, on the engine's one clock. */
+  readonly idleExpiry: IdleExpiry;
+  readonly apiSessions: ApiSessions;
   readonly clientSessions = new ClientSessions();
   readonly plugins: LoadedPlugin[] = [];
 
@@ -63,6 +69,11 @@ export class Engine {
     this.roles = new RoleCatalog(options.settings.roles);
     this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds);
     this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
+    this.idleExpiry = new IdleExpiry(options.clock ?? systemClock);
+    this.apiSessions = new ApiSessions(this.idleExpiry, {
+      maxIdleSeconds: options.settings.session_max_idle_timeout_seconds,
+      maxLifetimeSeconds: options.settings.session_max_lifetime_seconds,
+    });
   }
 
   /** Loads the plugins, opens the kernel catalogs, runs start hooks (listeners open). */
@@ -117,6 +128,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.closing ??= (async () => {
+      this.idleExpiry.close();
       this.apiSessions.close();
       for (const hook of [...this.closeHooks].reverse()) {
         try {

@@ -39,7 +39,10 @@ export interface Settings {
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   body_limit_bytes: number;
   session_idle_timeout_seconds: number;
+  session_max_idle_timeout_seconds: number;
+  session_max_lifetime_seconds: number;
   cursor_idle_timeout_seconds: number;
+  transaction_idle_timeout_seconds: number;
   credential_cache_seconds: number;
   roles: RoleSetting[];
   mqtt_allow_anonymous: boolean;

@@ -19,7 +19,7 @@ export type Origin = 'rest' | 'actions' | 'mqtt' | 'internal' | (string & {});
 export interface CommandContext {
   principal: Principal;
   origin: Origin;
-  /** authToken session of the actions interface, when there is one. */
+  /** The id of the actions interface's authToken session, when there is one (never the token). */
   sessionId?: string;
   /** MQTT client identifier or MQ API client name, when there is one. */
   clientId?: string;

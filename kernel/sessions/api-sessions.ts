@@ -1,9 +1,15 @@
 /**
- * authToken sessions of the JSON-action interface: random 192-bit tokens, idle expiry.
+ * authToken sessions of the JSON-action interface: random 192-bit tokens, idle expiry (capped by
+ * `session_max_idle_timeout_seconds`) and an absolute lifetime (`session_max_lifetime_seconds`),
+ * both on the engine's clock (kernel/idle-expiry.ts).
+ *
+ * A token is a secret: only its holder ever sees it. Everything else names a session by its `id`,
+ * a random non-secret id (listSessions, describeSessions, `ctx.sessionId`, cursor owners).
  * Kept in memory: a restart ends every session (clients create a new one).
  */
 import { randomBytes } from 'node:crypto';
 import { EngineError } from '../errors';
+import type { IdleExpiry, IdleRegistry } from '../idle-expiry';
 
 export interface ApiSessionSettings {
   description: string;
@@ -20,57 +26,89 @@ export interface ApiSessionSettings {
 }
 
 export interface ApiSession {
+  /** The secret the client sends; shown only to the client that created the session. */
   readonly authToken: string;
+  /** Names the session everywhere else; knowing it grants nothing. */
+  readonly id: string;
   readonly account: string;
-  readonly createdAt: Date;
-  lastUsedAt: Date;
+  /** Clock time of creation and of the last request. */
+  readonly createdAt: number;
+  lastUsedAt: number;
   settings: ApiSessionSettings;
 }
 
+export interface SessionLimits {
+  /** Cap on a session's idleConnectionTimeoutSeconds (0: no cap). */
+  maxIdleSeconds: number;
+  /** How long a session lives after its creation, however often it is used (0: no limit). */
+  maxLifetimeSeconds: number;
+}
+
 export class ApiSessions {
-  private readonly sessions = new Map<string, ApiSession>();
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly byToken: IdleRegistry<ApiSession>;
+  private readonly byId = new Map<string, ApiSession>();
   private readonly endListeners: Array<(session: ApiSession) => void> = [];
 
-  constructor(sweepIntervalMs = 30_000) {
-    this.sweeper = setInterval(() => this.sweep(), sweepIntervalMs);
-    this.sweeper.unref();
+  constructor(expiry: IdleExpiry, private readonly limits: SessionLimits) {
+    this.byToken = expiry.registry<ApiSession>({
+      idleTimeoutMs: (session) => session.settings.idleConnectionTimeoutSeconds * 1000,
+      endsAt: (session) => (limits.maxLifetimeSeconds > 0 ? session.createdAt + limits.maxLifetimeSeconds * 1000 : undefined),
+      expired: (session) => this.ended(session),
+    });
   }
 
   create(account: string, settings: ApiSessionSettings): ApiSession {
-    const now = new Date();
-    const session: ApiSession = { authToken: randomBytes(24).toString('base64url'), account, createdAt: now, lastUsedAt: now, settings };
-    this.sessions.set(session.authToken, session);
+    const now = this.byToken.now();
+    const session: ApiSession = {
+      authToken: randomBytes(24).toString('base64url'),
+      id: randomBytes(16).toString('base64url'),
+      account,
+      createdAt: now,
+      lastUsedAt: now,
+      settings: this.capped(settings),
+    };
+    this.byToken.add(session.authToken, session);
+    this.byId.set(session.id, session);
     return session;
   }
 
-  /** The live session of a token, marked as used; throws INVALID_TOKEN when unknown or idle too long. */
+  /** Replaces a session's settings (the idle timeout capped like at creation). */
+  alter(session: ApiSession, settings: ApiSessionSettings): void {
+    session.settings = this.capped(settings);
+  }
+
+  /** The live session of a token, marked as used; throws INVALID_TOKEN when unknown, idle too long or past its lifetime. */
   use(authToken: unknown): ApiSession {
-    const session = typeof authToken === 'string' ? this.sessions.get(authToken) : undefined;
+    const session = typeof authToken === 'string' ? this.byToken.get(authToken) : undefined;
     if (!session) throw new EngineError('INVALID_TOKEN');
-    const now = Date.now();
-    if (now - session.lastUsedAt.getTime() > session.settings.idleConnectionTimeoutSeconds * 1000) {
-      this.end(session.authToken);
-      throw new EngineError('INVALID_TOKEN');
-    }
-    session.lastUsedAt = new Date(now);
+    this.byToken.touch(session);
     return session;
   }
 
-  peek(authToken: string): ApiSession | undefined {
-    return this.sessions.get(authToken);
+  /** The live session of a token, not marked as used. */
+  findByToken(authToken: string): ApiSession | undefined {
+    return this.byToken.get(authToken);
   }
 
+  /** The live session of a session id, not marked as used. */
+  findById(sessionId: string): ApiSession | undefined {
+    const session = this.byId.get(sessionId);
+    return session && this.byToken.get(session.authToken);
+  }
+
+  /** Live sessions (of one account when named). */
   list(account?: string): ApiSession[] {
-    const all = [...this.sessions.values()];
-    return account ? all.filter((s) => s.account === account) : all;
+    const live: ApiSession[] = [];
+    for (const [token, session] of this.byToken.all()) {
+      if ((account === undefined || session.account === account) && this.byToken.get(token)) live.push(session);
+    }
+    return live;
   }
 
   end(authToken: string): boolean {
-    const session = this.sessions.get(authToken);
+    const session = this.byToken.delete(authToken);
     if (!session) return false;
-    this.sessions.delete(authToken);
-    for (const listener of this.endListeners) listener(session);
+    this.ended(session);
     return true;
   }
 
@@ -84,14 +122,18 @@ export class ApiSessions {
     this.endListeners.push(listener);
   }
 
-  sweep(now = Date.now()): void {
-    for (const session of this.sessions.values()) {
-      if (now - session.lastUsedAt.getTime() > session.settings.idleConnectionTimeoutSeconds * 1000) this.end(session.authToken);
-    }
+  close(): void {
+    for (const [token] of this.byToken.all()) this.byToken.delete(token);
+    this.byId.clear();
   }
 
-  close(): void {
-    clearInterval(this.sweeper);
-    this.sessions.clear();
+  private capped(settings: ApiSessionSettings): ApiSessionSettings {
+    const cap = this.limits.maxIdleSeconds;
+    return cap > 0 && settings.idleConnectionTimeoutSeconds > cap ? { ...settings, idleConnectionTimeoutSeconds: cap } : settings;
+  }
+
+  private ended(session: ApiSession): void {
+    this.byId.delete(session.id);
+    for (const listener of this.endListeners) listener(session);
   }
 }

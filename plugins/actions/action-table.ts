@@ -109,7 +109,7 @@ export class ActionTable {
         engine.apiSessions.end(session.authToken);
         throw new EngineError('INVALID_TOKEN');
       }
-      ctx = { principal, origin: 'actions', sessionId: session.authToken };
+      ctx = { principal, origin: 'actions', sessionId: session.id };
     }
     onSession(session);
 

@@ -4,7 +4,8 @@
  *
  *   session.create session.alter session.delete session.ping session.describe session.list
  *     (any authenticated account, for its own sessions; other accounts' sessions need a grant of
- *      the pseudo-command `session.manageAll`, which `admin` has)
+ *      the pseudo-command `session.manageAll`, which `admin` has). Sessions are shown and named by
+ *      their `sessionId`; a token appears only in createSession's answer, to its creator.
  *   account.create account.alter account.delete account.list account.assignRoles account.revokeRoles
  *   role.create role.alter role.delete role.list
  *     (role-authorized; `account.alter` of one's own account needs no grant)
@@ -25,6 +26,8 @@ export const MANAGE_ALL_SESSIONS = 'session.manageAll';
 
 const NAME_64 = { type: 'string', minLength: 1 } as const;
 const STRING_LIST = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
+/** Params naming another session: its sessionId (from listSessions), or a token the caller holds. */
+const SESSION_REFERENCE = { sessionId: { type: 'string', minLength: 1 }, authToken: { type: 'string' } } as const;
 const GRANTS = {
   type: 'array',
   items: {
@@ -92,23 +95,42 @@ export function defaultSessionSettings(engine: Engine): ApiSessionSettings {
   };
 }
 
-export interface SessionDescription extends ApiSessionSettings {
-  authToken: string;
+export interface SessionSummary {
+  sessionId: string;
   username: string;
+  description: string;
   sessionStartTimestamp: string;
   sessionLastAccessedTimestamp: string;
   currentSession: boolean;
 }
 
-export function describeSession(session: ApiSession, currentToken?: string): SessionDescription {
+export interface SessionDescription extends ApiSessionSettings, SessionSummary {
+  /** Only in createSession's answer: the token is shown once, to the client that logged in. */
+  authToken?: string;
+}
+
+/** A session as listSessions shows it: never its token. */
+export function summarizeSession(session: ApiSession, currentSessionId?: string): SessionSummary {
   return {
-    authToken: session.authToken,
+    sessionId: session.id,
+    username: session.account,
+    description: session.settings.description,
+    sessionStartTimestamp: new Date(session.createdAt).toISOString(),
+    sessionLastAccessedTimestamp: new Date(session.lastUsedAt).toISOString(),
+    currentSession: session.id === currentSessionId,
+  };
+}
+
+/** A session with its settings, as describeSessions and alterSession show it: never its token. */
+export function describeSession(session: ApiSession, currentSessionId?: string): SessionDescription {
+  return {
+    sessionId: session.id,
     username: session.account,
     ...session.settings,
     defaultResponseOptions: { ...session.settings.defaultResponseOptions },
-    sessionStartTimestamp: session.createdAt.toISOString(),
-    sessionLastAccessedTimestamp: session.lastUsedAt.toISOString(),
-    currentSession: session.authToken === currentToken,
+    sessionStartTimestamp: new Date(session.createdAt).toISOString(),
+    sessionLastAccessedTimestamp: new Date(session.lastUsedAt).toISOString(),
+    currentSession: session.id === currentSessionId,
   };
 }
 
@@ -116,10 +138,28 @@ function mayManageAll(engine: Engine, ctx: CommandContext): boolean {
   return isAllowed(engine.roles, ctx.principal, MANAGE_ALL_SESSIONS, { kind: 'system' });
 }
 
-/** The session a token names, when the caller may touch it (own account, or session.manageAll). */
-function sessionFor(engine: Engine, ctx: CommandContext, token: string): ApiSession {
-  const session = engine.apiSessions.peek(token);
-  if (!session) throw new EngineError('INVALID_PARAMETER', { param: 'authToken', reason: 'no such session' });
+/** How a command names a session: by `sessionId`, by a token the caller holds, or (neither) the caller's own. */
+interface SessionReference {
+  sessionId?: string;
+  authToken?: string;
+}
+
+/** The session a reference names, when the caller may touch it (own account, or session.manageAll). */
+function sessionFor(engine: Engine, ctx: CommandContext, reference: SessionReference): ApiSession {
+  if (reference.sessionId !== undefined && reference.authToken !== undefined) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'sessionId', reason: 'give sessionId or authToken, not both' });
+  }
+  let session: ApiSession | undefined;
+  if (reference.sessionId !== undefined) {
+    session = engine.apiSessions.findById(reference.sessionId);
+    if (!session) throw new EngineError('INVALID_PARAMETER', { param: 'sessionId', reason: 'no such session' });
+  } else if (reference.authToken !== undefined) {
+    session = engine.apiSessions.findByToken(reference.authToken);
+    if (!session) throw new EngineError('INVALID_PARAMETER', { param: 'authToken', reason: 'no such session' });
+  } else {
+    session = ctx.sessionId === undefined ? undefined : engine.apiSessions.findById(ctx.sessionId);
+    if (!session) throw new EngineError('MISSING_PARAMETER', { param: 'sessionId' });
+  }
   if (session.account !== ctx.principal.account && !mayManageAll(engine, ctx)) throw new EngineError('SESSION_NOT_OWNED');
   return session;
 }
@@ -163,34 +203,29 @@ export function registerAdminCommands(engine: Engine): void {
     handler(params, ctx) {
       const settings = sessionSettings(params, defaultSessionSettings(engine));
       const session = sessions.create(ctx.principal.account, settings);
-      return describeSession(session, session.authToken);
+      return { authToken: session.authToken, ...describeSession(session, session.id) };
     },
   });
 
-  bus.register<SessionSettingsInput & { authToken?: string }, SessionDescription>({
+  bus.register<SessionSettingsInput & SessionReference, SessionDescription>({
     name: 'session.alter',
-    summary: 'change the settings of the current session (or, with session.manageAll, of another)',
+    summary: 'change the settings of the current session (or another of the account; any with session.manageAll)',
     access: 'authenticated',
-    params: schema({ ...SESSION_SETTINGS_PROPERTIES, authToken: { type: 'string' } }),
+    params: schema({ ...SESSION_SETTINGS_PROPERTIES, ...SESSION_REFERENCE }),
     handler(params, ctx) {
-      const token = params.authToken ?? ctx.sessionId;
-      if (!token) throw new EngineError('MISSING_PARAMETER', { param: 'authToken' });
-      const session = sessionFor(engine, ctx, token);
-      session.settings = sessionSettings(params, session.settings);
+      const session = sessionFor(engine, ctx, params);
+      sessions.alter(session, sessionSettings(params, session.settings));
       return describeSession(session, ctx.sessionId);
     },
   });
 
-  bus.register<{ authToken?: string }, { deleted: boolean }>({
+  bus.register<SessionReference, { deleted: boolean }>({
     name: 'session.delete',
     summary: 'end the current session (or another one of the account; any with session.manageAll)',
     access: 'authenticated',
-    params: schema({ authToken: { type: 'string' } }),
+    params: schema(SESSION_REFERENCE),
     handler(params, ctx) {
-      const token = params.authToken ?? ctx.sessionId;
-      if (!token) throw new EngineError('MISSING_PARAMETER', { param: 'authToken' });
-      sessionFor(engine, ctx, token);
-      return { deleted: sessions.end(token) };
+      return { deleted: sessions.end(sessionFor(engine, ctx, params).authToken) };
     },
   });
 
@@ -202,36 +237,29 @@ export function registerAdminCommands(engine: Engine): void {
     handler: () => ({}),
   });
 
-  bus.register<{ authTokens?: string[] }, { sessions: SessionDescription[] }>({
+  bus.register<{ sessionIds?: string[]; authTokens?: string[] }, { sessions: SessionDescription[] }>({
     name: 'session.describe',
-    summary: 'describe the named sessions, or every session of the account',
+    summary: 'describe the named sessions (by sessionIds, or authTokens the caller holds), or every session of the account',
     access: 'authenticated',
-    params: schema({ authTokens: STRING_LIST }),
+    params: schema({ sessionIds: STRING_LIST, authTokens: STRING_LIST }),
     handler(params, ctx) {
-      const found = params.authTokens
-        ? params.authTokens.map((token) => sessionFor(engine, ctx, token))
-        : sessions.list(ctx.principal.account);
+      const named = [
+        ...(params.sessionIds ?? []).map((sessionId) => sessionFor(engine, ctx, { sessionId })),
+        ...(params.authTokens ?? []).map((authToken) => sessionFor(engine, ctx, { authToken })),
+      ];
+      const found = params.sessionIds || params.authTokens ? named : sessions.list(ctx.principal.account);
       return { sessions: found.map((session) => describeSession(session, ctx.sessionId)) };
     },
   });
 
-  bus.register<Record<string, never>, { sessions: Array<Record<string, unknown>> }>({
+  bus.register<Record<string, never>, { sessions: SessionSummary[] }>({
     name: 'session.list',
     summary: 'list the sessions of the account (every session with session.manageAll)',
     access: 'authenticated',
     params: schema({}),
     handler(_params, ctx) {
       const found = mayManageAll(engine, ctx) ? sessions.list() : sessions.list(ctx.principal.account);
-      return {
-        sessions: found.map((session) => ({
-          authToken: session.authToken,
-          username: session.account,
-          description: session.settings.description,
-          sessionStartTimestamp: session.createdAt.toISOString(),
-          sessionLastAccessedTimestamp: session.lastUsedAt.toISOString(),
-          currentSession: session.authToken === ctx.sessionId,
-        })),
-      };
+      return { sessions: found.map((session) => summarizeSession(session, ctx.sessionId)) };
     },
   });
 
@@ -257,7 +285,7 @@ export function registerAdminCommands(engine: Engine): void {
       let info = engine.accounts.get(name);
       if (params.password !== undefined) {
         await engine.accounts.changePassword(name, params.password);
-        for (const session of sessions.list(name)) if (session.authToken !== ctx.sessionId) sessions.end(session.authToken);
+        for (const session of sessions.list(name)) if (session.id !== ctx.sessionId) sessions.end(session.authToken);
       }
       if (params.description !== undefined) info = await engine.accounts.alter(name, { description: params.description });
       else info = engine.accounts.get(name);

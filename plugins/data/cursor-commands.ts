@@ -1,13 +1,15 @@
 /**
  * cursor.open / cursor.fetch / cursor.close: a positioned read kept open between requests.
  *
- * cursor.open is authorized like a read of its table (role check, resource = the table);
- * fetch and close only need an authenticated caller, and the cursor must be the caller's
- * (same authToken session, or same account without a session): anything else is CURSOR_NOT_FOUND.
+ * Every step is authorized with the caller's current roles on the cursor's table (`cursor.open`,
+ * `cursor.fetch`, `cursor.close`), so a revoked role stops a cursor at its next fetch. The cursor
+ * must be the caller's (same authToken session, or same account without a session): anything else
+ * is CURSOR_NOT_FOUND, answered before any role check so ids cannot be probed.
  */
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
 } from './command-types';
+import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { ownerOf, tableCall, tableResource, type DataContext } from './data-context';
 import { RecordEncoder, resolveFormat } from './record-codec';
 import { prepareRead } from './query-commands';
@@ -17,6 +19,7 @@ const cursorIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const
 
 export function registerCursorCommands(data: DataContext): void {
   const { bus } = data.engine;
+  const cursorResource = (p: { cursorId: string }, ctx: CommandContext): Resource => data.cursors.resourceOf(ownerOf(ctx), p.cursorId);
 
   bus.register<CursorOpenParams, CursorOpenResult>({
     name: 'cursor.open',
@@ -63,7 +66,7 @@ export function registerCursorCommands(data: DataContext): void {
         format: formatSchema,
       },
     },
-    access: 'authenticated',
+    resource: cursorResource,
     handler: (p, ctx) => {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
       const direction = p.direction ?? 'forward';
@@ -81,7 +84,7 @@ export function registerCursorCommands(data: DataContext): void {
     name: 'cursor.close',
     summary: 'Close the caller\'s cursor.',
     params: { type: 'object', required: ['cursorId'], properties: { cursorId: cursorIdSchema } },
-    access: 'authenticated',
+    resource: cursorResource,
     handler: (p, ctx) => {
       data.cursors.close(ownerOf(ctx), p.cursorId);
       return {};

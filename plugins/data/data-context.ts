@@ -33,24 +33,24 @@ export interface TableCall {
   transactionId: string | undefined;
 }
 
-export function tableCall(data: DataContext, ctx: CommandContext, p: { database: string; table: string; transactionId?: string }): TableCall {
-  const transactionId = data.transactions.check(ctx, p.transactionId);
+/** `write`: the command's name when it writes, so a transaction's commit can authorize it again. */
+export function tableCall(data: DataContext, ctx: CommandContext, p: { database: string; table: string; transactionId?: string }, write?: string): TableCall {
+  const transactionId = data.transactions.check(ctx, p.transactionId, write === undefined ? undefined : { command: write, resource: tableResource(p) });
   const storage = data.storage();
   const database = lower(p.database);
   return { storage, database, table: storage.getTable(database, lower(p.table)), transactionId };
 }
 
 /**
- * Who owns a cursor or transaction: the authToken session when there is one, else the account.
- * `ctx.sessionId` is the session's authToken (ApiSessions.onEnd hands us `session.authToken`).
+ * Who owns a cursor or transaction: the authToken session when there is one (`ctx.sessionId`, the
+ * session's non-secret id), else the account.
  */
-/** Owner names of cursors and transactions: an api session, or an account without one. */
 export const SESSION_OWNER = 'session:';
 
 export function ownerOf(ctx: CommandContext): string {
   return ctx.sessionId !== undefined ? `${SESSION_OWNER}${ctx.sessionId}` : `account:${ctx.principal.account}`;
 }
 
-export function sessionOwner(authToken: string): string {
-  return `${SESSION_OWNER}${authToken}`;
+export function sessionOwner(sessionId: string): string {
+  return `${SESSION_OWNER}${sessionId}`;
 }

@@ -37,7 +37,7 @@ export function registerRecordCommands(data: DataContext): void {
     }, ['records']),
     resource: tableResource,
     handler: async (p, ctx) => {
-      const { storage, database, table, transactionId } = tableCall(data, ctx, p);
+      const { storage, database, table, transactionId } = tableCall(data, ctx, p, 'record.insert');
       const decoder = RecordDecoder.for(table, resolveFormat(p.format), 'insert');
       if (storage.insertValues !== undefined) {
         // Fast path: values decoded straight into the stored column order, checked once.
@@ -89,7 +89,7 @@ export function registerRecordCommands(data: DataContext): void {
       params: inTable({ records: writeRecordsSchema, format: formatSchema, transactionId: transactionIdSchema }, ['records']),
       resource: tableResource,
       handler: async (p, ctx) => {
-        const { storage, database, table, transactionId } = tableCall(data, ctx, p);
+        const { storage, database, table, transactionId } = tableCall(data, ctx, p, name);
         const decoder = RecordDecoder.for(table, resolveFormat(p.format), mode);
         const records: StoredRecord[] = new Array<StoredRecord>(p.records.length);
         for (let i = 0; i < p.records.length; i++) {
@@ -115,7 +115,7 @@ export function registerRecordCommands(data: DataContext): void {
     params: inTable({ ids: { ...idsSchema, minItems: 1 }, mustExist: { type: 'boolean' }, transactionId: transactionIdSchema }, ['ids']),
     resource: tableResource,
     handler: async (p, ctx) => {
-      const transactionId = data.transactions.check(ctx, p.transactionId);
+      const transactionId = data.transactions.check(ctx, p.transactionId, { command: 'record.delete', resource: tableResource(p) });
       const deleted = await data.storage().deleteRecords(lower(p.database), lower(p.table), p.ids, { transactionId, mustExist: p.mustExist });
       return { deleted };
     },

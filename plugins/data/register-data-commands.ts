@@ -21,12 +21,17 @@ export function registerDataCommands(engine: Engine): DataContext {
     engine,
     storage: getStorage,
     // A cursor owned by an api session lives as long as that session's idleCursorTimeoutSeconds.
-    cursors: new CursorRegistry((owner) => {
-      const token = owner?.startsWith(SESSION_OWNER) ? owner.slice(SESSION_OWNER.length) : undefined;
-      const seconds = token === undefined ? undefined : engine.apiSessions.peek(token)?.settings.idleCursorTimeoutSeconds;
+    cursors: new CursorRegistry(engine.idleExpiry, (owner) => {
+      const sessionId = owner.startsWith(SESSION_OWNER) ? owner.slice(SESSION_OWNER.length) : undefined;
+      const seconds = sessionId === undefined ? undefined : engine.apiSessions.findById(sessionId)?.settings.idleCursorTimeoutSeconds;
       return (seconds ?? engine.settings.cursor_idle_timeout_seconds) * 1000;
     }),
-    transactions: new TransactionRegistry(getStorage),
+    transactions: new TransactionRegistry(
+      engine.idleExpiry,
+      getStorage,
+      () => engine.settings.transaction_idle_timeout_seconds * 1000,
+      (ctx, write) => engine.authorize(ctx, write.command, write.resource),
+    ),
   };
 
   registerDatabaseCommands(data);
@@ -39,7 +44,7 @@ export function registerDataCommands(engine: Engine): DataContext {
 
   // A session's cursors close and its transactions roll back when it ends (logout, idle expiry).
   engine.apiSessions.onEnd((session) => {
-    const owner = sessionOwner(session.authToken);
+    const owner = sessionOwner(session.id);
     data.cursors.closeOwner(owner);
     data.transactions.rollbackOwner(owner);
   });

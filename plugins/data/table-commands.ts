@@ -1,5 +1,6 @@
 /** table.create / table.list / table.describe / table.delete / table.alter */
 import type { CommandContext, Resource } from '../../kernel/bus/command';
+import { isAllowed } from '../../kernel/auth/authorize';
 import { EngineError } from '../../kernel/errors';
 import type { ColumnDefinition } from '../../kernel/storage/types';
 import { normalizeColumn } from './values/column-types';
@@ -85,7 +86,7 @@ export function registerTableCommands(data: DataContext): void {
 
   bus.register<TableDescribeParams, TableDescribeResult>({
     name: 'table.describe',
-    summary: 'Definitions of the named tables (every table of the database when `tables` is empty).',
+    summary: 'Definitions of the named tables (when `tables` is empty: every table of the database the caller may describe).',
     params: {
       type: 'object',
       required: ['database', 'tables'],
@@ -95,8 +96,14 @@ export function registerTableCommands(data: DataContext): void {
     handler: (p, ctx) => {
       const storage = data.storage();
       const database = lower(p.database);
-      const names = p.tables.length > 0 ? p.tables.map(lower) : storage.listTables(database);
-      if (p.tables.length > 0) authorizeRest(ctx, 'table.describe', database, names);
+      let names: string[];
+      if (p.tables.length > 0) {
+        names = p.tables.map(lower);
+        authorizeRest(ctx, 'table.describe', database, names);
+      } else {
+        // All tables: the bus checked the database; a table the caller may not describe is left out.
+        names = storage.listTables(database).filter((table) => isAllowed(engine.roles, ctx.principal, 'table.describe', { kind: 'table', database, table }));
+      }
       return { tables: names.map((name) => storage.getTable(database, name)) };
     },
   });

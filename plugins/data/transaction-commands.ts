@@ -3,79 +3,118 @@
  *
  * A transaction belongs to whoever began it (the authToken session, else the account). Any other
  * caller naming it, here or as `transactionId` of a record command, gets TRANSACTION_NOT_FOUND.
- * A session's open transactions are rolled back when the session ends.
+ * Each record command in it is authorized by the bus when it runs; the commit authorizes every
+ * write it would apply again, with the caller's roles at that moment, so a role revoked meanwhile
+ * stops the commit (and the transaction is rolled back, like any failed commit). A rollback
+ * applies nothing and needs no grant. A transaction unused for `transaction_idle_timeout_seconds`
+ * is rolled back (kernel/idle-expiry.ts, on the engine's clock), and so are a session's
+ * transactions when it ends.
  */
-import type { CommandContext } from '../../kernel/bus/command';
+import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
+import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TransactionParams, TransactionResult } from './command-types';
 import { ownerOf, type DataContext } from './data-context';
 import { transactionIdSchema } from './schemas';
 
-/** A transaction unused this long is rolled back and forgotten (storage-lmdb expires its own after 10 minutes). */
-export const TRANSACTION_FORGET_MS = 15 * 60 * 1000;
+/** A write made in a transaction: the command and the resource it was authorized on. */
+export interface TransactionWrite {
+  command: string;
+  resource: Resource;
+}
+
+interface OpenTransaction {
+  readonly id: string;
+  readonly owner: string;
+  lastUsedAt: number;
+  /** Distinct writes, keyed by command and resource, re-authorized at commit. */
+  readonly writes: Map<string, TransactionWrite>;
+}
 
 export class TransactionRegistry {
-  /** transactionId → owner and last use */
-  private readonly owners = new Map<string, { owner: string; lastUsedAt: number }>();
+  private readonly open: IdleRegistry<OpenTransaction>;
 
-  constructor(private readonly storage: () => StoragePort) {}
+  constructor(
+    expiry: IdleExpiry,
+    private readonly storage: () => StoragePort,
+    idleTimeoutMs: () => number,
+    private readonly authorize: (ctx: CommandContext, write: TransactionWrite) => void,
+  ) {
+    this.open = expiry.registry<OpenTransaction>({
+      idleTimeoutMs,
+      expired: (entry) => this.rollbackQuietly(entry.id),
+    });
+  }
 
   get size(): number {
-    return this.owners.size;
+    return this.open.size;
   }
 
-  begin(owner: string, now = Date.now()): string {
-    this.prune(now);
-    const transactionId = this.storage().beginTransaction();
-    this.owners.set(transactionId, { owner, lastUsedAt: now });
-    return transactionId;
+  begin(owner: string): string {
+    const id = this.storage().beginTransaction();
+    this.open.add(id, { id, owner, lastUsedAt: 0, writes: new Map() });
+    return id;
   }
 
-  /** The id when `ctx` owns the open transaction; else TRANSACTION_NOT_FOUND. Undefined passes. */
-  check(ctx: CommandContext, transactionId: string | undefined): string | undefined {
+  /**
+   * The id when `ctx` owns the open transaction, marked as used (and `write` remembered for the
+   * commit); else TRANSACTION_NOT_FOUND. Undefined passes.
+   */
+  check(ctx: CommandContext, transactionId: string | undefined, write?: TransactionWrite): string | undefined {
     if (transactionId === undefined) return undefined;
-    const entry = this.owners.get(transactionId);
-    if (entry?.owner !== ownerOf(ctx)) throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId });
-    entry.lastUsedAt = Date.now();
+    const entry = this.owned(ctx, transactionId);
+    this.open.touch(entry);
+    if (write) entry.writes.set(`${write.command} ${JSON.stringify(write.resource)}`, write);
     return transactionId;
-  }
-
-  /** Rolls back transactions nobody used for TRANSACTION_FORGET_MS (storage may have expired them already). */
-  prune(now = Date.now()): void {
-    for (const [transactionId, entry] of this.owners) {
-      if (now - entry.lastUsedAt > TRANSACTION_FORGET_MS) this.end(transactionId);
-    }
   }
 
   async commit(ctx: CommandContext, transactionId: string): Promise<void> {
-    this.check(ctx, transactionId);
+    const entry = this.owned(ctx, transactionId);
     // Whatever the outcome, the transaction is over (storage rolls back a failed commit).
-    this.owners.delete(transactionId);
+    this.open.delete(transactionId);
+    try {
+      for (const write of entry.writes.values()) this.authorize(ctx, write);
+    } catch (error) {
+      this.rollbackQuietly(transactionId);
+      throw error;
+    }
     await this.storage().commitTransaction(transactionId);
   }
 
   rollback(ctx: CommandContext, transactionId: string): void {
-    this.check(ctx, transactionId);
-    this.owners.delete(transactionId);
+    this.owned(ctx, transactionId);
+    this.open.delete(transactionId);
     this.storage().rollbackTransaction(transactionId);
   }
 
   /** Rolls back every open transaction of an owner (its session ended). */
   rollbackOwner(owner: string): void {
-    for (const [transactionId, entry] of this.owners) if (entry.owner === owner) this.end(transactionId);
+    for (const [id, entry] of this.open.all()) {
+      if (entry.owner !== owner) continue;
+      this.open.delete(id);
+      this.rollbackQuietly(id);
+    }
   }
 
   rollbackAll(): void {
-    for (const transactionId of [...this.owners.keys()]) this.end(transactionId);
+    for (const [id] of this.open.all()) {
+      this.open.delete(id);
+      this.rollbackQuietly(id);
+    }
   }
 
-  private end(transactionId: string): void {
-    this.owners.delete(transactionId);
+  private owned(ctx: CommandContext, transactionId: string): OpenTransaction {
+    const entry = this.open.get(transactionId);
+    if (entry?.owner !== ownerOf(ctx)) throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId });
+    return entry;
+  }
+
+  private rollbackQuietly(transactionId: string): void {
     try {
       this.storage().rollbackTransaction(transactionId);
     } catch {
-      // already gone (expired in storage) or the store is closed
+      // already gone or the store is closed
     }
   }
 }
@@ -99,7 +138,7 @@ export function registerTransactionCommands(data: DataContext): void {
 
   bus.register<TransactionParams, TransactionResult>({
     name: 'transaction.commit',
-    summary: 'Commit an open transaction of the caller.',
+    summary: 'Commit an open transaction of the caller; each of its writes is authorized again with the caller\'s current roles.',
     params: transactionParams,
     access: 'authenticated',
     handler: async ({ transactionId }, ctx) => {

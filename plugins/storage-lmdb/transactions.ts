@@ -8,7 +8,9 @@
  * LMDB child transaction with the full checks of ordinary writes: any violation (a unique key
  * taken meanwhile, a record deleted meanwhile) aborts it, nothing is applied, and the error
  * (e.g. DUPLICATE_KEY) is reported. Automatic record ids are reserved when the insert is made.
- * Idle transactions expire after 10 minutes.
+ * Idle expiry is the owner's job (the data commands roll back a transaction left unused for
+ * `transaction_idle_timeout_seconds`, on the engine's one clock): a transaction here lives until
+ * commit, rollback or close.
  */
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
@@ -21,8 +23,6 @@ import {
   applyDelete, applyInsert, applyUpdate, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
 } from './records';
 
-export const TRANSACTION_IDLE_MS = 10 * 60 * 1000;
-
 type Operation =
   | { kind: 'insert'; ts: TableState; rows: PreparedRow[] }
   | { kind: 'update'; ts: TableState; mode: 'replace' | 'patch'; records: StoredRecord[]; now: string }
@@ -30,32 +30,24 @@ type Operation =
 
 interface Transaction {
   id: string;
-  lastUsed: number;
   operations: Operation[];
   overlay: Map<TableState, Map<number, unknown[] | null>>;
 }
 
 export class TransactionManager {
   private readonly open = new Map<string, Transaction>();
-  private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly env: LmdbEnvironment, private readonly idleMs = TRANSACTION_IDLE_MS) {
-    this.timer = setInterval(() => this.expire(), Math.min(60_000, idleMs)).unref();
-  }
+  constructor(private readonly env: LmdbEnvironment) {}
 
   begin(): string {
     const id = randomUUID();
-    this.open.set(id, { id, lastUsed: Date.now(), operations: [], overlay: new Map() });
+    this.open.set(id, { id, operations: [], overlay: new Map() });
     return id;
   }
 
   private get(id: string): Transaction {
     const tx = typeof id === 'string' ? this.open.get(id) : undefined;
-    if (!tx || Date.now() - tx.lastUsed > this.idleMs) {
-      if (tx) this.open.delete(id);
-      throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId: String(id) });
-    }
-    tx.lastUsed = Date.now();
+    if (!tx) throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId: String(id) });
     return tx;
   }
 
@@ -65,7 +57,7 @@ export class TransactionManager {
     return tx;
   }
 
-  /** Throws TRANSACTION_NOT_FOUND when the id is unknown, closed or expired. */
+  /** Throws TRANSACTION_NOT_FOUND when the id is unknown or closed. */
   assert(id: string): void {
     this.get(id);
   }
@@ -201,13 +193,7 @@ export class TransactionManager {
     this.take(id);
   }
 
-  expire(): void {
-    const now = Date.now();
-    for (const [id, tx] of this.open) if (now - tx.lastUsed > this.idleMs) this.open.delete(id);
-  }
-
   close(): void {
-    clearInterval(this.timer);
     this.open.clear();
   }
 }

@@ -89,7 +89,8 @@ function spawnEngine(options: { env?: Record<string, string>; args?: string[]; c
 interface Running extends Proc {
   http?: string;
   https?: string;
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+  /** Sends the signal and waits for the exit (SIGKILL after 15 s, which then shows as `signal`). */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,26 +132,24 @@ async function startEngine(options: { dataDir?: string; env?: Record<string, str
     http: listening?.http,
     https: listening?.https,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      const started = Date.now();
       if (proc.child.exitCode === null && proc.child.signalCode === null) process.kill(proc.pid, signal);
       const timer = setTimeout(() => killChild(proc.child), 15_000);
       const result = await proc.exited;
       clearTimeout(timer);
-      return { ...result, ms: Date.now() - started };
+      return result;
     },
   };
 }
 
-/** Runs the engine expecting it to stop by itself (a failed start); kills it after `ms`. */
-async function runToExit(options: { env?: Record<string, string>; args?: string[]; cwd?: string; dataDir?: string; omitEnv?: string[] }, ms = 12_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; text: string; elapsed: number }> {
+/** Runs the engine expecting it to stop by itself (a failed start); kills it after `ms` (then `signal` is set). */
+async function runToExit(options: { env?: Record<string, string>; args?: string[]; cwd?: string; dataDir?: string; omitEnv?: string[] }, ms = 12_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; text: string }> {
   const env: Record<string, string> = { ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: '0', ENGINE_DATA_DIR: options.dataDir ?? tempDir('fail'), ...options.env };
   for (const name of options.omitEnv ?? []) delete env[name];
-  const started = Date.now();
   const proc = spawnEngine({ env, args: options.args, cwd: options.cwd });
   const timer = setTimeout(() => killChild(proc.child), ms);
   try {
     const result = await proc.exited;
-    return { ...result, text: proc.err() + proc.out(), elapsed: Date.now() - started };
+    return { ...result, text: proc.err() + proc.out() };
   } finally {
     clearTimeout(timer);
     killChild(proc.child);
@@ -437,14 +436,13 @@ describe('foundation acceptance (real processes)', function () {
       assert.match(r.text, /needy/, r.text); assert.match(r.text, /ghost-dep/, r.text);
     });
 
-    it('a plugin that hangs at start exits non-zero promptly naming it', async () => {
+    it('a plugin that hangs at start makes the server exit non-zero by itself, naming it and the timeout', async () => {
       const dir = tempDir('cfg');
       const pluginFile = join(dir, 'sleepy.js');
       writeFileSync(pluginFile, "module.exports = { name: 'sleepy', register() { return new Promise(() => {}); } };\n");
       const r = await runToExit({ args: ['--config', writeJson(dir, 'p.json', { plugins: ['storage-lmdb', 'data', 'http', pluginFile], plugin_timeout_ms: 500 })] });
       assert.notEqual(r.code, 0, r.text); assert.equal(r.signal, null, 'it stops by itself, not by our kill');
-      assert.match(r.text, /sleepy/, r.text);
-      assert.ok(r.elapsed < 10_000, `took ${r.elapsed} ms`);
+      assert.match(r.text, /plugin "sleepy" did not finish starting within 500 ms/, r.text);
     });
 
     it('a plugin that throws exits non-zero with its message', async () => {
@@ -661,7 +659,8 @@ describe('foundation acceptance (real processes)', function () {
       } finally { await engine.stop(); }
     });
 
-    it('stored hashes are scrypt; tokens are random and at least 128 bits; idle sessions expire; credentials are cached', async () => {
+    // (idle expiry runs on the engine's clock: test/actions/idle-expiry.test.ts advances it instead of sleeping)
+    it('stored hashes are scrypt; tokens are random and at least 128 bits; credentials are cached', async () => {
       const dataDir = tempDir('acct');
       const engine = await startEngine({ dataDir });
       try {
@@ -669,11 +668,6 @@ describe('foundation acceptance (real processes)', function () {
         const t2 = await session(engine.http!, 'admin', 'ADMIN');
         assert.notEqual(t1, t2);
         for (const token of [t1, t2]) assert.ok(Buffer.from(token, 'base64url').length >= 16, `token ${token} carries at least 128 bits`);
-        const created = await action(engine.http!, { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN', idleConnectionTimeoutSeconds: 1 } });
-        assert.equal(created.json.errorCode, 0, created.text);
-        await sleep(2200);
-        const expired = await action(engine.http!, { api: 'db', action: 'listTables', authToken: created.json.authToken, params: {} });
-        assert.equal(expired.json.errorCode, 12031, expired.text);
         // Basic auth on repeated requests (the credential cache; its speed is the benchmarks' business,
         // not a timed test's)
         for (let i = 0; i < 20; i++) assert.equal((await call('GET', `${engine.http}${REST}/table/main`)).status, 200);
@@ -744,7 +738,7 @@ describe('foundation acceptance (real processes)', function () {
     });
 
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      it(`${signal} exits 0 promptly, closing the listeners, and acknowledged writes survive`, async () => {
+      it(`${signal} exits 0 by itself, closing the listeners, and acknowledged writes survive`, async () => {
         const dataDir = tempDir('sig');
         let engine = await startEngine({ dataDir });
         const port = Number(new URL(engine.http!).port);
@@ -755,8 +749,7 @@ describe('foundation acceptance (real processes)', function () {
         } finally {
           const stopped = await engine.stop(signal);
           assert.equal(stopped.code, 0, `exit code after ${signal}: ${engine.err()}`);
-          assert.equal(stopped.signal, null);
-          assert.ok(stopped.ms < 5000, `stopped in ${stopped.ms} ms`);
+          assert.equal(stopped.signal, null, 'it exited by itself, not by the SIGKILL that follows 15 s later');
         }
         assert.equal(await canConnect('127.0.0.1', port), false);
         engine = await startEngine({ dataDir });
@@ -793,7 +786,7 @@ describe('foundation acceptance (real processes)', function () {
       } finally { await engine.stop(); }
     });
 
-    it('SIGTERM while a keep-alive client keeps writing: the listeners close and the process exits promptly', async () => {
+    it('SIGTERM while a keep-alive client keeps writing: the listeners close and the process exits by itself', async () => {
       const engine = await startEngine({ dataDir: tempDir('sig'), env: { ENGINE_LISTENING_HTTPS_PORT: 'off' } });
       const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
       const auth = `Basic ${Buffer.from('admin:ADMIN').toString('base64')}`;
@@ -807,22 +800,18 @@ describe('foundation acceptance (real processes)', function () {
         req.on('finish', () => onSent?.());
         req.end(payload);
       });
-      let exitedAt: number | undefined;
-      void engine.exited.then(() => { exitedAt = Date.now(); });
+      let exited = false;
+      void engine.exited.then(() => { exited = true; });
       try {
         assert.equal(await post('/table/main/t', { fields: [{ name: 'n', type: 'integer' }, { name: 's', type: 'varchar', length: 200 }] }), 200);
         const rows = Array.from({ length: 2000 }, (_, i) => ({ n: i, s: 'z'.repeat(150) }));
-        let signalledAt = 0;
         // the signal arrives while a request is in flight on the keep-alive connection
-        await post('/record/main/t', rows, () => { signalledAt = Date.now(); process.kill(engine.pid, 'SIGTERM'); });
-        let acceptedAfter = 0;
-        while (exitedAt === undefined && Date.now() - signalledAt < 6000) {
-          if ((await post('/record/main/t', rows)) === 200) acceptedAfter++;
-        }
-        await Promise.race([engine.exited, sleep(500)]);
-        assert.ok(exitedAt !== undefined, `still running ${Date.now() - signalledAt} ms after SIGTERM, having accepted ${acceptedAfter} more writes`);
-        assert.ok(exitedAt - signalledAt < 5000, `exited ${exitedAt - signalledAt} ms after SIGTERM`);
-        assert.equal((await engine.exited).code, 0);
+        await post('/record/main/t', rows, () => { process.kill(engine.pid, 'SIGTERM'); });
+        // the client writes until the process has exited; a server that never exits fails by the test's timeout
+        while (!exited) await post('/record/main/t', rows);
+        const exit = await engine.exited;
+        assert.equal(exit.code, 0);
+        assert.equal(exit.signal, null);
       } finally {
         agent.destroy();
         killChild(engine.child);

@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { call, startServer, type HttpResult, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
+import type { Clock } from '../../kernel/clock';
 
 /** A real server with the actions plugin (with storage and the data commands unless told otherwise). */
-export function startActionServer(overrides: Partial<Settings> = {}, withStorage = true): Promise<TestServer> {
+export function startActionServer(overrides: Partial<Settings> = {}, withStorage = true, options: { clock?: Clock } = {}): Promise<TestServer> {
   const plugins = withStorage ? ['storage-lmdb', 'data', 'http', 'actions'] : ['http', 'actions'];
-  return startServer({ plugins, ...overrides });
+  return startServer({ plugins, ...overrides }, options);
 }
 
 export function post(server: TestServer, body: unknown, headers?: Record<string, string>): Promise<HttpResult> {

@@ -95,7 +95,7 @@ describe('actions: admin api', function () {
       assert.equal(r.defaultApi, 'admin');
       assert.equal(r.idleConnectionTimeoutSeconds, 120);
       const described = await ok(server, admin('describeSessions', token));
-      const mine = described.sessions.find((s: any) => s.authToken === token);
+      const mine = described.sessions.find((s: any) => s.sessionId === r.sessionId);
       assert.equal(mine.description, 'altered');
       assert.equal(mine.currentSession, true);
       await ok(server, { action: 'listAccounts', authToken: token });
@@ -121,8 +121,10 @@ describe('actions: admin api', function () {
       await ok(server, admin('createAccount', root, { username: 'viewer', password: 'pw-viewer' }));
       const viewer = await login(server, 'viewer', 'pw-viewer');
       const viewer2 = await login(server, 'viewer', 'pw-viewer');
+      const idOf = async (token: string): Promise<string> => (await ok(server, admin('describeSessions', token, { authTokens: [token] }))).sessions[0].sessionId;
+      const [viewerId, viewer2Id, rootId] = [await idOf(viewer), await idOf(viewer2), await idOf(root)];
       const own = await ok(server, admin('describeSessions', viewer));
-      assert.deepEqual(own.sessions.map((s: any) => s.authToken).sort(), [viewer, viewer2].sort());
+      assert.deepEqual(own.sessions.map((s: any) => s.sessionId).sort(), [viewerId, viewer2Id].sort());
       assert.ok(own.sessions.every((s: any) => s.username === 'viewer'));
       const listed = await ok(server, admin('listSessions', viewer));
       assert.ok(listed.sessions.every((s: any) => s.username === 'viewer'));
@@ -130,15 +132,17 @@ describe('actions: admin api', function () {
       const accounts = new Set(all.sessions.map((s: any) => s.username));
       assert.ok(accounts.has('viewer') && accounts.has('admin'));
       // another account's session
+      await fails(server, admin('describeSessions', viewer, { sessionIds: [rootId] }), 12032);
       await fails(server, admin('describeSessions', viewer, { authTokens: [root] }), 12032);
-      await fails(server, admin('deleteSession', viewer, { authToken: root }), 12032);
-      await fails(server, admin('alterSession', viewer, { authToken: root, description: 'x' }), 12032);
-      const byAdmin = await ok(server, admin('describeSessions', root, { authTokens: [viewer] }));
+      await fails(server, admin('deleteSession', viewer, { sessionId: rootId }), 12032);
+      await fails(server, admin('alterSession', viewer, { sessionId: rootId, description: 'x' }), 12032);
+      const byAdmin = await ok(server, admin('describeSessions', root, { sessionIds: [viewerId] }));
       assert.equal(byAdmin.sessions[0].username, 'viewer');
       await fails(server, admin('describeSessions', root, { authTokens: 'abc' }), 12012);
+      await fails(server, admin('describeSessions', root, { sessionIds: ['no-such-session'] }), 12012);
       await fails(server, admin('describeSessions', root, { authTokens: ['no-such-token'] }), 12012);
       // an admin may end another account's session
-      await ok(server, admin('deleteSession', root, { authToken: viewer2 }));
+      await ok(server, admin('deleteSession', root, { sessionId: viewer2Id }));
       await fails(server, admin('pingSession', viewer2), 12031);
     });
   });

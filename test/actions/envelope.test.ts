@@ -4,13 +4,16 @@ import type { TestServer } from '../helpers/server';
 import { EngineError } from '../../kernel/errors';
 import { parseJsonBody } from '../../plugins/actions/envelope';
 import { admin, db, fails, login, ok, post, send, startActionServer } from './action-client';
+import { ManualClock } from '../helpers/manual-clock';
 
 describe('actions: envelope', function () {
   let server: TestServer;
   let token: string;
+  // expiry is tested by advancing the engine's clock, not by sleeping
+  const clock = new ManualClock();
 
   before(async function () {
-    server = await startActionServer({}, false);
+    server = await startActionServer({}, false, { clock });
     token = await login(server);
   });
   after(async function () {
@@ -128,19 +131,17 @@ describe('actions: envelope', function () {
   });
 
   it('answers an expired token with 12031 (idleConnectionTimeoutSeconds)', async function () {
-    this.timeout(10_000);
     const short = await login(server, 'admin', 'ADMIN', { idleConnectionTimeoutSeconds: 1 });
     await ok(server, admin('pingSession', short));
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock.advanceSeconds(1.001);
     await fails(server, admin('pingSession', short), 12031);
     await fails(server, admin('listAccounts', short), 12031);
   });
 
   it('keeps a session alive while it is used', async function () {
-    this.timeout(10_000);
     const short = await login(server, 'admin', 'ADMIN', { idleConnectionTimeoutSeconds: 1 });
     for (let i = 0; i < 3; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      clock.advanceSeconds(0.6);
       await ok(server, admin('pingSession', short));
     }
   });

@@ -4,7 +4,9 @@ import type { ApiSessionSettings } from '../../kernel/sessions/api-sessions';
 import type { RecordCursor } from '../../kernel/storage/storage-port';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import { CursorRegistry } from '../../plugins/data/cursor-registry';
-import { TRANSACTION_FORGET_MS, TransactionRegistry } from '../../plugins/data/transaction-commands';
+import { TransactionRegistry } from '../../plugins/data/transaction-commands';
+import { IdleExpiry } from '../../kernel/idle-expiry';
+import { ManualClock } from '../helpers/manual-clock';
 import { startData, type DataFixture } from './data-helpers';
 
 const SESSION_SETTINGS: ApiSessionSettings = {
@@ -21,7 +23,7 @@ describe('data commands: cursors and transactions', () => {
 
   const sessionCtx = (account: string): { ctx: CommandContext; token: string } => {
     const session = f.server.engine.apiSessions.create(account, SESSION_SETTINGS);
-    return { ctx: { principal: f.server.engine.accounts.principal(account), origin: 'actions', sessionId: session.authToken }, token: session.authToken };
+    return { ctx: { principal: f.server.engine.accounts.principal(account), origin: 'actions', sessionId: session.id }, token: session.authToken };
   };
 
   before(async () => {
@@ -112,19 +114,25 @@ describe('data commands: cursors and transactions', () => {
       await f.exec('cursor.close', { cursorId }, reader);
     });
 
-    it('the registry expires idle cursors', () => {
+    it('the registry expires idle cursors on the engine clock', () => {
       let closed = 0;
       const fake: RecordCursor = { fetch: () => [], skip: () => 0, exhausted: true, hasMore: () => false, moveTo: () => undefined, close: () => { closed++; } };
-      const registry = new CursorRegistry(() => 1000);
+      const clock = new ManualClock(0);
+      const expiry = new IdleExpiry(clock);
+      const registry = new CursorRegistry(expiry, () => 1000);
       const base = { owner: 'a', database: 'main', table: {} as any, index: undefined, cursor: fake, select: undefined, format: {} as any, fields: [], encoder: {} as any };
-      const one = registry.add(base, 0);
-      const two = registry.add(base, 0);
-      registry.use('a', one.id, 900);
-      assert.throws(() => registry.use('a', two.id, 1500), /does not exist or has expired/);
-      registry.sweep(2500);
+      const one = registry.add(base);
+      const two = registry.add(base);
+      clock.advanceSeconds(0.9);
+      registry.use('a', one.id);
+      clock.advanceSeconds(0.6);
+      assert.throws(() => registry.use('a', two.id), /does not exist or has expired/);
+      assert.equal(closed, 1);
+      clock.advanceSeconds(1);
+      expiry.sweep();
       assert.equal(registry.size, 0);
       assert.equal(closed, 2);
-      registry.closeAll();
+      expiry.close();
     });
   });
 
@@ -179,18 +187,23 @@ describe('data commands: cursors and transactions', () => {
       await f.fails('record.insert', { ...T, records: [{ n: 1 }], transactionId: 'nosuch' }, 'TRANSACTION_NOT_FOUND');
     });
 
-    it('the registry rolls back transactions left unused too long', () => {
+    it('the registry rolls back transactions left unused too long, on the engine clock', () => {
       let rolledBack = 0;
       const storage = { beginTransaction: () => `t${rolledBack}-${Math.random()}`, rollbackTransaction: () => { rolledBack++; } } as unknown as StoragePort;
-      const registry = new TransactionRegistry(() => storage);
-      registry.begin('a', 0);
-      registry.begin('b', TRANSACTION_FORGET_MS);
+      const clock = new ManualClock(0);
+      const expiry = new IdleExpiry(clock);
+      const registry = new TransactionRegistry(expiry, () => storage, () => 60_000, () => undefined);
+      registry.begin('a');
+      clock.advanceSeconds(60);
+      registry.begin('b');
       assert.equal(registry.size, 2);
-      registry.prune(TRANSACTION_FORGET_MS + 1);
+      clock.advanceSeconds(1);
+      expiry.sweep();
       assert.equal(registry.size, 1);
       assert.equal(rolledBack, 1);
       registry.rollbackAll();
       assert.equal(registry.size, 0);
+      expiry.close();
     });
 
     it('a reader may begin a transaction but not write in it', async () => {

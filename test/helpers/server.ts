@@ -10,6 +10,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Engine } from '../../kernel/engine';
 import { loadSettings, type Settings } from '../../kernel/settings';
 import type { EnginePlugin } from '../../kernel/plugin';
+import type { Clock } from '../../kernel/clock';
 
 export interface TestServer {
   engine: Engine;
@@ -23,7 +24,7 @@ export function tempDataDir(label = 'engine-test'): string {
   return mkdtempSync(join(tmpdir(), `${label}.d-`)); // a dot in the name, as users' folders may have
 }
 
-export async function startServer(overrides: Partial<Settings> = {}, options: { env?: NodeJS.ProcessEnv; extraPlugins?: EnginePlugin<any>[] } = {}): Promise<TestServer> {
+export async function startServer(overrides: Partial<Settings> = {}, options: { env?: NodeJS.ProcessEnv; extraPlugins?: EnginePlugin<any>[]; clock?: Clock } = {}): Promise<TestServer> {
   const dataDir = overrides.data_dir ?? tempDataDir();
   const settings = loadSettings({
     env: {},
@@ -35,7 +36,7 @@ export async function startServer(overrides: Partial<Settings> = {}, options: { 
       data_dir: dataDir,
     },
   });
-  const engine = await Engine.start({ settings, env: options.env ?? {}, extraPlugins: options.extraPlugins });
+  const engine = await Engine.start({ settings, env: options.env ?? {}, extraPlugins: options.extraPlugins, clock: options.clock });
   const urls = engine.has('http') ? engine.need('http').urls : {};
   return {
     engine,

@@ -365,10 +365,11 @@ export const dbActions: readonly ActionDefinition[] = [
   },
   {
     action: 'describeTables',
-    params: schema({ ...LOCATION, tableNames: NAMES }, ['tableNames']),
+    // No tableNames (or []): every table of the database the caller may describe.
+    params: schema({ ...LOCATION, tableNames: { type: 'array', items: NAME } }),
     async handler(call) {
       const { database, owner } = where(call);
-      const { tables } = await exec<TableDescribeResult>(call, 'table.describe', { database, tables: (call.params as Params).tableNames });
+      const { tables } = await exec<TableDescribeResult>(call, 'table.describe', { database, tables: (call.params as Params).tableNames ?? [] });
       const format = readFormat(call.options);
       return { dataFormat: 'objects', data: tables.map((table) => tableMeta(table, owner, format)) };
     },
