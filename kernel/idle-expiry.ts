@@ -84,6 +84,8 @@ export class IdleRegistry<V extends IdleEntry> {
   }
 
   private expire(key: string, entry: V): void {
+    // A deadline check can end other entries (a session's end closes its cursors): release once.
+    if (this.entries.get(key) !== entry) return;
     this.entries.delete(key);
     this.kind.expired(entry);
   }
