@@ -10,8 +10,12 @@
  * Durability: the environment is opened with `overlappingSync: false`, so the promise of an
  * asynchronous write or transaction resolves only after its commit has been synced to disk
  * (see docs/storage.md for the measurements behind this choice).
+ *
+ * Permissions: the files hold the password hashes, so `dataDir` is 0700 and the LMDB files 0600
+ * whatever the umask (LMDB itself would create them 0664 minus the umask).
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 
 export type RecordsDb = Database<unknown[], number>;
@@ -22,13 +26,38 @@ export type InternalDb = Database<unknown, string>;
 export const MAX_DBS = 8192;
 export const EMPTY_VALUE = Buffer.alloc(0);
 
+/** The files LMDB keeps in a data folder (with `noSubdir: false`). */
+const LMDB_FILES = ['data.mdb', 'lock.mdb'];
+
+/**
+ * Creates `dataDir` 0700 and the LMDB files 0600 before LMDB opens them (it keeps the mode of an
+ * existing file), and tightens a folder or files created before with looser modes.
+ */
+function restrictToOwner(dataDir: string): void {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    fs.chmodSync(dataDir, 0o700);
+  } catch (error) {
+    // A folder another user owns (a mount point) keeps its mode; the files below are still ours.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  }
+  for (const name of LMDB_FILES) {
+    const fd = fs.openSync(path.join(dataDir, name), 'a', 0o600);
+    try {
+      fs.fchmodSync(fd, 0o600);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}
+
 export class LmdbEnvironment {
   readonly root: RootDatabase;
   readonly catalog: CatalogDb;
   private closed = false;
 
   constructor(readonly dataDir: string) {
-    fs.mkdirSync(dataDir, { recursive: true });
+    restrictToOwner(dataDir);
     this.root = open({
       path: dataDir,
       // lmdb-js guesses "a file" when the path has an extension (`/srv/engine.data`): say it's a folder.
