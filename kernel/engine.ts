@@ -9,6 +9,7 @@ import { CommandBus } from './bus/command-bus';
 import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
 import { authorize } from './auth/authorize';
+import { LoopbackRule } from './auth/loopback-rule';
 import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
@@ -56,6 +57,7 @@ export class Engine {
   readonly clientSessions = new ClientSessions();
   readonly plugins: LoadedPlugin[] = [];
 
+  private readonly loopbackRule: LoopbackRule;
   private readonly services = new Map<string, unknown>();
   private readonly startHooks: Hook[] = [];
   private readonly closeHooks: Hook[] = [];
@@ -68,6 +70,11 @@ export class Engine {
     this.log = options.logger ?? pino({ name: 'engine', level: options.settings.log_level });
     this.roles = new RoleCatalog(options.settings.roles);
     this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds);
+    this.loopbackRule = new LoopbackRule(options.settings.listening_host);
+    this.accounts.passwordPolicy = (account, password) => {
+      const warning = this.loopbackRule.checkPasswordChange(account, password);
+      if (warning) this.log.warn(warning);
+    };
     this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
     this.idleExpiry = new IdleExpiry(options.clock ?? systemClock);
     this.apiSessions = new ApiSessions(this.idleExpiry, {
@@ -121,6 +128,14 @@ export class Engine {
     this.closeHooks.push(hook);
   }
 
+  /**
+   * The host every listener binds to (kernel/auth/loopback-rule.ts): loopback while `admin` had
+   * the default password at start, unless `listening_host` is set. Decided before start hooks run.
+   */
+  get listenHost(): string {
+    return this.loopbackRule.host;
+  }
+
   /** The one authorization decision (kernel/auth/authorize.ts). */
   authorize(ctx: CommandContext, command: string, resource: Resource): void {
     authorize(this.roles, ctx.principal, command, resource);
@@ -167,6 +182,8 @@ export class Engine {
       throw error instanceof PluginError ? error : new PluginError(`a plugin failed to start: ${err.message}`);
     }
     await this.openCatalogs();
+    const decision = this.loopbackRule.decide(this.accounts.adminHasDefaultPassword);
+    if (decision.warning) this.log.warn(decision.warning);
     for (const hook of this.startHooks) await hook();
   }
 

@@ -40,6 +40,9 @@ export class Accounts {
   private adminDefault = false;
   private changes = 0;
 
+  /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
+  passwordPolicy?: (account: string, password: string) => void;
+
   constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number) {}
 
   /** Loads the stored accounts; a fresh store gets `admin` with ENGINE_ADMIN_PASSWORD or ADMIN. */
@@ -128,6 +131,7 @@ export class Accounts {
   async changePassword(name: string, password: string): Promise<void> {
     const record = this.require(name);
     checkPassword(password);
+    this.passwordPolicy?.(record.name, password);
     await this.save({ ...record, passwordHash: await hashPassword(password), updatedAt: new Date().toISOString() });
     this.cache.delete(record.name);
     if (record.name === DEFAULT_ADMIN) this.adminDefault = password === DEFAULT_ADMIN_PASSWORD;

@@ -8,7 +8,8 @@
  *      their `sessionId`; a token appears only in createSession's answer, to its creator.
  *   account.create account.alter account.delete account.list account.assignRoles account.revokeRoles
  *   role.create role.alter role.delete role.list
- *     (role-authorized; `account.alter` of one's own account needs no grant)
+ *     (role-authorized; `account.alter` of one's own account needs no grant, but a password
+ *      change there needs `currentPassword`)
  */
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
@@ -164,6 +165,12 @@ function sessionFor(engine: Engine, ctx: CommandContext, reference: SessionRefer
   return session;
 }
 
+/** Checks the current password of one's own account before it changes (12025 when absent, 12033 when wrong). */
+async function verifyCurrentPassword(engine: Engine, account: string, currentPassword: string | undefined): Promise<void> {
+  if (currentPassword === undefined) throw new EngineError('MISSING_PARAMETER', { param: 'currentPassword' });
+  await engine.accounts.authenticate(account, currentPassword);
+}
+
 function accountOut(info: AccountInfo): Record<string, unknown> {
   return { username: info.name, roles: info.roles, description: info.description ?? '', createdAt: info.createdAt, updatedAt: info.updatedAt };
 }
@@ -274,21 +281,24 @@ export function registerAdminCommands(engine: Engine): void {
     },
   });
 
-  bus.register<{ username: string; password?: string; description?: string }, unknown>({
+  bus.register<{ username: string; password?: string; currentPassword?: string; description?: string }, unknown>({
     name: 'account.alter',
-    summary: 'change an account\'s password or description; a password change ends its other sessions',
+    summary: 'change an account\'s password or description; a password change ends the account\'s sessions (but the caller\'s own)',
     access: 'authenticated',
-    params: schema({ username: NAME_64, password: { type: 'string' }, description: { type: 'string', maxLength: 1024 } }, ['username']),
+    params: schema({ username: NAME_64, password: { type: 'string' }, currentPassword: { type: 'string' }, description: { type: 'string', maxLength: 1024 } }, ['username']),
     async handler(params, ctx) {
       const name = params.username.toLowerCase();
-      if (name !== ctx.principal.account) engine.authorize(ctx, 'account.alter', { kind: 'account', account: name });
-      let info = engine.accounts.get(name);
+      const own = name === ctx.principal.account;
+      if (!own) engine.authorize(ctx, 'account.alter', { kind: 'account', account: name });
+      engine.accounts.get(name);
       if (params.password !== undefined) {
+        // A stolen session must not be enough to take over its account: one's own password
+        // changes only with the current one. An administrator resetting another's does not know it.
+        if (own) await verifyCurrentPassword(engine, name, params.currentPassword);
         await engine.accounts.changePassword(name, params.password);
         for (const session of sessions.list(name)) if (session.id !== ctx.sessionId) sessions.end(session.authToken);
       }
-      if (params.description !== undefined) info = await engine.accounts.alter(name, { description: params.description });
-      else info = engine.accounts.get(name);
+      const info = params.description !== undefined ? await engine.accounts.alter(name, { description: params.description }) : engine.accounts.get(name);
       return accountOut(info);
     },
   });

@@ -88,10 +88,10 @@ export default definePlugin({
 
     engine.onStart(async () => {
       await fastify.ready();
-      const host = listeningHost(engine.settings.listening_host, engine.accounts.adminHasDefaultPassword, engine.log);
+      const host = engine.listenHost;
       if (settings.listening_http_port !== null) urls.http = await listen(plainServer, settings.listening_http_port, host, 'http');
       if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
-      engine.log.info({ ...urls }, 'listening');
+      engine.log.info({ host, ...urls }, 'listening');
     });
     engine.onClose(async () => {
       stopping = true;
@@ -108,24 +108,6 @@ function sendRaw(res: ServerResponse, status: number, error: EngineError): void 
   const body = JSON.stringify({ errorCode: error.code, errorMessage: error.message });
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
-}
-
-function listeningHost(configured: string | null, adminDefault: boolean, log: { warn(msg: string): void }): string {
-  if (configured) {
-    if (adminDefault && !isLoopback(configured)) {
-      log.warn(`admin still has the default password and listening_host is ${configured}: change the password (admin alterAccount)`);
-    }
-    return configured;
-  }
-  if (adminDefault) {
-    log.warn('admin still has the default password: listening on loopback (127.0.0.1) only; change it to listen on every interface');
-    return '127.0.0.1';
-  }
-  return '0.0.0.0';
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function listen(server: Server, port: number, host: string, scheme: string): Promise<string> {

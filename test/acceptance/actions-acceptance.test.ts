@@ -435,7 +435,7 @@ describe('acceptance: JSON-action interface', function () {
       await ok(adm(token, 'createAccount', { username: user, password: 'old', roles: ['reader'] }));
       const s1 = await login(user, 'old');
       const s2 = await login(user, 'old');
-      await ok(adm(s1, 'alterAccount', { username: user, password: 'new' }));
+      await ok(adm(s1, 'alterAccount', { username: user, currentPassword: 'old', password: 'new' }));
       await ok(db(s1, 'listTables'));
       await fails(db(s2, 'listTables'), 12031);
       await fails({ api: 'admin', action: 'createSession', params: { username: user, password: 'old' } }, 12033);

@@ -598,7 +598,7 @@ describe('foundation acceptance (real processes)', function () {
         // warm the credential cache with the old password
         assert.equal((await call('GET', `${engine.http}${REST}/table/main`, { auth: ['admin', 'ADMIN'] })).status, 200);
         const token = await session(engine.http!, 'admin', 'ADMIN');
-        const altered = await action(engine.http!, { api: 'admin', action: 'alterAccount', authToken: token, params: { username: 'ADMIN', password: next } });
+        const altered = await action(engine.http!, { api: 'admin', action: 'alterAccount', authToken: token, params: { username: 'ADMIN', currentPassword: 'ADMIN', password: next } });
         assert.equal(altered.status, 200);
         assert.equal(altered.json.errorCode, 0, altered.text);
         assert.ok(!JSON.stringify(altered.json).includes(next), 'the response does not echo the password');

@@ -185,7 +185,7 @@ describe('actions: admin api', function () {
       const first = await login(server, 'carol', 'old-pw');
       const second = await login(server, 'carol', 'old-pw');
       // carol changes her own password (no grant needed for one's own account)
-      const altered = await ok(server, admin('alterAccount', first, { username: 'carol', password: 'new-pw', description: 'changed' }));
+      const altered = await ok(server, admin('alterAccount', first, { username: 'carol', currentPassword: 'old-pw', password: 'new-pw', description: 'changed' }));
       assert.equal(altered.description, 'changed');
       await ok(server, admin('pingSession', first));
       await fails(server, admin('pingSession', second), 12031);

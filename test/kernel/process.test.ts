@@ -1,50 +1,22 @@
 /** The real program: `node dist/main.js` with settings from files and the environment. */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { call, tempDataDir } from '../helpers/server';
-
-const MAIN = join(__dirname, '..', '..', 'main.js');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Run { child: ChildProcess; output: () => string; exit: Promise<number | null> }
-
-function run(env: NodeJS.ProcessEnv, args: string[] = []): Run {
-  let output = '';
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { output += d.toString(); });
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exit };
-}
-
-async function waitFor(url: string, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if ((await call('GET', url, { auth: null })).status === 200) return;
-    } catch { /* not yet */ }
-    if (Date.now() > until) throw new Error(`${url} did not answer`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { spawnEngine } from '../helpers/engine-process';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
+}
+
+/** POST /api with one envelope; returns the response envelope. */
+async function action(base: string, envelope: Record<string, unknown>): Promise<any> {
+  const reply = await call('POST', `${base}/api`, { body: envelope, auth: null });
+  assert.equal(reply.status, 200, reply.text);
+  return reply.json;
 }
 
 describe('main (the server process)', function () {
@@ -56,69 +28,107 @@ describe('main (the server process)', function () {
     ['an unknown plugin', { ENGINE_PLUGINS: '["http","nope"]' }, 'nope'],
   ] as const) {
     it(`exits non-zero on ${what}, naming it`, async () => {
-      const proc = run({ ...env, ENGINE_DATA_DIR: tempDataDir() });
+      const proc = spawnEngine({ ...env, ENGINE_DATA_DIR: tempDataDir() });
       assert.notEqual(await proc.exit, 0);
       assert.match(proc.output(), new RegExp(name));
     });
   }
 
   it('serves HTTP and HTTPS on the configured ports and stops cleanly on SIGTERM', async () => {
-    const [httpPort, httpsPort] = [await freePort(), await freePort()];
-    const proc = run({ ENGINE_DATA_DIR: tempDataDir(), ENGINE_LISTENING_HTTP_PORT: String(httpPort), ENGINE_LISTENING_HTTPS_PORT: String(httpsPort), ENGINE_PLUGINS: '["storage-lmdb","http"]' });
+    const proc = spawnEngine({ ENGINE_DATA_DIR: tempDataDir(), ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: '0', ENGINE_PLUGINS: '["storage-lmdb","http"]' });
     try {
-      await waitFor(`http://127.0.0.1:${httpPort}/`);
-      await waitFor(`https://127.0.0.1:${httpsPort}/`);
+      const { http, https } = await proc.listening;
+      assert.equal((await call('GET', `${http}/`, { auth: null })).status, 200);
+      assert.equal((await call('GET', `${https}/`, { auth: null })).status, 200);
       assert.match(proc.output(), /default password/);
     } finally {
-      proc.child.kill('SIGTERM');
+      assert.equal(await proc.stop('SIGTERM'), 0);
     }
-    assert.equal(await proc.exit, 0);
   });
 
   it('on SIGTERM finishes in-flight writes: every acknowledged record is there after a restart', async () => {
     const dataDir = tempDataDir();
-    const port = await freePort();
-    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: String(port), ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","data","http","rest"]' };
-    const base = `http://127.0.0.1:${port}/engine/api/v1`;
-    const first = run(env);
-    await waitFor(`http://127.0.0.1:${port}/`);
+    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","data","http","rest"]' };
+    const first = spawnEngine(env);
+    const base = `${(await first.listening).http}/engine/api/v1`;
     assert.equal((await call('POST', `${base}/table/main/t`, { body: { fields: [{ name: 'n', type: 'integer' }] } })).status, 200);
     const acknowledged: number[] = [];
+    let firstAcknowledged!: () => void;
+    const someAcknowledged = new Promise<void>((resolve) => { firstAcknowledged = resolve; });
     const writes = Array.from({ length: 300 }, (_, n) => call('POST', `${base}/record/main/t`, { body: { n } })
-      .then((reply) => { if (reply.status === 200) acknowledged.push(...(reply.json._ids as number[])); }, () => undefined));
-    await new Promise((r) => setTimeout(r, 20));
+      .then((reply) => {
+        if (reply.status === 200) acknowledged.push(...(reply.json._ids as number[]));
+        firstAcknowledged();
+      }, () => undefined));
+    await someAcknowledged;
     first.child.kill('SIGTERM');
     await Promise.all(writes);
     assert.equal(await first.exit, 0);
     assert.ok(acknowledged.length > 0, 'some writes were acknowledged before the stop');
-    const second = run(env);
+    const second = spawnEngine(env);
     try {
-      await waitFor(`http://127.0.0.1:${port}/`);
+      const again = `${(await second.listening).http}/engine/api/v1`;
       for (const id of acknowledged) {
-        assert.equal((await call('GET', `${base}/record/main/t/${id}`)).status, 200, `acknowledged record ${id} is missing`);
+        assert.equal((await call('GET', `${again}/record/main/t/${id}`)).status, 200, `acknowledged record ${id} is missing`);
       }
     } finally {
-      second.child.kill('SIGTERM');
-      await second.exit;
+      await second.stop();
     }
   });
 
-  it('keeps accounts and a changed admin password across restarts, never storing the password', async () => {
+  it('keeps an initial admin password from ENGINE_ADMIN_PASSWORD across restarts, never storing it', async () => {
     const dataDir = tempDataDir();
-    const port = await freePort();
-    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: String(port), ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_ADMIN_PASSWORD: 'Plain-Text-Secret-42', ENGINE_PLUGINS: '["storage-lmdb","http"]' };
-    const first = run(env);
-    await waitFor(`http://127.0.0.1:${port}/`);
-    first.child.kill('SIGINT');
-    assert.equal(await first.exit, 0);
+    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_ADMIN_PASSWORD: 'Plain-Text-Secret-42', ENGINE_PLUGINS: '["storage-lmdb","data","http","rest"]' };
+    const first = spawnEngine(env);
+    await first.listening;
+    assert.equal(await first.stop('SIGINT'), 0);
     assert.doesNotMatch(first.output(), /default password/);
     for (const file of filesUnder(dataDir)) {
       assert.ok(!readFileSync(file).includes('Plain-Text-Secret-42'), `${file} holds the password in plain text`);
     }
-    const second = run({ ...env, ENGINE_ADMIN_PASSWORD: 'ignored-now' });
-    await waitFor(`http://127.0.0.1:${port}/`);
-    second.child.kill('SIGTERM');
-    assert.equal(await second.exit, 0);
+    const second = spawnEngine({ ...env, ENGINE_ADMIN_PASSWORD: 'ignored-now' });
+    try {
+      const base = `${(await second.listening).http}/engine/api/v1`;
+      assert.equal((await call('GET', `${base}/table/main`, { auth: ['admin', 'Plain-Text-Secret-42'] })).status, 200);
+      assert.equal((await call('GET', `${base}/table/main`, { auth: ['admin', 'ignored-now'] })).status, 401);
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
     assert.doesNotMatch(second.output(), /default password/);
+  });
+
+  it('a changed admin password: changed through alterAccount, the new one logs in after a restart and the old one is refused', async () => {
+    const dataDir = tempDataDir();
+    const next = 'Changed-Admin-Pw-7f3e';
+    const env = { ENGINE_DATA_DIR: dataDir, ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off', ENGINE_PLUGINS: '["storage-lmdb","data","http","rest","actions"]' };
+    const first = spawnEngine(env);
+    try {
+      const { http } = await first.listening;
+      const login = await action(http!, { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } });
+      assert.equal(login.errorCode, 0, login.errorMessage);
+      const altered = await action(http!, { api: 'admin', action: 'alterAccount', authToken: login.authToken, params: { username: 'admin', currentPassword: 'ADMIN', password: next } });
+      assert.equal(altered.errorCode, 0, altered.errorMessage);
+    } finally {
+      assert.equal(await first.stop(), 0);
+    }
+    for (const file of filesUnder(dataDir)) {
+      assert.ok(!readFileSync(file).includes(next), `${file} holds the new password in plain text`);
+    }
+
+    const second = spawnEngine(env);
+    try {
+      const { http } = await second.listening;
+      const base = `${http}/engine/api/v1`;
+      assert.equal((await call('GET', `${base}/table/main`, { auth: ['admin', next] })).status, 200);
+      assert.equal((await call('GET', `${base}/table/main`, { auth: ['admin', 'ADMIN'] })).status, 401);
+      const withNew = await action(http!, { api: 'admin', action: 'createSession', params: { username: 'admin', password: next } });
+      assert.equal(withNew.errorCode, 0, withNew.errorMessage);
+      const withOld = await action(http!, { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } });
+      assert.equal(withOld.errorCode, 12033);
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
+    assert.doesNotMatch(second.output(), /default password/);
+    assert.ok(!second.output().includes(next), 'the password is not in the log');
   });
 });

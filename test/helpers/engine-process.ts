@@ -1,0 +1,77 @@
+/**
+ * The real program as a child process: `node dist/main.js` with settings from the environment.
+ * Readiness is the server's own `listening` log line (pino JSON on stdout), not a polling loop.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+
+const MAIN = join(__dirname, '..', '..', 'main.js');
+
+export interface ListeningLine {
+  host: string;
+  http?: string;
+  https?: string;
+}
+
+export interface EngineProcess {
+  child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** The parsed JSON log lines so far. */
+  logs(): Array<Record<string, unknown>>;
+  /** Resolves with the `listening` log line; rejects when the process exits first. */
+  listening: Promise<ListeningLine>;
+  exit: Promise<number | null>;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): EngineProcess {
+  let output = '';
+  const lines: Array<Record<string, unknown>> = [];
+  let pending = '';
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const listening = new Promise<ListeningLine>((resolve, reject) => {
+    child.stdout!.on('data', (data: Buffer) => {
+      output += data.toString();
+      pending += data.toString();
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) !== -1) {
+        const text = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        let line: Record<string, unknown>;
+        try { line = JSON.parse(text) as Record<string, unknown>; } catch { continue; }
+        lines.push(line);
+        if (line.msg === 'listening') resolve(line as unknown as ListeningLine);
+      }
+    });
+    void exit.then((code) => reject(new Error(`the engine exited (code ${code}) before listening: ${output}`)));
+  });
+  listening.catch(() => undefined);
+  child.stderr!.on('data', (data: Buffer) => { output += data.toString(); });
+  return {
+    child,
+    output: () => output,
+    logs: () => lines,
+    listening,
+    exit,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exit;
+    },
+  };
+}
+
+/** true when a TCP connection to host:port is accepted, false when it is refused. */
+export function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
