@@ -5,7 +5,17 @@ import { loadSettings, SettingsError } from './kernel/settings';
 import { PluginError } from './kernel/load-plugins';
 
 async function main(): Promise<void> {
-  let engine: Engine;
+  // Signals are handled from the first moment: one arriving while plugins start (the listeners
+  // may already answer) stops the server cleanly once it has started, instead of killing it.
+  let engine: Engine | undefined;
+  let stopSignal: string | undefined;
+  const stop = (signal: string): void => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    if (engine) close(engine, signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   try {
     const settings = loadSettings({ argv: process.argv.slice(2), env: process.env });
     engine = await Engine.start({ settings });
@@ -17,18 +27,15 @@ async function main(): Promise<void> {
     }
     process.exit(1);
   }
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    engine.log.info({ signal }, 'stopping');
-    engine.close().then(() => process.exit(0), (error: unknown) => {
-      engine.log.error({ err: error }, 'error while stopping');
-      process.exit(1);
-    });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  if (stopSignal) close(engine, stopSignal);
+}
+
+function close(engine: Engine, signal: string): void {
+  engine.log.info({ signal }, 'stopping');
+  engine.close().then(() => process.exit(0), (error: unknown) => {
+    engine.log.error({ err: error }, 'error while stopping');
+    process.exit(1);
+  });
 }
 
 void main();

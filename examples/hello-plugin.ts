@@ -23,7 +23,7 @@ export default definePlugin<{ greeting?: string }>({
     engine.need('http').fastify.get<{ Querystring: { name?: string } }>('/hello', async (request) => {
       const header = request.headers.authorization ?? '';
       const [user, password] = Buffer.from(header.replace(/^Basic /, ''), 'base64').toString().split(':');
-      const principal = await engine.accounts.authenticate(user ?? '', password ?? '');
+      const principal = await engine.logins.authenticate({ username: user ?? '', password: password ?? '', address: request.socket.remoteAddress });
       return greet({ name: request.query.name ?? '' }, { principal, origin: 'hello' });
     });
   },

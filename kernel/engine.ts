@@ -9,7 +9,10 @@ import { CommandBus } from './bus/command-bus';
 import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
 import { authorize } from './auth/authorize';
+import { LoginGuard } from './auth/login-guard';
+import { LoginThrottle } from './auth/login-throttle';
 import { LoopbackRule } from './auth/loopback-rule';
+import { PasswordHasher } from './auth/password-hasher';
 import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
@@ -50,12 +53,18 @@ export class Engine {
   readonly log: Logger;
   readonly roles: RoleCatalog;
   readonly accounts: Accounts;
+  /** The bounded pool every password hash and check runs in. */
+  readonly passwordHasher: PasswordHasher;
+  /** How protocols log a client in with a name and password (throttled; kernel/auth/login-guard.ts). */
+  readonly logins: LoginGuard;
   readonly bus: CommandBus;
   /** Idle expiry of sessions, cursors and transactions, on the engine's one clock. */
   readonly idleExpiry: IdleExpiry;
   readonly apiSessions: ApiSessions;
   readonly clientSessions = new ClientSessions();
   readonly plugins: LoadedPlugin[] = [];
+  /** The engine's one clock: idle expiry and login backoff read it (tests inject one). */
+  readonly clock: Clock;
 
   private readonly loopbackRule: LoopbackRule;
   private readonly services = new Map<string, unknown>();
@@ -67,16 +76,23 @@ export class Engine {
   private constructor(private readonly options: EngineOptions) {
     this.settings = options.settings;
     this.env = options.env ?? process.env;
+    this.clock = options.clock ?? systemClock;
     this.log = options.logger ?? pino({ name: 'engine', level: options.settings.log_level });
     this.roles = new RoleCatalog(options.settings.roles);
-    this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds);
+    this.passwordHasher = new PasswordHasher(options.settings.password_hash_workers);
+    this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds, this.passwordHasher);
+    this.logins = new LoginGuard(this.accounts, new LoginThrottle({
+      threshold: options.settings.login_failures_before_backoff,
+      maxSeconds: options.settings.login_backoff_max_seconds,
+      clock: this.clock,
+    }), options.settings.login_shared_addresses);
     this.loopbackRule = new LoopbackRule(options.settings.listening_host);
     this.accounts.passwordPolicy = (account, password) => {
       const warning = this.loopbackRule.checkPasswordChange(account, password);
       if (warning) this.log.warn(warning);
     };
     this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
-    this.idleExpiry = new IdleExpiry(options.clock ?? systemClock);
+    this.idleExpiry = new IdleExpiry(this.clock);
     this.apiSessions = new ApiSessions(this.idleExpiry, {
       maxIdleSeconds: options.settings.session_max_idle_timeout_seconds,
       maxLifetimeSeconds: options.settings.session_max_lifetime_seconds,
@@ -153,6 +169,7 @@ export class Engine {
         }
       }
       this.closeHooks.length = 0;
+      await this.passwordHasher.close();
     })();
     return this.closing;
   }

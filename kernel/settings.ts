@@ -44,6 +44,10 @@ export interface Settings {
   cursor_idle_timeout_seconds: number;
   transaction_idle_timeout_seconds: number;
   credential_cache_seconds: number;
+  password_hash_workers: number;
+  login_failures_before_backoff: number;
+  login_backoff_max_seconds: number;
+  login_shared_addresses: string[];
   roles: RoleSetting[];
   mqtt_allow_anonymous: boolean;
   mqtt_anonymous_role: string | null;

@@ -1,12 +1,15 @@
 /**
  * Accounts: case-insensitive names, scrypt hashes, roles. Persisted in the storage plugin's
- * internal store `accounts`. Verified credentials are cached briefly because scrypt on every
- * request would dominate request cost; the cache keeps a keyed digest, never the password.
+ * internal store `accounts`. Hashes are made and checked by the bounded hashing pool
+ * (password-hasher.ts). Verified credentials are cached briefly because scrypt on every request
+ * would dominate request cost; the cache keeps a keyed digest, never the password. Protocols log
+ * clients in through the login guard (login-guard.ts), which throttles failures.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors';
 import type { InternalStore } from '../storage/storage-port';
-import { hashPassword, verifyPassword } from './password-hash';
+import { UNKNOWN_ACCOUNT_HASH } from './password-hash';
+import type { PasswordHashing } from './password-hasher';
 import type { Principal } from './principal';
 import type { RoleCatalog } from './roles';
 
@@ -32,6 +35,11 @@ export interface AccountInfo {
 
 const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
+/** Whether `name` could name an account at all. */
+export function isAccountName(name: string): boolean {
+  return NAME.test(name);
+}
+
 export class Accounts {
   private readonly records = new Map<string, AccountRecord>();
   private store?: InternalStore<AccountRecord>;
@@ -43,7 +51,7 @@ export class Accounts {
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
   passwordPolicy?: (account: string, password: string) => void;
 
-  constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number) {}
+  constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number, private readonly hasher: PasswordHashing) {}
 
   /** Loads the stored accounts; a fresh store gets `admin` with ENGINE_ADMIN_PASSWORD or ADMIN. */
   async open(store: InternalStore<AccountRecord> | undefined, initialAdminPassword: string | undefined): Promise<void> {
@@ -52,7 +60,7 @@ export class Accounts {
     if (!this.records.has(DEFAULT_ADMIN)) {
       await this.create(DEFAULT_ADMIN, initialAdminPassword || DEFAULT_ADMIN_PASSWORD, ['admin'], 'built-in administrator');
     }
-    this.adminDefault = await verifyPassword(DEFAULT_ADMIN_PASSWORD, this.records.get(DEFAULT_ADMIN)!.passwordHash);
+    this.adminDefault = await this.hasher.verify(DEFAULT_ADMIN_PASSWORD, this.records.get(DEFAULT_ADMIN)!.passwordHash);
   }
 
   /** Grows with every change to any account: callers that memoize a principal compare it. */
@@ -67,7 +75,7 @@ export class Accounts {
 
   /**
    * The principal of a recently verified name and password, without running scrypt: undefined
-   * when the pair is not in the cache (then call `authenticate`). Synchronous, for hot paths.
+   * when the pair is not in the cache (then ask the login guard). Synchronous, for hot paths.
    */
   cachedPrincipal(name: string, password: string): Principal | undefined {
     const key = name.toLowerCase();
@@ -78,15 +86,18 @@ export class Accounts {
     return this.principalOf(record);
   }
 
-  /** Checks a name and password; throws BAD_CREDENTIALS. */
-  async authenticate(name: string, password: string): Promise<Principal> {
+  /**
+   * Checks a name and password; throws BAD_CREDENTIALS. An unknown name is checked against a
+   * hash nobody matches, so it costs what a wrong password costs. Not throttled: protocols go
+   * through the login guard.
+   */
+  async verifyCredentials(name: string, password: string): Promise<Principal> {
     const cached = this.cachedPrincipal(name, password);
     if (cached) return cached;
     const key = name.toLowerCase();
     const record = this.records.get(key);
-    if (!record || !(await verifyPassword(password, record.passwordHash))) {
-      throw new EngineError('BAD_CREDENTIALS');
-    }
+    const matches = await this.hasher.verify(password, record?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
+    if (!record || !matches) throw new EngineError('BAD_CREDENTIALS');
     if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: Date.now() + this.cacheSeconds * 1000 });
     return this.principalOf(record);
   }
@@ -123,7 +134,7 @@ export class Accounts {
     checkPassword(password);
     const roleNames = roles.map((role) => this.roles.require(role).name);
     const now = new Date().toISOString();
-    const record: AccountRecord = { name: key, passwordHash: await hashPassword(password), roles: unique(roleNames), description, createdAt: now, updatedAt: now };
+    const record: AccountRecord = { name: key, passwordHash: await this.hasher.hash(password), roles: unique(roleNames), description, createdAt: now, updatedAt: now };
     await this.save(record);
     return info(record);
   }
@@ -132,7 +143,7 @@ export class Accounts {
     const record = this.require(name);
     checkPassword(password);
     this.passwordPolicy?.(record.name, password);
-    await this.save({ ...record, passwordHash: await hashPassword(password), updatedAt: new Date().toISOString() });
+    await this.save({ ...record, passwordHash: await this.hasher.hash(password), updatedAt: new Date().toISOString() });
     this.cache.delete(record.name);
     if (record.name === DEFAULT_ADMIN) this.adminDefault = password === DEFAULT_ADMIN_PASSWORD;
   }

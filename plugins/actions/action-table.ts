@@ -22,6 +22,8 @@ export interface ActionCall {
   options: ResolvedResponseOptions;
   /** Set by an action that changes which token the response carries (createSession, deleteSession). */
   responseAuthToken?: string;
+  /** The client's address (the TCP peer), for the login guard. */
+  address?: string;
 }
 
 export interface ActionDefinition {
@@ -77,7 +79,7 @@ export class ActionTable {
    * Runs one envelope. Returns the result and the token the response carries. Throws EngineError;
    * `onSession` is told the session as soon as it is known (so error responses can carry its token).
    */
-  async run(engine: Engine, envelope: Envelope, onSession: (session: ApiSession | undefined, options?: ResolvedResponseOptions) => void): Promise<{ result: unknown; authToken?: string; options: ResolvedResponseOptions }> {
+  async run(engine: Engine, envelope: Envelope, onSession: (session: ApiSession | undefined, options?: ResolvedResponseOptions) => void, address?: string): Promise<{ result: unknown; authToken?: string; options: ResolvedResponseOptions }> {
     // The session is looked up first when a token is given: `api` may default to its defaultApi.
     let session: ApiSession | undefined;
     let sessionError: EngineError | undefined;
@@ -119,7 +121,7 @@ export class ActionTable {
 
     const params = envelope.params;
     if (entry.validate && !entry.validate(params)) throw paramsError(entry.validate.errors);
-    const call: ActionCall = { engine, envelope, params, session, ctx, options };
+    const call: ActionCall = { engine, envelope, params, session, ctx, options, address };
     const result = await entry.definition.handler(call);
     return { result, authToken: call.responseAuthToken ?? session?.authToken, options };
   }

@@ -168,7 +168,8 @@ function sessionFor(engine: Engine, ctx: CommandContext, reference: SessionRefer
 /** Checks the current password of one's own account before it changes (12025 when absent, 12033 when wrong). */
 async function verifyCurrentPassword(engine: Engine, account: string, currentPassword: string | undefined): Promise<void> {
   if (currentPassword === undefined) throw new EngineError('MISSING_PARAMETER', { param: 'currentPassword' });
-  await engine.accounts.authenticate(account, currentPassword);
+  // Through the login guard, so guessing the current password from a stolen session backs off too.
+  await engine.logins.authenticate({ username: account, password: currentPassword });
 }
 
 function accountOut(info: AccountInfo): Record<string, unknown> {

@@ -59,7 +59,7 @@ export default definePlugin({
           const outcome = await table.run(engine, envelope, (session, options) => {
             authToken = session?.authToken;
             if (options) omit = options.omit;
-          });
+          }, request.socket.remoteAddress);
           response = successResponse(echo, outcome.authToken, outcome.result);
         } catch (error) {
           const engineError = error instanceof EngineError ? error : undefined;

@@ -3,6 +3,8 @@
  * with `WWW-Authenticate: Basic realm="engine"` and the error body; a valid one gives the request
  * its command context `{ principal, origin: 'rest' }`. Accounts cache verified credentials
  * (`credential_cache_seconds`), so scrypt runs once per account and password, not per request.
+ * Uncached credentials go through the kernel's login guard with the client's address: after
+ * repeated failures it answers 429 with `Retry-After`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../kernel/engine';
@@ -83,9 +85,13 @@ export function basicAuth(engine: Engine) {
       accept(cached);
       return;
     }
-    accounts.authenticate(credentials[0], credentials[1]).then(accept, (error: unknown) => {
-      if (error instanceof EngineError && error.status === 401) unauthorized(reply);
-      else done(error as Error);
+    engine.logins.authenticate({ username: credentials[0], password: credentials[1], address: socket.remoteAddress }).then(accept, (error: unknown) => {
+      if (error instanceof EngineError && error.status === 401) {
+        unauthorized(reply);
+        return;
+      }
+      if (error instanceof EngineError && error.id === 'TOO_MANY_FAILED_LOGINS') reply.header('retry-after', String(error.details.retryAfter));
+      done(error as Error);
     });
   };
 }

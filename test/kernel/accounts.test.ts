@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { Accounts } from '../../kernel/auth/accounts';
 import { RoleCatalog } from '../../kernel/auth/roles';
-import { hashPassword, verifyPassword } from '../../kernel/auth/password-hash';
+import { hashPasswordSync, verifyPasswordSync } from '../../kernel/auth/password-hash';
+import { PasswordHasher } from '../../kernel/auth/password-hasher';
 import type { EngineError } from '../../kernel/errors';
 import type { InternalStore } from '../../kernel/storage/storage-port';
 
@@ -11,37 +12,41 @@ function memory<V = any>(): InternalStore<V> & { map: Map<string, V> } {
 }
 
 describe('kernel/auth/accounts', () => {
+  const hasher = new PasswordHasher(1);
+  after(() => hasher.close());
+
   it('hashes with salted scrypt and verifies', async () => {
-    const a = await hashPassword('secret');
-    const b = await hashPassword('secret');
+    const a = hashPasswordSync('secret');
+    const b = await hasher.hash('secret');
     assert.notEqual(a, b);
     assert.match(a, /^scrypt\$16384\$8\$1\$/);
     assert.ok(!a.includes('secret'));
-    assert.ok(await verifyPassword('secret', a));
-    assert.ok(!(await verifyPassword('Secret', a)));
-    assert.ok(!(await verifyPassword('secret', 'garbage')));
+    assert.ok(verifyPasswordSync('secret', a));
+    assert.ok(await hasher.verify('secret', b));
+    assert.ok(!(await hasher.verify('Secret', a)));
+    assert.ok(!(await hasher.verify('secret', 'garbage')));
   });
 
   it('bootstraps admin with ADMIN, or with the given password', async () => {
-    const accounts = new Accounts(new RoleCatalog(), 60);
+    const accounts = new Accounts(new RoleCatalog(), 60, hasher);
     await accounts.open(memory(), undefined);
     assert.ok(accounts.adminHasDefaultPassword);
-    assert.deepEqual((await accounts.authenticate('ADMIN', 'ADMIN')).roles, ['admin']);
+    assert.deepEqual((await accounts.verifyCredentials('ADMIN', 'ADMIN')).roles, ['admin']);
 
-    const other = new Accounts(new RoleCatalog(), 60);
+    const other = new Accounts(new RoleCatalog(), 60, hasher);
     await other.open(memory(), 's3cret!');
     assert.ok(!other.adminHasDefaultPassword);
-    await assert.rejects(other.authenticate('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);
-    assert.equal((await other.authenticate('Admin', 's3cret!')).account, 'admin');
+    await assert.rejects(other.verifyCredentials('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);
+    assert.equal((await other.verifyCredentials('Admin', 's3cret!')).account, 'admin');
   });
 
   it('keeps names case-insensitive and rejects duplicates and unknown roles', async () => {
-    const accounts = new Accounts(new RoleCatalog(), 60);
+    const accounts = new Accounts(new RoleCatalog(), 60, hasher);
     const store = memory();
     await accounts.open(store, undefined);
     await accounts.create('Bob', 'pw', ['reader']);
     assert.ok(store.map.has('bob'));
-    assert.equal((await accounts.authenticate('BOB', 'pw')).account, 'bob');
+    assert.equal((await accounts.verifyCredentials('BOB', 'pw')).account, 'bob');
     await assert.rejects(accounts.create('bob', 'x'), (e: EngineError) => e.id === 'ACCOUNT_EXISTS');
     await assert.rejects(accounts.create('carl', 'x', ['nope']), (e: EngineError) => e.id === 'ROLE_NOT_FOUND');
     await assert.rejects(accounts.create('bad name!', 'x'), (e: EngineError) => e.id === 'INVALID_PARAMETER');
@@ -49,21 +54,21 @@ describe('kernel/auth/accounts', () => {
   });
 
   it('changes passwords (cache dropped), roles, and deletes', async () => {
-    const accounts = new Accounts(new RoleCatalog(), 60);
+    const accounts = new Accounts(new RoleCatalog(), 60, hasher);
     const store = memory();
     await accounts.open(store, undefined);
     await accounts.create('eve', 'one');
-    await accounts.authenticate('eve', 'one');
+    await accounts.verifyCredentials('eve', 'one');
     await accounts.changePassword('eve', 'two');
-    await assert.rejects(accounts.authenticate('eve', 'one'), (e: EngineError) => e.code === 12033);
-    await accounts.authenticate('eve', 'two');
+    await assert.rejects(accounts.verifyCredentials('eve', 'one'), (e: EngineError) => e.code === 12033);
+    await accounts.verifyCredentials('eve', 'two');
     await accounts.assignRoles('eve', ['reader', 'admin']);
     assert.deepEqual(accounts.principal('eve').roles, ['reader', 'admin']);
     await accounts.revokeRoles('eve', ['ADMIN']);
     assert.deepEqual(accounts.principal('eve').roles, ['reader']);
     await accounts.delete('eve');
     assert.ok(!store.map.has('eve'));
-    await assert.rejects(accounts.authenticate('eve', 'two'), (e: EngineError) => e.code === 12033);
+    await assert.rejects(accounts.verifyCredentials('eve', 'two'), (e: EngineError) => e.code === 12033);
     await assert.rejects(accounts.delete('admin'), (e: EngineError) => e.id === 'INVALID_PARAMETER');
     await accounts.changePassword('admin', 'better');
     assert.ok(!accounts.adminHasDefaultPassword);
@@ -71,14 +76,14 @@ describe('kernel/auth/accounts', () => {
 
   it('reloads stored accounts', async () => {
     const store = memory();
-    const first = new Accounts(new RoleCatalog(), 60);
+    const first = new Accounts(new RoleCatalog(), 60, hasher);
     await first.open(store, undefined);
     await first.create('fay', 'pw', ['reader']);
     await first.changePassword('admin', 'changed');
-    const second = new Accounts(new RoleCatalog(), 60);
+    const second = new Accounts(new RoleCatalog(), 60, hasher);
     await second.open(store, undefined);
     assert.ok(!second.adminHasDefaultPassword);
-    assert.equal((await second.authenticate('fay', 'pw')).account, 'fay');
+    assert.equal((await second.verifyCredentials('fay', 'pw')).account, 'fay');
     assert.deepEqual(second.list().map((a) => a.name).sort(), ['admin', 'fay']);
   });
 });

@@ -29,9 +29,9 @@ describe('kernel/engine with storage', () => {
     const second = await startServer({ plugins: ['storage-lmdb', 'data'], data_dir: dataDir, listening_http_port: null, listening_https_port: null });
     try {
       assert.ok(!second.engine.accounts.adminHasDefaultPassword);
-      await assert.rejects(second.engine.accounts.authenticate('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);
-      assert.equal((await second.engine.accounts.authenticate('admin', 'admin-Secret-2')).account, 'admin');
-      const carol = await second.engine.accounts.authenticate('CAROL', 'carol-Secret-1');
+      await assert.rejects(second.engine.accounts.verifyCredentials('admin', 'ADMIN'), (e: EngineError) => e.code === 12033);
+      assert.equal((await second.engine.accounts.verifyCredentials('admin', 'admin-Secret-2')).account, 'admin');
+      const carol = await second.engine.accounts.verifyCredentials('CAROL', 'carol-Secret-1');
       assert.deepEqual(carol.roles, ['writers']);
       assert.equal(second.engine.roles.require('writers').origin, 'stored');
     } finally {

@@ -26,7 +26,7 @@ export const adminActions: readonly ActionDefinition[] = [
     },
     async handler(call) {
       const { username, password, ...settings } = call.params as { username: string; password: string };
-      const principal = await call.engine.accounts.authenticate(username, password);
+      const principal = await call.engine.logins.authenticate({ username, password, address: call.address });
       const session = await call.engine.bus.execute<SessionDescription>('session.create', settings, { principal, origin: 'actions' });
       call.responseAuthToken = session.authToken;
       return session;
