@@ -96,10 +96,12 @@ export class Accounts {
     if (cached) return cached;
     const key = name.toLowerCase();
     const record = this.records.get(key);
-    const matches = await this.hasher.verify(password, record?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
-    if (!record || !matches) throw new EngineError('BAD_CREDENTIALS');
+    // No password is longer than MAX_PASSWORD_LENGTH; a longer one costs one ordinary check too.
+    const candidate = record && password.length <= MAX_PASSWORD_LENGTH ? record : undefined;
+    const matches = await this.hasher.verify(password.slice(0, MAX_PASSWORD_LENGTH), candidate?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
+    if (!candidate || !matches) throw new EngineError('BAD_CREDENTIALS');
     if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: Date.now() + this.cacheSeconds * 1000 });
-    return this.principalOf(record);
+    return this.principalOf(candidate);
   }
 
   private digest(key: string, password: string): Buffer {
@@ -197,9 +199,11 @@ export class Accounts {
   }
 }
 
+const MAX_PASSWORD_LENGTH = 1024;
+
 function checkPassword(password: string): void {
-  if (typeof password !== 'string' || password.length === 0 || password.length > 1024) {
-    throw new EngineError('INVALID_PARAMETER', { param: 'password', reason: 'a password has 1 to 1024 characters' });
+  if (typeof password !== 'string' || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'password', reason: `a password has 1 to ${MAX_PASSWORD_LENGTH} characters` });
   }
 }
 

@@ -87,7 +87,7 @@ export class PasswordHasher implements PasswordHashing {
       idleTimeoutMillis: IDLE_WORKER_MS,
       acquireTimeoutMillis: QUEUE_TIMEOUT_MS,
       propagateCreateError: false,
-    } as ConstructorParameters<typeof Pool<HashWorker>>[0]);
+    });
   }
 
   async hash(password: string): Promise<string> {
