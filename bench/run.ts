@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- rest|actions]`: runs the REST benchmark, the actions benchmark, or both (no
- * argument). See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
+ * `npm run bench [-- rest|actions|logins]`: runs the REST benchmark, the actions benchmark, or both
+ * (no argument); `logins` (insert latency under a flood of failed logins) runs only when named.
+ * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
  *
@@ -9,18 +10,20 @@
  */
 import { printActions, runActions } from './actions';
 import { log, stopAllChildren } from './load';
+import { printLogins, runLogins } from './logins';
 import { printRest, runRest } from './rest';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
   if (all || which.includes('rest')) printRest(await runRest());
   if (all || which.includes('actions')) printActions(await runActions());
+  if (which.includes('logins')) printLogins(await runLogins());
 }
 
 main().then(
