@@ -36,7 +36,7 @@ export async function runLogins(): Promise<LoginsReport> {
   const seconds = benchSeconds();
   const dir = tempDir('logins');
   const port = await freePort();
-  const server = await startChild({ name: 'engine', script: join(__dirname, '..', 'main.js'), env: { ...engineEnv(port, dir), ENGINE_PLUGINS: '["storage-lmdb","http","rest"]' }, port });
+  const server = await startChild({ name: 'engine', script: join(__dirname, '..', 'main.js'), env: { ...engineEnv(port, dir), ENGINE_PLUGINS: '["storage-lmdb","data","http","rest"]' }, port });
   try {
     const admin = basicAuth('admin', 'ADMIN');
     const created = await httpJson('POST', `${server.url}/engine/api/v1/table/main/t`, { fields: [{ name: 'n', type: 'integer' }] }, admin);

@@ -11,7 +11,7 @@ describe('alterAccount password changes', function () {
   let root: string;
 
   before(async () => {
-    server = await startActionServer({ plugins: ['storage-lmdb', 'http', 'rest', 'actions'] });
+    server = await startActionServer({ plugins: ['storage-lmdb', 'data', 'http', 'rest', 'actions'] });
     root = await login(server);
   });
   after(() => server.close());

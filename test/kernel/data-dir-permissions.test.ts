@@ -30,7 +30,7 @@ describe('data_dir permissions', () => {
 
   it('a fresh data folder is created 0700 with every file in it 0600 (LMDB files, TLS pair)', async () => {
     const dataDir = join(tempDataDir(), 'nested', 'data');
-    server = await startServer({ data_dir: dataDir, plugins: ['storage-lmdb', 'http', 'rest'] });
+    server = await startServer({ data_dir: dataDir, plugins: ['storage-lmdb', 'data', 'http', 'rest'] });
     assert.equal((await call('GET', `${server.https}/`, { auth: null })).status, 200);
     assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 200);
 
