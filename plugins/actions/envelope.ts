@@ -109,9 +109,14 @@ function shape(echo: EnvelopeEcho, authToken: string, result: unknown, errorCode
     : { authToken, result, errorCode, errorMessage };
 }
 
-/** Drops `__proto__` and `constructor` keys (prototype poisoning). */
+/**
+ * Drops `__proto__` keys and `constructor` keys holding a `prototype` (prototype poisoning, as
+ * fastify's body parser refuses them). Any other `constructor` is data: a column may be named so.
+ */
 function dropPoisonKeys(key: string, value: unknown): unknown {
-  return key === '__proto__' || key === 'constructor' ? undefined : value;
+  if (key === '__proto__') return undefined;
+  if (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype')) return undefined;
+  return value;
 }
 
 /** true when `text` is empty or only JSON whitespace (space, tab, line feed, carriage return). */
@@ -127,9 +132,8 @@ function isBlank(text: string): boolean {
 }
 
 /**
- * Parses a request body as JSON. Keys `__proto__` and `constructor` are dropped (prototype
- * poisoning); the reviver only runs when the text contains them (two substring searches, no
- * regex, no copy of the text).
+ * Parses a request body as JSON. Poisoning keys are dropped (dropPoisonKeys); the reviver only
+ * runs when the text contains them (two substring searches, no regex, no copy of the text).
  */
 export function parseJsonBody(text: string): unknown {
   if (isBlank(text)) throw new EngineError('MALFORMED_JSON', { reason: 'the request body is empty' });

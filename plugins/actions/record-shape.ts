@@ -118,7 +118,7 @@ function removePath(value: Json, path: string[]): Json {
 
 /** Applies paths to a field value; a variant object's `value` is what the paths address. */
 function onJson(value: Json, apply: (inner: Json) => Json): Json {
-  if (isPlainObject(value) && value.schema === VARIANT_SCHEMA_ID && 'value' in value) {
+  if (isPlainObject(value) && value.schema === VARIANT_SCHEMA_ID && Object.hasOwn(value, 'value')) {
     return { ...value, value: apply(value.value) };
   }
   return apply(value);
@@ -169,7 +169,7 @@ export function shapeRecords(columns: ColumnDefinition[], records: EncodedRecord
   const plan = planPaths(options);
   const visible = visibleColumns(columns, options, plan);
   const valueOf = (record: EncodedRecord, name: string): unknown => {
-    let value: unknown = record[name] ?? null;
+    let value: unknown = Object.hasOwn(record, name) ? record[name] ?? null : null;
     const include = plan.include.get(name);
     if (include && value !== null) value = onJson(value, (inner) => pickPaths(inner, include));
     const exclude = plan.exclude.get(name);

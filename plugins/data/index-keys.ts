@@ -1,10 +1,13 @@
 /**
  * Index keys: fixed-width byte strings whose memcmp order is the index order.
  *
- * Layout per segment: one flag byte (0x00 null, 0x01 value) then `width` data bytes. A descending
- * segment has every byte (flag included) inverted, so nulls sort first in ascending segments and
- * last in descending ones. The user-visible layout (`find_set.length`) is the concatenated data
- * bytes without the flag bytes. Data encodings: see docs/queries.md.
+ * Layout per segment: one flag byte (0x00 null, 0x01 value), then `width` data bytes, then for
+ * text and binary segments 2 length bytes (the value's byte count, big-endian: it orders a value
+ * before the same value with trailing 0x00 bytes, which the padding alone could not tell apart).
+ * A descending segment has every byte inverted, so nulls sort first in ascending segments and
+ * last in descending ones. A key holds every value of its segment whole: a text or binary value
+ * longer than its segment is refused, never cut. The user-visible layout (`find_set.length`) is
+ * the concatenated data bytes, without flag and length bytes. See docs/queries.md.
  *
  * Pure module, no I/O.
  */
@@ -15,24 +18,28 @@ import type {
 import { fixedKeyWidth, parseColumnType } from './values/column-types';
 import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from './values/wire-format';
 
-/** Largest data width of one segment. */
-export const MAX_SEGMENT_WIDTH = 1024;
-/** Largest full key (flags + data); the 8-byte record ID suffix of non-unique indexes comes on top (LMDB allows 1978 bytes). */
+/** Largest full key (flag, data and length bytes); the 8-byte record ID of non-unique indexes comes on top (LMDB allows 1978 bytes). */
 export const MAX_KEY_LENGTH = 1900;
+/** Length bytes after the data of a text or binary segment. */
+const LENGTH_BYTES = 2;
 
 export interface KeySegmentSpec {
   /** The segment as defined, normalized: lower-case name, `ascending` set. */
   segment: IndexSegment;
   /** The table column the segment reads. */
   sourceColumn: ColumnDefinition;
-  /** The effective typed column: the source column, or for a JSON property a synthetic column (type = segment.type, length = segment.size). */
+  /** The effective typed column: the source column, or for a JSON property a synthetic column (type = segment.type, no length). */
   keyColumn: ColumnDefinition;
-  /** Data bytes, excluding the flag byte. */
+  /** Data bytes, excluding the flag and length bytes. */
   width: number;
+  /** Length bytes after the data: 2 for text and binary segments, else 0. */
+  lengthBytes: number;
   /** Offset of this segment's flag byte in the full key. */
   offset: number;
   /** JSON property path (segment.key split at dots); undefined for plain columns. */
   path?: string[];
+  /** The index's name, for error messages. */
+  indexName?: string;
 }
 
 const NOT_INDEXABLE: ReadonlySet<ColumnType> = new Set<ColumnType>(['lvarbinary', 'variant', 'json']);
@@ -43,14 +50,17 @@ function badIndex(reason: string): EngineError {
 }
 
 function checkSize(size: unknown, what: string): number {
-  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > MAX_SEGMENT_WIDTH) {
-    throw badIndex(`${what}: "size" must be an integer from 1 to ${MAX_SEGMENT_WIDTH}`);
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > MAX_KEY_LENGTH) {
+    throw badIndex(`${what}: "size" must be an integer from 1 to ${MAX_KEY_LENGTH}`);
   }
   return size;
 }
 
-/** Validates index segments against the table and computes their key layout. */
-export function resolveKeySegments(table: TableDefinition, fields: IndexSegment[]): KeySegmentSpec[] {
+/**
+ * Validates index segments against the table and computes their key layout. `indexName` only
+ * names the index in the errors of values that do not fit.
+ */
+export function resolveKeySegments(table: TableDefinition, fields: IndexSegment[], indexName?: string): KeySegmentSpec[] {
   if (!Array.isArray(fields) || fields.length === 0) throw badIndex('"fields" must list at least one segment');
   const specs: KeySegmentSpec[] = [];
   let offset = 0;
@@ -83,54 +93,70 @@ export function resolveKeySegments(table: TableDefinition, fields: IndexSegment[
       const type = parseColumnType(raw.type);
       if (type === null) throw badIndex(`${what}: a segment on a JSON column needs a valid "type"`);
       if (NOT_INDEXABLE.has(type)) throw badIndex(`${what}: a JSON property cannot be indexed as ${type}`);
-      let length: number | null = null;
-      if (SIZED_TYPES.has(type)) {
-        if (raw.size === undefined || raw.size === null) throw badIndex(`${what}: a ${type} JSON property needs "size" (key bytes)`);
-        length = checkSize(raw.size, what);
-      }
       segment.key = raw.key;
       segment.type = type;
-      if (length !== null) segment.size = length;
+      if (SIZED_TYPES.has(type)) {
+        if (raw.size === undefined || raw.size === null) throw badIndex(`${what}: a ${type} JSON property needs "size" (key bytes)`);
+        width = checkSize(raw.size, what);
+        segment.size = width;
+      } else {
+        width = fixedKeyWidth(type, null)!;
+      }
+      // No length: the segment's width (bytes) is what limits a property's value.
       keyColumn = {
-        name: `${name}.${raw.key}`, type, length, scale: null, nullable: true, primaryKey: 0,
+        name: `${name}.${raw.key}`, type, length: null, scale: null, nullable: true, primaryKey: 0,
         defaultValue: null, autoValue: 'none',
       };
-      width = fixedKeyWidth(type, length)!;
     } else {
       if (hasKey) throw badIndex(`${what}: "key" is only allowed on JSON columns, and "${name}" is ${column.type}`);
       if (NOT_INDEXABLE.has(column.type)) throw badIndex(`${what}: columns of type ${column.type} cannot be indexed`);
-      let length = column.length;
       if (SIZED_TYPES.has(column.type) && raw.size !== undefined && raw.size !== null) {
-        // A size on a string/binary column makes a prefix key of that many bytes.
-        length = checkSize(raw.size, what);
-        segment.size = length;
+        // A size bounds the key bytes of the column's values: longer values are refused.
+        width = checkSize(raw.size, what);
+        segment.size = width;
+      } else {
+        const natural = fixedKeyWidth(column.type, column.length);
+        if (natural === null) throw badIndex(`${what}: columns of type ${column.type} cannot be indexed`);
+        width = natural;
+        if (1 + width + lengthBytesOf(column.type) > MAX_KEY_LENGTH) {
+          throw badIndex(`${what}: ${column.type}(${column.length}) needs ${width} key bytes to hold every value whole, and a key holds at most ${MAX_KEY_LENGTH}; give the segment a "size" (key bytes: longer values are then refused)`);
+        }
       }
-      const natural = fixedKeyWidth(column.type, length);
-      if (natural === null) throw badIndex(`${what}: columns of type ${column.type} cannot be indexed`);
-      if (natural > MAX_SEGMENT_WIDTH) {
-        throw badIndex(`${what}: ${column.type}(${natural}) is too long for an index key (at most ${MAX_SEGMENT_WIDTH} bytes); give the segment a "size"`);
-      }
-      width = natural;
-      if (length !== column.length) keyColumn = { ...column, length };
     }
-    specs.push({ segment, sourceColumn: column, keyColumn, width, offset, ...(path ? { path } : {}) });
-    offset += 1 + width;
+    const lengthBytes = lengthBytesOf(keyColumn.type);
+    specs.push({ segment, sourceColumn: column, keyColumn, width, lengthBytes, offset, ...(path ? { path } : {}), ...(indexName !== undefined ? { indexName } : {}) });
+    offset += 1 + width + lengthBytes;
   }
   if (offset > MAX_KEY_LENGTH) throw badIndex(`the key is ${offset} bytes long; at most ${MAX_KEY_LENGTH} are allowed`);
   return specs;
 }
 
-/** Bytes of a full key (flags and data, no record ID). */
+function lengthBytesOf(type: ColumnType): number {
+  return SIZED_TYPES.has(type) ? LENGTH_BYTES : 0;
+}
+
+/** Bytes of a full key (flag, data and length bytes; no record ID). */
 export function keyLength(specs: KeySegmentSpec[]): number {
   if (specs.length === 0) return 0;
-  const last = specs[specs.length - 1];
-  return last.offset + 1 + last.width;
+  return segmentEnd(specs[specs.length - 1]);
+}
+
+/** Offset just after a segment (its flag, data and length bytes). */
+function segmentEnd(spec: KeySegmentSpec): number {
+  return spec.offset + 1 + spec.width + spec.lengthBytes;
+}
+
+/** true when the key (full, or a prefix covering every segment) has a null in some segment. */
+export function keyHasNull(specs: KeySegmentSpec[], key: Buffer): boolean {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i];
+    if (key[spec.offset] === (spec.segment.ascending === false ? 0xff : 0x00)) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Value encoders
-
-let scratch = Buffer.allocUnsafe(4096);
 
 function writeSignedBig(buf: Buffer, at: number, value: number | bigint): void {
   if (typeof value === 'bigint') {
@@ -155,28 +181,44 @@ function writeFloat(buf: Buffer, at: number, value: number, width: 4 | 8): void 
   }
 }
 
-function writeString(buf: Buffer, at: number, width: number, text: string): void {
+function tooLong(spec: KeySegmentSpec, bytes: number): EngineError {
+  const index = spec.indexName === undefined ? 'the index' : `index "${spec.indexName}"`;
+  const what = spec.path === undefined ? 'the value' : `property "${spec.segment.key}"`;
+  return new EngineError('INVALID_COLUMN_VALUE', {
+    column: spec.sourceColumn.name,
+    reason: `${what} is ${bytes} bytes long and ${index} holds at most ${spec.width} bytes of it (its segment "size")`,
+  });
+}
+
+/** UTF-8 bytes padded with 0x00 to the width, then the byte count. */
+function writeString(buf: Buffer, at: number, spec: KeySegmentSpec, text: string): void {
+  const width = spec.width;
   let written: number;
-  if (text.length * 3 <= width || Buffer.byteLength(text, 'utf8') <= width) {
-    written = buf.write(text, at, width, 'utf8');
+  if (text.length * 3 <= width) {
+    written = buf.write(text, at, width, 'utf8'); // at most 3 bytes per UTF-16 unit: it fits
   } else {
-    // Longer than the key: cut at exactly `width` bytes (even inside a character), which keeps order.
-    const needed = text.length * 3;
-    if (scratch.length < needed) scratch = Buffer.allocUnsafe(Math.max(needed, scratch.length * 2));
-    scratch.write(text, 0, 'utf8');
-    scratch.copy(buf, at, 0, width);
-    written = width;
+    written = Buffer.byteLength(text, 'utf8');
+    if (written > width) throw tooLong(spec, written);
+    buf.write(text, at, written, 'utf8');
   }
   if (written < width) buf.fill(0, at + written, at + width);
+  buf.writeUInt16BE(written, at + width);
 }
 
-function writeBytes(buf: Buffer, at: number, width: number, bytes: Uint8Array): void {
-  const n = bytes.length < width ? bytes.length : width;
-  buf.set(n === bytes.length ? bytes : bytes.subarray(0, n), at);
+/** The bytes padded with 0x00 to the width, then the byte count. */
+function writeBytes(buf: Buffer, at: number, spec: KeySegmentSpec, bytes: Uint8Array): void {
+  const width = spec.width;
+  const n = bytes.length;
+  if (n > width) throw tooLong(spec, n);
+  buf.set(bytes, at);
   if (n < width) buf.fill(0, at + n, at + width);
+  buf.writeUInt16BE(n, at + width);
 }
 
-/** Writes the data bytes of a non-null canonical value; false when the value does not fit the type. */
+/**
+ * Writes the data (and length) bytes of a non-null canonical value; false when the value does
+ * not fit the type. Throws INVALID_COLUMN_VALUE for text or bytes longer than the segment.
+ */
 function writeData(buf: Buffer, at: number, spec: KeySegmentSpec, value: CanonicalValue): boolean {
   switch (spec.keyColumn.type) {
     case 'bit':
@@ -210,10 +252,10 @@ function writeData(buf: Buffer, at: number, spec: KeySegmentSpec, value: Canonic
       writeSignedBig(buf, at, timestampToMs(value as string));
       return true;
     case 'char': case 'varchar': case 'lvarchar':
-      writeString(buf, at, spec.width, value as string);
+      writeString(buf, at, spec, value as string);
       return true;
     case 'binary': case 'varbinary':
-      writeBytes(buf, at, spec.width, value as Uint8Array);
+      writeBytes(buf, at, spec, value as Uint8Array);
       return true;
     default:
       return false;
@@ -265,6 +307,8 @@ function readPath(value: CanonicalValue, path: string[]): unknown {
   let current: unknown = value;
   for (let i = 0; i < path.length; i++) {
     if (current === null || typeof current !== 'object' || current instanceof Uint8Array) return undefined;
+    // Property names are data: `constructor` is a property only when the value has one.
+    if (!Object.hasOwn(current, path[i])) return undefined;
     current = (current as Record<string, unknown>)[path[i]];
   }
   return current;
@@ -272,7 +316,7 @@ function readPath(value: CanonicalValue, path: string[]): unknown {
 
 function writeSegment(buf: Buffer, spec: KeySegmentSpec, value: CanonicalValue): void {
   const at = spec.offset;
-  const end = at + 1 + spec.width;
+  const end = segmentEnd(spec);
   if (value === null || value === undefined || !writeData(buf, at + 1, spec, value)) {
     buf.fill(0, at, end);
   } else {
@@ -306,8 +350,7 @@ export function encodeKeyPrefix(specs: KeySegmentSpec[], values: CanonicalValue[
     throw new EngineError('INVALID_QUERY', { reason: `${values.length} values given for an index of ${specs.length} segments` });
   }
   if (values.length === 0) return Buffer.alloc(0);
-  const last = specs[values.length - 1];
-  const buf = Buffer.allocUnsafe(last.offset + 1 + last.width);
+  const buf = Buffer.allocUnsafe(segmentEnd(specs[values.length - 1]));
   for (let i = 0; i < values.length; i++) {
     const spec = specs[i];
     const value = spec.path !== undefined ? coerceJsonProperty(values[i], spec.keyColumn.type) : values[i];
@@ -317,16 +360,19 @@ export function encodeKeyPrefix(specs: KeySegmentSpec[], values: CanonicalValue[
 }
 
 /**
- * Maps a user byte count (find_set.length: segment data bytes, no flag bytes) to the internal
- * key prefix length, which also counts the flag byte of every segment it touches. Clamped to
- * 0..keyLength.
+ * Maps a user byte count (find_set.length: segment data bytes, no flag or length bytes) to the
+ * internal key prefix length: it also counts the flag byte of every segment it touches and the
+ * length bytes of every segment it covers whole (so a whole text segment matches one value, not
+ * the values that extend it with 0x00 bytes). Clamped to 0..keyLength.
  */
 export function userBytesToKeyBytes(specs: KeySegmentSpec[], userLength: number): number {
   let remaining = userLength;
   let bytes = 0;
   for (let i = 0; i < specs.length && remaining > 0; i++) {
-    const take = remaining < specs[i].width ? remaining : specs[i].width;
+    const spec = specs[i];
+    const take = remaining < spec.width ? remaining : spec.width;
     bytes += 1 + take;
+    if (take === spec.width) bytes += spec.lengthBytes;
     remaining -= take;
   }
   return bytes;

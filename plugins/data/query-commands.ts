@@ -1,11 +1,13 @@
 /**
  * record.find: a page of records read through an index (or in record-ID order).
  *
- * Bound values are wire values of the index segments, decoded with the segment's column (the
- * table column, or for a JSON property segment its typed key column) in the request's format:
- * REST passes `dateFormat: 'rest'`. A bound with no values or more values than the index has
- * segments is INVALID_QUERY. The filter is parsed and checked against the table once per request.
- * `more` is true when another matching record follows the page (limit + 1 are read).
+ * Bounds compare values (`lower` <= value <= `upper`), whatever the direction of the index:
+ * query-plan.ts turns them into key order. Bound values are wire values of the index segments,
+ * decoded with the segment's column (the table column, or for a JSON property segment its typed
+ * key column) in the request's format: REST passes `dateFormat: 'rest'`. A bound with no values
+ * or more values than the index has segments is INVALID_QUERY. The filter is parsed and checked
+ * against the table once per request. `more` is true when another matching record follows the
+ * page (limit + 1 are read).
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from './query/filter-eval';
@@ -18,11 +20,14 @@ import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, Wi
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { findIndex } from './index-commands';
 import { ID, RecordEncoder, atPosition, resolveFormat } from './record-codec';
+import { keyOrderBounds } from './query-plan';
 import { MAX_PAGE, inTable, readProperties } from './schemas';
 
 export const ID_INDEX = 'id_pk';
 
 interface KeyLayout {
+  /** The index read through; undefined for record-ID order (the ascending `id_pk`). */
+  index: IndexDefinition | undefined;
   /** Columns to decode bound values with, one per segment (nullable). */
   columns: ColumnDefinition[];
   /** User-visible key bytes (find_set length), when known. */
@@ -34,13 +39,14 @@ const layouts = new WeakMap<IndexDefinition, KeyLayout>();
 function keyLayout(table: TableDefinition, indexName: string | undefined): KeyLayout {
   if (indexName === undefined || indexName === ID_INDEX) {
     const id = table.columns.find((c) => c.name === ID) ?? table.columns[0];
-    return { columns: [{ ...id, nullable: true }], byteLength: 8 };
+    return { index: undefined, columns: [{ ...id, nullable: true }], byteLength: 8 };
   }
   const index = findIndex(table, indexName);
   let layout = layouts.get(index);
   if (!layout) {
-    const specs = resolveKeySegments(table, index.fields);
+    const specs = resolveKeySegments(table, index.fields, index.name);
     layout = {
+      index,
       columns: specs.map((s) => ({ ...(s.path ? s.keyColumn : s.sourceColumn), nullable: true })),
       byteLength: specs.reduce((sum, s) => sum + s.width, 0),
     };
@@ -90,9 +96,10 @@ export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: 
   const indexName = index ?? ID_INDEX;
   let range: KeyRange | undefined;
   if (p.lower || p.upper || p.prefix) {
-    range = {};
-    if (p.lower) range.lower = decodeBound('lower bound', p.lower, layout, indexName, format);
-    if (p.upper) range.upper = decodeBound('upper bound', p.upper, layout, indexName, format);
+    range = keyOrderBounds({
+      ...(p.lower ? { lower: decodeBound('lower bound', p.lower, layout, indexName, format) } : {}),
+      ...(p.upper ? { upper: decodeBound('upper bound', p.upper, layout, indexName, format) } : {}),
+    }, layout.index);
     if (p.prefix) {
       const { byteLength } = p.prefix;
       if (byteLength !== undefined && layout.byteLength !== undefined && byteLength > layout.byteLength) {

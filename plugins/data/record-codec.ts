@@ -324,7 +324,8 @@ export class RecordDecoder {
 
   private checkRequired(row: Row): void {
     for (const column of this.required) {
-      if (row[column.name] === undefined) {
+      // Own properties only: column names are data (a missing `constructor` is missing).
+      if (!Object.hasOwn(row, column.name) || row[column.name] === undefined) {
         throw new EngineError('INVALID_COLUMN_VALUE', {
           column: column.name, reason: 'a value is required: the column is not nullable and has no default',
         });

@@ -1,23 +1,21 @@
 /**
- * Translates a REST query body (`find` or `advanced_find`) into the bounds of `record.find`.
- * Pure: the index definition comes from the caller. The body's shape is already checked by the
- * route schema; this file checks what a schema cannot (names of the index, exclusive pairs).
+ * Translates a REST query body (`find` or `advanced_find`) into the value bounds of
+ * `record.find`. Pure: the index definition comes from the caller. The body's shape is already
+ * checked by the route schema; this file checks what a schema cannot (names of the index,
+ * exclusive pairs).
  *
- * Operators (values compare in the column's type, whatever the segment's direction):
- *   `<` upper exclusive · `<=` upper inclusive · `=`/`==` lower and upper inclusive ·
- *   `>=` lower inclusive · `>` lower exclusive · `between` lower from `lowervalue` (inclusive) or
- *   `excludelowervalue` (exclusive), upper from `uppervalue` or `excludeuppervalue`.
- * With another operator the bound properties may add the bound on the side the operator leaves
- * open (`{operator: ">=", value: 10, excludeuppervalue: 20}`); two bounds on one side are an error.
- *
- * Storage bounds are in key order, and a descending segment stores its values largest first, so
- * on an index whose first segment is descending the value bounds are swapped: `>= 35` becomes
- * "keys up to 35" (the keys of 35 and larger values come first). `find_record` compares whole
- * keys the same way: in value order of the first segment's direction (exactly value order when
- * every segment has the same direction).
+ * Operators map to bounds as the query planner says (plugins/data/query-plan.ts; values compare
+ * in the column's type, whatever the segment's direction): `<`, `<=`, `=`/`==`, `>=`, `>`, and
+ * `between` with its lower bound from `lowervalue` (inclusive) or `excludelowervalue`
+ * (exclusive) and its upper bound from `uppervalue` or `excludeuppervalue`. With another
+ * operator the bound properties may add the bound on the side the operator leaves open
+ * (`{operator: ">=", value: 10, excludeuppervalue: 20}`); two bounds on one side are an error.
+ * The planner turns the bounds into key order (a descending index swaps them); `find_record`
+ * compares whole keys in value order of the first segment's direction.
  */
 import { EngineError } from '../../kernel/errors';
 import type { RecordFindParams, WireBound } from '../data/command-types';
+import { addComparison, comparisonOperator, type ValueBounds } from '../data/query-plan';
 import type { IndexDefinition, IndexSegment } from '../../kernel/storage/types';
 
 export interface FindCondition {
@@ -94,39 +92,25 @@ function findBounds(find: Record<string, FindCondition>, index: IndexDefinition)
     throw invalid('"uppervalue" and "excludeuppervalue" are mutually exclusive');
   }
   const bound = (value: unknown, inclusive: boolean): WireBound => ({ values: [value], inclusive });
-  let lower: WireBound | undefined;
-  let upper: WireBound | undefined;
-  if (condition.lowervalue !== undefined) lower = bound(condition.lowervalue, true);
-  if (condition.excludelowervalue !== undefined) lower = bound(condition.excludelowervalue, false);
-  if (condition.uppervalue !== undefined) upper = bound(condition.uppervalue, true);
-  if (condition.excludeuppervalue !== undefined) upper = bound(condition.excludeuppervalue, false);
+  const bounds: ValueBounds = {};
+  if (condition.lowervalue !== undefined) bounds.lower = bound(condition.lowervalue, true);
+  if (condition.excludelowervalue !== undefined) bounds.lower = bound(condition.excludelowervalue, false);
+  if (condition.uppervalue !== undefined) bounds.upper = bound(condition.uppervalue, true);
+  if (condition.excludeuppervalue !== undefined) bounds.upper = bound(condition.excludeuppervalue, false);
 
-  const operator = condition.operator.toLowerCase();
-  if (operator === 'between') {
-    if (!lower && !upper) {
+  if (condition.operator.toLowerCase() === 'between') {
+    if (!bounds.lower && !bounds.upper) {
       throw invalid('"between" needs a lower bound (lowervalue or excludelowervalue) or an upper bound (uppervalue or excludeuppervalue)');
     }
-    return { lower, upper };
+    return bounds;
   }
+  const operator = comparisonOperator(condition.operator);
+  if (operator === undefined) throw invalid(`unknown operator "${condition.operator}" (use <, <=, =, >=, > or between)`);
   if (condition.value === undefined) throw new EngineError('MISSING_PARAMETER', { param: `find.${name}.value` });
-  const value = condition.value;
-  const setLower = (inclusive: boolean): void => {
-    if (lower) throw invalid(`operator "${condition.operator}" sets the lower bound; do not also give lowervalue or excludelowervalue`);
-    lower = bound(value, inclusive);
-  };
-  const setUpper = (inclusive: boolean): void => {
-    if (upper) throw invalid(`operator "${condition.operator}" sets the upper bound; do not also give uppervalue or excludeuppervalue`);
-    upper = bound(value, inclusive);
-  };
-  switch (operator) {
-    case '<': setUpper(false); break;
-    case '<=': setUpper(true); break;
-    case '=': case '==': setLower(true); setUpper(true); break;
-    case '>=': setLower(true); break;
-    case '>': setLower(false); break;
-    default: throw invalid(`unknown operator "${condition.operator}" (use <, <=, =, >=, > or between)`);
-  }
-  return { lower, upper };
+  const taken = addComparison(bounds, operator, [condition.value]);
+  if (taken === 'lower') throw invalid(`operator "${condition.operator}" sets the lower bound; do not also give lowervalue or excludelowervalue`);
+  if (taken === 'upper') throw invalid(`operator "${condition.operator}" sets the upper bound; do not also give uppervalue or excludeuppervalue`);
+  return bounds;
 }
 
 function findSetBounds(findSet: { length: number; fields: Record<string, unknown> }, index: IndexDefinition): FindBounds {
@@ -147,32 +131,15 @@ function findRecordBounds(findRecord: { operator: string; fields: Record<string,
     if (!values.has(i)) throw invalid(`find_record.fields must give every field of index "${index.name}": "${displayName(index.fields[i])}" is missing`);
     all.push(values.get(i));
   }
-  const bound = (inclusive: boolean): WireBound => ({ values: all, inclusive });
-  switch (findRecord.operator) {
-    case '<': return { upper: bound(false) };
-    case '<=': return { upper: bound(true) };
-    case '=': case '==': return { lower: bound(true), upper: bound(true) };
-    case '>=': return { lower: bound(true) };
-    case '>': return { lower: bound(false) };
-    default: throw invalid(`unknown find_record operator "${findRecord.operator}" (use <, <=, =, >= or >)`);
-  }
+  const operator = comparisonOperator(findRecord.operator);
+  if (operator === undefined) throw invalid(`unknown find_record operator "${findRecord.operator}" (use <, <=, =, >= or >)`);
+  const bounds: ValueBounds = {};
+  addComparison(bounds, operator, all);
+  return bounds;
 }
 
-/** Value bounds → key-order bounds: swapped when the index's first segment is descending. */
-function inKeyOrder(bounds: FindBounds, index: IndexDefinition): FindBounds {
-  if (index.fields[0]?.ascending !== false || bounds.prefix) return bounds;
-  const swapped: FindBounds = {};
-  if (bounds.upper) swapped.lower = bounds.upper;
-  if (bounds.lower) swapped.upper = bounds.lower;
-  return swapped;
-}
-
-/** The `record.find` bounds (in key order) of a query body on `index`. */
+/** The `record.find` bounds (in value order) of a query body on `index`. */
 export function boundsOf(body: QueryBody, index: IndexDefinition): FindBounds {
-  return inKeyOrder(valueBoundsOf(body, index), index);
-}
-
-function valueBoundsOf(body: QueryBody, index: IndexDefinition): FindBounds {
   const hasFind = body.find !== undefined;
   const hasAdvanced = body.advanced_find !== undefined;
   if (hasFind === hasAdvanced) throw invalid('the body must hold exactly one of "find" and "advanced_find"');

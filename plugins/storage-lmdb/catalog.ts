@@ -212,7 +212,7 @@ export class Catalog {
   }
 
   indexState(def: TableDefinition, index: IndexDefinition, dbName: string, db?: IndexDb): IndexState {
-    const specs = resolveKeySegments(def, index.fields);
+    const specs = resolveKeySegments(def, index.fields, index.name);
     return { def: index, dbName, db: db ?? this.env.openIndex(dbName), specs, keyLength: keyLength(specs) };
   }
 }
@@ -241,14 +241,19 @@ export function normalizeName(name: string): string {
   return typeof name === 'string' ? name.toLowerCase() : String(name);
 }
 
-/** Table and index names: like column names (a letter or `_`, then letters, digits or `_`). */
+/**
+ * Table and index names: like column names (a letter or `_`, then letters, digits or `_`), and
+ * like them never `__proto__`, which a persisted name map could not hold as a key.
+ */
 export function checkIdentifier(name: unknown, param: string): string {
   if (typeof name !== 'string' || !COLUMN_NAME_PATTERN.test(name)) {
     throw new EngineError('INVALID_PARAMETER', {
       param, reason: 'use 1 to 64 letters, digits or "_", not starting with a digit',
     });
   }
-  return name.toLowerCase();
+  const lower = name.toLowerCase();
+  if (lower === '__proto__') throw new EngineError('INVALID_PARAMETER', { param, reason: '"__proto__" is reserved' });
+  return lower;
 }
 
 /** Validates a database name: 1 to 64 bytes, no control characters. */

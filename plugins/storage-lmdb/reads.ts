@@ -9,13 +9,18 @@
  * - prefix: start at p, end before prefixSuccessor(p), p cut to userBytesToKeyBytes(byteLength)
  * Index keys are always longer than any bound (they end with the 8-byte record id), so a bound
  * never equals a stored key and the same [start, end) serves both directions.
+ *
+ * Nulls (storage-port.ts, KeyRange): a comparison with null is false. A range with a bound starts
+ * after the nulls of the first segment (ascending) or ends before them (descending); for a bound
+ * on several segments, a key whose segment j is null while its segments before j equal the
+ * bound's is skipped (its comparison reaches the null undecided), which `guards` check per key.
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../data/query/filter-eval';
 import type { KeyRange, ReadOptions, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from '../data/index-keys';
 import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */
@@ -23,14 +28,38 @@ export const scanStats = { entriesRead: 0 };
 
 export type Predicate = (row: Row) => boolean;
 
-/** What to walk: record ids in [lo, hi] (inclusive, null = open) or index keys in [start, end). */
+/**
+ * Keys to skip inside a range: segment `at` (its flag byte) is null while the bytes before it
+ * equal `prefix` (the bound's first segments).
+ */
+export interface NullGuard {
+  at: number;
+  nullFlag: number;
+  prefix: Buffer;
+}
+
+/** What to walk: record ids in [lo, hi] (inclusive, null = open) or index keys in [start, end), minus guarded keys. */
 export interface ScanPlan {
   index: IndexState | null;
   lo: number | null;
   hi: number | null;
   start: Buffer | null;
   end: Buffer | null;
+  guards: NullGuard[] | null;
   empty: boolean;
+}
+
+/** true when a guard of the plan excludes the index key. */
+function guarded(guards: NullGuard[], key: Buffer): boolean {
+  for (let i = 0; i < guards.length; i++) {
+    const guard = guards[i];
+    if (key[guard.at] === guard.nullFlag && key.compare(guard.prefix, 0, guard.at, 0, guard.at) === 0) return true;
+  }
+  return false;
+}
+
+function nullFlag(spec: KeySegmentSpec): number {
+  return spec.segment.ascending === false ? 0xff : 0x00;
 }
 
 export type ScanKey = number | Buffer;
@@ -53,7 +82,7 @@ function idOf(value: CanonicalValue): number {
 }
 
 function idPlan(range: KeyRange | undefined): ScanPlan {
-  const plan: ScanPlan = { index: null, lo: null, hi: null, start: null, end: null, empty: false };
+  const plan: ScanPlan = { index: null, lo: null, hi: null, start: null, end: null, guards: null, empty: false };
   if (!range) return plan;
   const tighten = (lo: number | null, hi: number | null): void => {
     if (lo !== null && (plan.lo === null || lo > plan.lo)) plan.lo = lo;
@@ -86,12 +115,22 @@ function idPlan(range: KeyRange | undefined): ScanPlan {
 }
 
 function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
-  const plan: ScanPlan = { index, lo: null, hi: null, start: null, end: null, empty: false };
+  const plan: ScanPlan = { index, lo: null, hi: null, start: null, end: null, guards: null, empty: false };
   if (!range) return plan;
-  const segments = index.specs.length;
+  const specs = index.specs;
+  const segments = specs.length;
   const prefixOf = (values: CanonicalValue[]): Buffer => {
     if (values.length > segments) throw invalidQuery(`index "${index.def.name}" has ${segments} segment(s)`);
-    return encodeKeyPrefix(index.specs, values);
+    if (values.some((value) => value === null || value === undefined)) {
+      throw invalidQuery('a comparison with null is never true: bounds take values (find nulls with a filter, e.g. "price == null")');
+    }
+    return encodeKeyPrefix(specs, values);
+  };
+  const guard = (values: CanonicalValue[], key: Buffer): void => {
+    for (let j = 1; j < values.length; j++) {
+      plan.guards ??= [];
+      plan.guards.push({ at: specs[j].offset, nullFlag: nullFlag(specs[j]), prefix: key.subarray(0, specs[j].offset) });
+    }
   };
   const setStart = (start: Buffer): void => {
     if (plan.start === null || Buffer.compare(start, plan.start) > 0) plan.start = start;
@@ -99,8 +138,14 @@ function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
   const setEnd = (end: Buffer): void => {
     if (plan.end === null || Buffer.compare(end, plan.end) < 0) plan.end = end;
   };
+  if ((range.lower && range.lower.values.length > 0) || (range.upper && range.upper.values.length > 0)) {
+    // The nulls of the first segment sort first (ascending) or last (descending): leave them out.
+    if (specs[0].segment.ascending === false) setEnd(Buffer.from([nullFlag(specs[0])]));
+    else setStart(Buffer.from([nullFlag(specs[0]) + 1]));
+  }
   if (range.lower && range.lower.values.length > 0) {
     const p = prefixOf(range.lower.values);
+    guard(range.lower.values, p);
     if (range.lower.inclusive) setStart(p);
     else {
       const next = prefixSuccessor(p);
@@ -110,6 +155,7 @@ function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
   }
   if (range.upper && range.upper.values.length > 0) {
     const p = prefixOf(range.upper.values);
+    guard(range.upper.values, p);
     if (range.upper.inclusive) {
       const next = prefixSuccessor(p);
       if (next !== null) setEnd(next);
@@ -198,9 +244,11 @@ export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after
   }
   if (from !== null) options.start = from;
   if (exclusive) options.exclusiveStart = true;
+  const guards = plan.guards;
   for (const key of plan.index.db.getKeys(options)) {
     scanStats.entriesRead++;
     const k = key as Buffer;
+    if (guards !== null && guarded(guards, k)) continue;
     yield { key: k, id: readRecordId(k), values: undefined };
   }
 }
@@ -232,6 +280,7 @@ export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean
     } else {
       key = appendRecordId(encodeIndexKey(plan.index.specs, decodeRow(ts, id, values)), id);
       if ((plan.start !== null && Buffer.compare(key, plan.start) < 0) || (plan.end !== null && Buffer.compare(key, plan.end) >= 0)) continue;
+      if (plan.guards !== null && guarded(plan.guards, key)) continue;
     }
     if (after !== undefined && (descending ? compareKeys(key, after) >= 0 : compareKeys(key, after) <= 0)) continue;
     pending.push({ key, id, values });
@@ -312,8 +361,10 @@ export function collectValues(ts: TableState, plan: ScanPlan, descending: boolea
     if (plan.end !== null) options.end = plan.end;
   }
   const records = ts.records;
+  const guards = plan.guards;
   for (const key of plan.index.db.getKeys(options)) {
     scanStats.entriesRead++;
+    if (guards !== null && guarded(guards, key as Buffer)) continue;
     if (predicate === null && skip > 0) { skip--; continue; }
     const id = readRecordId(key as Buffer);
     const values = records.get(id) as unknown[] | undefined;

@@ -14,7 +14,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, RecordId, Row } from '../../kernel/storage/types';
 import { EMPTY_VALUE } from './environment';
 import { ID_COLUMN, ID_INDEX, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, prefixSuccessor, readRecordId } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, keyHasNull, prefixSuccessor, readRecordId } from '../data/index-keys';
 
 /** A validated row ready to store: `id` null means "assign the next one". */
 export interface PreparedRow {
@@ -105,16 +105,24 @@ function autoOnUpdate(column: ColumnDefinition): boolean {
 }
 
 function unknownColumns(ts: TableState, row: Row): void {
-  for (const name in row) {
+  for (const name of Object.keys(row)) {
     if (!ts.columnPos.has(name)) {
       throw new EngineError('COLUMN_NOT_FOUND', { column: name, table: ts.def.name });
     }
   }
 }
 
+/**
+ * The value a caller's row gives a column; undefined when the row does not name the column.
+ * Column names are data: a row without a `constructor` column must not read Object's.
+ */
+function given(row: Row, name: string): CanonicalValue | undefined {
+  return Object.hasOwn(row, name) ? row[name] : undefined;
+}
+
 /** Takes the `id` of a row (only meaningful when the table declares it). */
 function suppliedId(ts: TableState, row: Row): number | null {
-  const value = row[ID_COLUMN];
+  const value = given(row, ID_COLUMN);
   if (value === undefined || value === null) return null;
   if (!ts.def.idDeclared) {
     throw new EngineError('INVALID_COLUMN_VALUE', { column: ID_COLUMN, reason: 'the record ID is assigned by the server in this table' });
@@ -132,7 +140,7 @@ export function prepareInsertRow(ts: TableState, row: Row, now: string): Prepare
   const values = new Array<unknown>(columns.length - 1);
   for (let i = 1; i < columns.length; i++) {
     const column = columns[i];
-    let value = row[column.name];
+    let value = given(row, column.name);
     if (value === undefined) {
       value = column.autoValue !== 'none' && autoOnInsert(column) ? nowFor(column, now) : column.defaultValue;
     }
@@ -162,14 +170,6 @@ function rowOf(ts: TableState, id: number, values: unknown[]): Row {
   const row: Row = { id };
   for (let i = 1; i < columns.length; i++) row[columns[i].name] = (values[i - 1] ?? null) as CanonicalValue;
   return row;
-}
-
-function hasNullSegment(index: IndexState, row: Row): boolean {
-  for (const spec of index.specs) {
-    const value = row[spec.sourceColumn.name];
-    if (value === null || value === undefined) return true;
-  }
-  return false;
 }
 
 /** true when a unique index already holds `key` for a record outside `ignore`. */
@@ -335,7 +335,7 @@ export function applyInsertValues(ts: TableState, given: ReadonlyArray<number | 
         const key = encodeIndexKey(index.specs, row, full);
         writeRecordId(full, index.keyLength, id);
         keys[x][i] = full;
-        if (index.def.unique && !hasNullSegment(index, row)) {
+        if (index.def.unique && !keyHasNull(index.specs, key)) {
           const batch = inBatch[x];
           if (batch !== null) {
             const s = key.toString('latin1');
@@ -383,15 +383,15 @@ export function mergeRow(ts: TableState, id: number, old: unknown[], row: Row, m
     throw new EngineError('INVALID_PARAMETER', { param: 'record', reason: 'a record must be an object' });
   }
   unknownColumns(ts, row);
-  const given = row[ID_COLUMN];
-  if (given !== undefined && given !== null && Number(given) !== id) {
+  const suppliedId = given(row, ID_COLUMN);
+  if (suppliedId !== undefined && suppliedId !== null && Number(suppliedId) !== id) {
     throw new EngineError('INVALID_COLUMN_VALUE', { column: ID_COLUMN, reason: 'the record ID cannot be changed' });
   }
   const columns = ts.def.columns;
   const values = fullValues(ts, old);
   for (let i = 1; i < columns.length; i++) {
     const column = columns[i];
-    let value = row[column.name];
+    let value = given(row, column.name);
     if (value === undefined) {
       if (column.autoValue !== 'none' && autoOnUpdate(column)) value = nowFor(column, now);
       else if (mode === 'patch') continue;
@@ -450,7 +450,7 @@ function diffIndexes(ts: TableState, olds: Map<number, unknown[]>, news: Map<num
       const oldKey = encodeIndexKey(index.specs, oldRow);
       const newRow = newRows.get(id);
       const newKey = newRow === undefined ? null : encodeIndexKey(index.specs, newRow);
-      if (newKey !== null && index.def.unique && !hasNullSegment(index, newRow!)) {
+      if (newKey !== null && index.def.unique && !keyHasNull(index.specs, newKey)) {
         const k = newKey.toString('latin1');
         if (inBatch.has(k) || uniqueTaken(index, newKey, changing)) throw duplicate(ts, index.def.name);
         inBatch.add(k);
@@ -496,20 +496,33 @@ export function applyDelete(ts: TableState, ids: RecordId[], mustExist: boolean)
 
 /**
  * Writes the entries of a new index from the table's rows. Inside a write transaction. Returns
- * false (after writing some entries) when a unique index meets a duplicate: the caller then
- * drops the index sub-database in the same transaction, so nothing is left behind.
+ * the error (after writing some entries) when a unique index meets a duplicate or a record's
+ * value does not fit the key: the caller then drops the index sub-database in the same
+ * transaction, so nothing is left behind. null when the index is complete.
  */
-export function buildIndex(ts: TableState, index: IndexState): boolean {
+export function buildIndex(ts: TableState, index: IndexState): EngineError | null {
   const unique = index.def.unique;
   const db = index.db;
   for (const { key, value } of ts.records.getRange({})) {
     const id = key as number;
-    const row = decodeRow(ts, id, value as unknown[]);
-    const k = encodeIndexKey(index.specs, row);
-    if (unique && !hasNullSegment(index, row) && uniqueTaken(index, k, null)) return false;
+    let k: Buffer;
+    try {
+      k = encodeIndexKey(index.specs, decodeRow(ts, id, value as unknown[]));
+    } catch (error) {
+      if (!(error instanceof EngineError)) throw error;
+      return new EngineError(error.id, { ...error.details, reason: `record ${id}: ${String(error.details.reason)}` }, { cause: error });
+    }
+    if (unique && !keyHasNull(index.specs, k) && uniqueTaken(index, k, null)) return duplicate(ts, index.def.name);
     db.put(appendRecordId(k, id), EMPTY_VALUE);
   }
-  return true;
+  return null;
+}
+
+/** Throws INVALID_COLUMN_VALUE when a value of the row does not fit the key of one of the table's indexes. */
+export function checkIndexKeys(ts: TableState, id: number, values: unknown[]): void {
+  if (ts.indexes.length === 0) return;
+  const row = rowOf(ts, id, values);
+  for (const index of ts.indexes) encodeIndexKey(index.specs, row);
 }
 
 export { INTEGER_TYPES };

@@ -187,7 +187,7 @@ export class LmdbSchema {
       let error: EngineError | null = null;
       if (ts.dropped) error = new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
       else if (ts.def.indexes.some((x) => x.name === name)) error = new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
-      else if (!buildIndex(ts, state)) error = new EngineError('DUPLICATE_KEY', { index: name, table: ts.def.name });
+      else error = buildIndex(ts, state);
       if (error !== null) {
         state.db.dropSync();
         throw error;

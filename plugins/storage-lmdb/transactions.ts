@@ -18,9 +18,9 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
 import { ID_INDEX, saveNextId, type TableState } from './catalog';
 import type { LmdbEnvironment } from './environment';
-import { encodeIndexKey } from '../data/index-keys';
+import { encodeIndexKey, keyHasNull } from '../data/index-keys';
 import {
-  applyDelete, applyInsert, applyUpdate, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
+  applyDelete, applyInsert, applyUpdate, checkIndexKeys, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
 } from './records';
 
 type Operation =
@@ -109,6 +109,7 @@ export class TransactionManager {
     }
     let next = Math.max(ts.nextId, maxDeclared + 1);
     for (const row of rows) fixed.push({ id: row.id ?? next++, values: row.values });
+    for (const row of fixed) checkIndexKeys(ts, row.id!, row.values);
     this.checkUnique(tx, ts, fixed);
     ts.nextId = next; // reserve the automatic ids
     for (const row of fixed) overlay.set(row.id!, row.values);
@@ -127,6 +128,7 @@ export class TransactionManager {
       staged.set(record.id, values);
     }
     for (const [recordId, values] of staged) changed.push({ id: recordId, values });
+    for (const row of changed) checkIndexKeys(ts, row.id!, row.values);
     this.checkUnique(tx, ts, changed);
     const overlay = this.overlayOf(tx, ts);
     for (const [recordId, values] of staged) overlay.set(recordId, values);
@@ -161,9 +163,8 @@ export class TransactionManager {
         keys.set(encodeIndexKey(index.specs, decodeRow(ts, recordId, values)).toString('latin1'), recordId);
       }
       for (const row of rows) {
-        const decoded = decodeRow(ts, row.id!, row.values);
-        if (index.specs.some((spec) => decoded[spec.sourceColumn.name] === null)) continue;
-        const key = encodeIndexKey(index.specs, decoded);
+        const key = encodeIndexKey(index.specs, decodeRow(ts, row.id!, row.values));
+        if (keyHasNull(index.specs, key)) continue;
         const s = key.toString('latin1');
         if (keys.has(s) || uniqueTaken(index, key, changing)) {
           throw new EngineError('DUPLICATE_KEY', { index: index.def.name, table: ts.def.name });

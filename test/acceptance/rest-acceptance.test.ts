@@ -840,19 +840,20 @@ describe('REST acceptance (spec + CONTRACT + docs/rest.md)', function () {
       assert.equal(ids.length, 8);
     });
 
-    it('find_set: length counts bytes; varchar(10) is padded to 10 bytes, integer is 4 bytes', async () => {
+    it('find_set: length counts bytes; varchar(10) is padded to 40 bytes (4 per character), integer is 4 bytes', async () => {
       const fs = (length: number, fields: object) => query('cities', 'by_city_age', { advanced_find: { find_set: { length, fields } } }).then(cities);
       assert.deepEqual(await fs(1, { city: 'R' }), ['Riga/20', 'Rome/30']);
       assert.deepEqual(await fs(4, { city: 'Bonn' }), ['Bonn/-5', 'Bonn/40', 'Bonn/41', 'Bonnie/40']);
       assert.deepEqual(await fs(10, { city: 'Bonn' }), ['Bonn/-5', 'Bonn/40', 'Bonn/41']);
-      assert.deepEqual(await fs(14, { city: 'Bonn', age: 40 }), ['Bonn/40']);
-      assert.deepEqual(await fs(14, { age: 30, city: 'Oslo' }), ['Oslo/30']);
-      assert.deepEqual(await fs(14, { city: 'Bonn', age: -5 }), ['Bonn/-5']);
+      assert.deepEqual(await fs(40, { city: 'Bonn', age: 40 }), ['Bonn/-5', 'Bonn/40', 'Bonn/41']);
+      assert.deepEqual(await fs(44, { city: 'Bonn', age: 40 }), ['Bonn/40']);
+      assert.deepEqual(await fs(44, { age: 30, city: 'Oslo' }), ['Oslo/30']);
+      assert.deepEqual(await fs(44, { city: 'Bonn', age: -5 }), ['Bonn/-5']);
       assert.deepEqual(await fs(1, { city: 'Z' }), []);
     });
 
     it('find_set: length longer than the key is 400; a field not in the index is 400; length and fields are required', async () => {
-      bad(await post('/query/main/cities/by_city_age?top=10', { advanced_find: { find_set: { length: 15, fields: { city: 'Bonn', age: 40 } } } }), 400);
+      bad(await post('/query/main/cities/by_city_age?top=10', { advanced_find: { find_set: { length: 45, fields: { city: 'Bonn', age: 40 } } } }), 400);
       bad(await post('/query/main/cities/by_city_age?top=10', { advanced_find: { find_set: { length: 1, fields: { nosuch: 'B' } } } }), 400);
       bad(await post('/query/main/cities/by_city_age?top=10', { advanced_find: { find_set: { fields: { city: 'B' } } } }), 400);
       bad(await post('/query/main/cities/by_city_age?top=10', { advanced_find: { find_set: { length: 1 } } }), 400);
@@ -911,9 +912,9 @@ describe('REST acceptance (spec + CONTRACT + docs/rest.md)', function () {
         const fs = (length: number, fields: object) => query('widths', `by_${col}`, { advanced_find: { find_set: { length, fields } } });
         assert.deepEqual((await fs(w + 2, { [col]: 5, name: 'ab' })).map((r) => r.name), ['abc', 'abd'], `${col}: length ${w}+2`);
         assert.deepEqual((await fs(w, { [col]: 5 })).map((r) => r.name), ['abc', 'abd', 'xyz'], `${col}: length ${w}`);
-        assert.deepEqual((await fs(w + 6, { [col]: 5, name: 'abc' })).map((r) => r.name), ['abc'], `${col}: whole key`);
+        assert.deepEqual((await fs(w + 24, { [col]: 5, name: 'abc' })).map((r) => r.name), ['abc'], `${col}: whole key (varchar(6) holds 24 bytes)`);
         assert.deepEqual((await fs(w, { [col]: -5 })).map((r) => r[col]), [-5], `${col}: negative`);
-        bad(await post(`/query/main/widths/by_${col}?top=10`, { advanced_find: { find_set: { length: w + 7, fields: { [col]: 5, name: 'abc' } } } }), 400);
+        bad(await post(`/query/main/widths/by_${col}?top=10`, { advanced_find: { find_set: { length: w + 25, fields: { [col]: 5, name: 'abc' } } } }), 400);
       }
       // signed order: negatives first
       const allT = await query('widths', 'by_t', { find: { t: { operator: '>=', value: -128 } } });

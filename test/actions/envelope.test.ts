@@ -197,7 +197,7 @@ describe('actions: envelope', function () {
 });
 
 describe('actions: parseJsonBody', function () {
-  it('parses JSON, drops __proto__ and constructor keys only when the text has them', function () {
+  it('parses JSON, drops __proto__ keys and constructor keys holding a prototype', function () {
     assert.deepEqual(parseJsonBody(' {"a":[1,{"b":"x"}]}\n'), { a: [1, { b: 'x' }] });
     const poisoned = parseJsonBody('{"a":1,"__proto__":{"polluted":true},"b":{"constructor":{"prototype":{}}, "c":2}}') as Record<string, any>;
     assert.deepEqual(Object.keys(poisoned), ['a', 'b']);
@@ -205,6 +205,8 @@ describe('actions: parseJsonBody', function () {
     assert.deepEqual(poisoned.b, { c: 2 });
     // the words inside values are harmless and kept
     assert.deepEqual(parseJsonBody('{"note":"__proto__ and constructor"}'), { note: '__proto__ and constructor' });
+    // a "constructor" without "prototype" is data (a column may be named so)
+    assert.deepEqual(parseJsonBody('{"constructor":"x","d":{"constructor":{"n":1}}}'), { constructor: 'x', d: { constructor: { n: 1 } } });
   });
 
   it('answers MALFORMED_JSON for empty or blank text and for invalid JSON', function () {

@@ -15,20 +15,20 @@ function rejects(fn: () => unknown, pattern: RegExp): void {
 describe('rest/find-body', () => {
   it('maps each operator to value bounds', () => {
     const b = (operator: string) => boundsOf({ find: { age: { operator, value: 5 } } }, ASC);
-    assert.deepEqual(b('<'), { lower: undefined, upper: { values: [5], inclusive: false } });
-    assert.deepEqual(b('<='), { lower: undefined, upper: { values: [5], inclusive: true } });
+    assert.deepEqual(b('<'), { upper: { values: [5], inclusive: false } });
+    assert.deepEqual(b('<='), { upper: { values: [5], inclusive: true } });
     assert.deepEqual(b('='), { lower: { values: [5], inclusive: true }, upper: { values: [5], inclusive: true } });
     assert.deepEqual(b('=='), b('='));
-    assert.deepEqual(b('>='), { lower: { values: [5], inclusive: true }, upper: undefined });
-    assert.deepEqual(b('>'), { lower: { values: [5], inclusive: false }, upper: undefined });
+    assert.deepEqual(b('>='), { lower: { values: [5], inclusive: true } });
+    assert.deepEqual(b('>'), { lower: { values: [5], inclusive: false } });
     assert.deepEqual(boundsOf({ find: { age: { operator: 'BETWEEN', excludelowervalue: 1, uppervalue: 9 } } }, ASC), {
       lower: { values: [1], inclusive: false }, upper: { values: [9], inclusive: true },
     });
   });
 
-  it('swaps bounds into key order when the first segment is descending', () => {
-    assert.deepEqual(boundsOf({ find: { age: { operator: '>=', value: 5 } } }, DESC), { upper: { values: [5], inclusive: true } });
-    assert.deepEqual(boundsOf({ advanced_find: { find_record: { operator: '<', fields: { age: 5 } } } }, DESC), { lower: { values: [5], inclusive: false } });
+  it('keeps value order on a descending index (the query planner swaps them into key order)', () => {
+    assert.deepEqual(boundsOf({ find: { age: { operator: '>=', value: 5 } } }, DESC), { lower: { values: [5], inclusive: true } });
+    assert.deepEqual(boundsOf({ advanced_find: { find_record: { operator: '<', fields: { age: 5 } } } }, DESC), { upper: { values: [5], inclusive: false } });
     assert.deepEqual(boundsOf({ advanced_find: { find_set: { length: 2, fields: { age: 5 } } } }, DESC), { prefix: { values: [5], byteLength: 2 } });
   });
 

@@ -5,7 +5,7 @@ import type {
 } from '../../kernel/storage/types';
 import { msToTimestamp } from '../../plugins/data/values/wire-format';
 import {
-  appendRecordId, encodeIndexKey, encodeKeyPrefix, keyLength, MAX_SEGMENT_WIDTH, prefixSuccessor,
+  appendRecordId, encodeIndexKey, encodeKeyPrefix, keyHasNull, keyLength, prefixSuccessor,
   readRecordId, resolveKeySegments, userBytesToKeyBytes,
 } from '../../plugins/data/index-keys';
 
@@ -72,18 +72,18 @@ function repeat<T>(n: number, make: () => T): T[] {
 
 describe('storage/index-keys', () => {
   describe('resolveKeySegments', () => {
-    it('lays out flag byte + data per segment', () => {
+    it('lays out flag byte + data (+ length bytes for text and binary) per segment', () => {
       const specs = resolveKeySegments(table, [{ name: 'I', ascending: true }, { name: 'vc', ascending: false }, { name: 'ts' } as IndexSegment]);
-      assert.deepEqual(specs.map((s) => [s.segment.name, s.segment.ascending, s.width, s.offset]), [
-        ['i', true, 4, 0], ['vc', false, 6, 5], ['ts', true, 8, 12],
+      assert.deepEqual(specs.map((s) => [s.segment.name, s.segment.ascending, s.width, s.lengthBytes, s.offset]), [
+        ['i', true, 4, 0, 0], ['vc', false, 24, 2, 5], ['ts', true, 8, 0, 32],
       ]);
-      assert.equal(keyLength(specs), 21);
+      assert.equal(keyLength(specs), 41);
       assert.equal(specs[0].keyColumn, specs[0].sourceColumn);
     });
 
-    it('gives every indexable type its width', () => {
+    it('gives every indexable type a width that holds its values whole (4 bytes per character of text)', () => {
       const widths: Record<string, number> = {
-        b: 1, ti: 1, si: 2, i: 4, bi: 8, r: 4, f: 8, m: 8, n: 8, d: 4, tm: 4, ts: 8, c: 4, vc: 6, lv: 256, bn: 3, vb: 3,
+        b: 1, ti: 1, si: 2, i: 4, bi: 8, r: 4, f: 8, m: 8, n: 8, d: 4, tm: 4, ts: 8, c: 16, vc: 24, lv: 256, bn: 3, vb: 3,
       };
       for (const [name, width] of Object.entries(widths)) {
         assert.equal(resolveKeySegments(table, [{ name, ascending: true }])[0].width, width, name);
@@ -96,7 +96,7 @@ describe('storage/index-keys', () => {
       const [spec] = resolveKeySegments(table, [{ name: 'j', ascending: true, key: 'a.b', type: 'VARCHAR' as ColumnType, size: 10 }]);
       assert.equal(spec.width, 10);
       assert.equal(spec.keyColumn.type, 'varchar');
-      assert.equal(spec.keyColumn.length, 10);
+      assert.equal(spec.keyColumn.length, null); // the segment's bytes limit the value, not a character count
       assert.equal(spec.sourceColumn.name, 'j');
       assert.deepEqual(spec.path, ['a', 'b']);
       const [number] = resolveKeySegments(table, [{ name: 'j', ascending: true, key: 'n', type: 'integer' }]);
@@ -114,8 +114,9 @@ describe('storage/index-keys', () => {
       ['json as variant', [{ name: 'j', ascending: true, key: 'a', type: 'variant' }], 'INVALID_INDEX_DEFINITION', /cannot be indexed as variant/],
       ['bad path', [{ name: 'j', ascending: true, key: 'a..b', type: 'integer' }], 'INVALID_INDEX_DEFINITION', /invalid property path/],
       ['key on a plain column', [{ name: 'i', ascending: true, key: 'x' }], 'INVALID_INDEX_DEFINITION', /"key" is only allowed on JSON columns/],
-      ['too wide', [{ name: 'huge', ascending: true }], 'INVALID_INDEX_DEFINITION', new RegExp(`at most ${MAX_SEGMENT_WIDTH} bytes`)],
+      ['too wide', [{ name: 'huge', ascending: true }], 'INVALID_INDEX_DEFINITION', /needs 262000 key bytes .* at most 1900; give the segment a "size"/],
       ['bad size', [{ name: 'lv', ascending: true, size: 0 }], 'INVALID_INDEX_DEFINITION', /"size" must be an integer/],
+      ['size beyond a key', [{ name: 'lv', ascending: true, size: 1901 }], 'INVALID_INDEX_DEFINITION', /"size" must be an integer from 1 to 1900/],
       ['ascending not boolean', [{ name: 'i', ascending: 'yes' as unknown as boolean }], 'INVALID_INDEX_DEFINITION', /"ascending"/],
       ['key too long', [{ name: 'lv', ascending: true, size: 1000 }, { name: 'lv', ascending: true, size: 1000 }], 'INVALID_INDEX_DEFINITION', /at most 1900/],
     ];
@@ -168,26 +169,32 @@ describe('storage/index-keys', () => {
       checkOrder('d', timestamps.map((t) => (t === null ? null : t.slice(0, 10))));
       checkOrder('tm', timestamps.map((t) => (t === null ? null : t.slice(11))));
     });
-    it('char and varchar (UTF-8 byte order, padded with 0x00)', () => {
-      const alphabet = ['a', 'b', 'z', 'A', 'é', '\u0001', ' ', '0', '😀'];
-      const word = () => repeat(int(0, 6), () => alphabet[int(0, alphabet.length - 1)]).join('');
-      // Values longer than the key are cut at the width: order is kept, ties possible only then.
-      const short = () => repeat(int(0, 2), () => alphabet[int(0, alphabet.length - 2)]).join(''); // no emoji: fits 4 bytes
-      checkOrder('c', ['', 'a', 'ab', 'abc', 'abcd', 'b', null, ...repeat(40, short)]);
-      const strings = ['', 'a', 'ab', 'zzzzzz', 'é', null, ...repeat(200, () => word()).filter((s) => Buffer.byteLength(s) <= 6)];
+    it('char and varchar: UTF-8 byte order, every value of the column whole, trailing U+0000 included', () => {
+      const alphabet = ['a', 'b', 'z', 'A', 'é', '\u0000', '\u0001', ' ', '0', '€', '😀', '\uffff'];
+      const word = (max: number) => () => repeat(int(0, max), () => alphabet[int(0, alphabet.length - 1)]).join('');
+      checkOrder('c', ['', 'a', 'a\u0000', 'a\u0000\u0000', 'ab', '😀😀😀😀', 'éééé', 'b', null, ...repeat(100, word(4))]);
+      const strings = ['', 'a', 'ab', 'zzzzzz', 'é', 'éééa', 'éééb', 'éééééé', '😀😀😀😀😀😀', null, ...repeat(300, word(6))];
       checkOrder('vc', strings);
     });
-    it('strings longer than the key keep their order (cut at the byte width)', () => {
-      const specs = resolveKeySegments(table, [{ name: 'c', ascending: true }]);
-      const key = (value: string) => encodeIndexKey(specs, { c: value });
-      assert.ok(Buffer.compare(key('abc€'), key('abcd')) >= 0, 'cut inside a character must not sort before "abcd"');
-      assert.deepEqual(key('abcdef').subarray(1), Buffer.from('abcd'));
-      assert.deepEqual(key('ab').subarray(1), Buffer.from([0x61, 0x62, 0, 0]));
+    it('a value longer than its segment "size" is refused, never cut', () => {
+      const specs = resolveKeySegments(table, [{ name: 'vc', ascending: true, size: 4 }], 'by_vc');
+      const key = (value: string) => encodeIndexKey(specs, { vc: value });
+      assert.equal(key('abcd').toString('hex'), '01616263640004');
+      assert.equal(key('abé').toString('hex'), '016162c3a90004');
+      for (const value of ['abcde', 'abcé', '😀a']) {
+        assert.throws(() => key(value), (error: unknown) => {
+          assert.ok(error instanceof EngineError);
+          assert.equal(error.id, 'INVALID_COLUMN_VALUE');
+          assert.match(error.message, /column "vc": the value is 5 bytes long and index "by_vc" holds at most 4 bytes of it/);
+          return true;
+        });
+      }
+      const bytes = resolveKeySegments(table, [{ name: 'vb', ascending: true, size: 2 }]);
+      assert.throws(() => encodeIndexKey(bytes, { vb: Buffer.from([1, 2, 3]) }), /3 bytes long and the index holds at most 2/);
     });
-    it('binary and varbinary', () => {
-      // Keys pad with 0x00, so values that differ only by trailing 0x00 bytes share a key: leave those out here.
-      const bytes = () => Buffer.from(repeat(int(1, 3), () => int(1, 255)));
-      checkOrder('vb', [Buffer.alloc(0), Buffer.from([1]), Buffer.from([255, 255, 255]), null, ...repeat(100, bytes)]);
+    it('binary and varbinary (trailing 0x00 bytes are part of the value)', () => {
+      const bytes = () => Buffer.from(repeat(int(0, 3), () => int(0, 255)));
+      checkOrder('vb', [Buffer.alloc(0), Buffer.from([0]), Buffer.from([0, 0]), Buffer.from([1]), Buffer.from([1, 0]), Buffer.from([255, 255, 255]), null, ...repeat(100, bytes)]);
       checkOrder('bn', [Buffer.from([0, 0, 0]), Buffer.from([255, 0, 1]), null, ...repeat(50, () => Buffer.from([int(0, 255), int(0, 255), int(0, 255)]))]);
     });
   });
@@ -201,10 +208,10 @@ describe('storage/index-keys', () => {
       assert.equal(key.toString('hex'), [
         '01', '80000001', // integer 1: sign bit flipped
         'fe', '8001', // smallint -2 = 0x7ffe, inverted for descending
-        '01', '616200000000', // varchar padded with 0x00
+        '01', `6162${'00'.repeat(22)}`, '0002', // varchar(6): 24 bytes padded with 0x00, then its byte count
       ].join(''));
       const nulls = encodeIndexKey(specs, { i: null, si: null });
-      assert.equal(nulls.toString('hex'), `0000000000ffffff${'00'.repeat(7)}`);
+      assert.equal(nulls.toString('hex'), `0000000000ffffff${'00'.repeat(27)}`);
     });
 
     it('reads JSON properties along the path; missing or unconvertible ones are null', () => {
@@ -212,11 +219,29 @@ describe('storage/index-keys', () => {
         { name: 'j', ascending: true, key: 'a.b', type: 'integer' },
         { name: 'j', ascending: true, key: 'name', type: 'varchar', size: 3 },
       ]);
-      assert.equal(encodeIndexKey(specs, { j: { a: { b: 7 }, name: 'xy' } }).toString('hex'), '0180000007' + '01787900');
-      assert.equal(encodeIndexKey(specs, { j: { a: 5 } }).toString('hex'), '0000000000' + '0000000000'.slice(0, 8));
-      assert.equal(encodeIndexKey(specs, { j: null }).toString('hex'), '00'.repeat(9));
+      assert.equal(encodeIndexKey(specs, { j: { a: { b: 7 }, name: 'xy' } }).toString('hex'), '0180000007' + '01787900' + '0002');
+      assert.equal(encodeIndexKey(specs, { j: { a: 5 } }).toString('hex'), '00'.repeat(11));
+      assert.equal(encodeIndexKey(specs, { j: null }).toString('hex'), '00'.repeat(11));
       assert.equal(encodeIndexKey(specs, { j: { a: { b: 'x' } } }).subarray(0, 1)[0], 0);
-      assert.equal(encodeIndexKey(specs, { j: { a: { b: '12' }, name: 5 } }).toString('hex'), '018000000c' + '01350000');
+      assert.equal(encodeIndexKey(specs, { j: { a: { b: '12' }, name: 5 } }).toString('hex'), '018000000c' + '01350000' + '0001');
+      assert.throws(() => encodeIndexKey(specs, { j: { name: 'wxyz' } }), /property "name" is 4 bytes long/);
+    });
+
+    it('reads only a JSON value\'s own properties (property names are data)', () => {
+      const specs = resolveKeySegments(table, [{ name: 'j', ascending: true, key: 'constructor', type: 'varchar', size: 8 }]);
+      assert.equal(encodeIndexKey(specs, { j: {} })[0], 0);
+      assert.equal(encodeIndexKey(specs, { j: { constructor: 'x' } }).toString('hex'), '0178000000000000000001');
+      const path = resolveKeySegments(table, [{ name: 'j', ascending: true, key: 'a.toString', type: 'integer' }]);
+      assert.equal(encodeIndexKey(path, { j: { a: {} } })[0], 0);
+    });
+
+    it('keyHasNull tells a key with a null segment, in either direction', () => {
+      const specs = resolveKeySegments(table, [{ name: 'i', ascending: true }, { name: 'j', ascending: false, key: 'k', type: 'integer' }]);
+      assert.equal(keyHasNull(specs, encodeIndexKey(specs, { i: 1, j: { k: 2 } })), false);
+      assert.equal(keyHasNull(specs, encodeIndexKey(specs, { i: null, j: { k: 2 } })), true);
+      assert.equal(keyHasNull(specs, encodeIndexKey(specs, { i: 1, j: {} })), true);
+      assert.equal(keyHasNull(specs, encodeIndexKey(specs, { i: 1, j: { k: null } })), true);
+      assert.equal(keyHasNull(specs, encodeIndexKey(specs, { i: 0, j: { k: -1 } })), false);
     });
 
     it('writes into a target buffer', () => {
@@ -248,14 +273,14 @@ describe('storage/index-keys', () => {
       const full = encodeIndexKey(specs, { i: 42, vc: 'abc', b: true });
       assert.deepEqual(encodeKeyPrefix(specs, []), Buffer.alloc(0));
       assert.deepEqual(encodeKeyPrefix(specs, [42]), full.subarray(0, 5));
-      assert.deepEqual(encodeKeyPrefix(specs, [42, 'abc']), full.subarray(0, 12));
+      assert.deepEqual(encodeKeyPrefix(specs, [42, 'abc']), full.subarray(0, 32));
       assert.deepEqual(encodeKeyPrefix(specs, [42, 'abc', true]), full);
       assert.throws(() => encodeKeyPrefix(specs, [1, 'a', true, 4]), (e: unknown) => e instanceof EngineError && e.id === 'INVALID_QUERY');
     });
 
-    it('maps user data bytes to key bytes including flag bytes', () => {
-      // segments: i (4 data bytes), vc (6), b (1)
-      const cases: Array<[number, number]> = [[0, 0], [-3, 0], [1, 2], [4, 5], [5, 7], [10, 12], [11, 14], [50, 14]];
+    it('maps user data bytes to key bytes including flag bytes, and the length bytes of whole segments', () => {
+      // segments: i (4 data bytes), vc (24 data + 2 length bytes), b (1)
+      const cases: Array<[number, number]> = [[0, 0], [-3, 0], [1, 2], [4, 5], [5, 7], [27, 29], [28, 32], [29, 34], [50, 34]];
       for (const [user, key] of cases) assert.equal(userBytesToKeyBytes(specs, user), key, `user ${user}`);
     });
 
@@ -267,6 +292,11 @@ describe('storage/index-keys', () => {
       const upper = prefixSuccessor(prefix)!;
       const matched = names.filter((_, i) => Buffer.compare(keys[i], prefix) >= 0 && Buffer.compare(keys[i], upper) < 0);
       assert.deepEqual(matched, ['ab', 'abc', 'abd']);
+      // The whole varchar segment (24 bytes) matches the value alone, not "ab" followed by U+0000.
+      const whole = encodeKeyPrefix(specs, [7, 'ab']).subarray(0, userBytesToKeyBytes(specs, 28));
+      const zero = encodeIndexKey(specs, { i: 7, vc: 'ab\u0000', b: false });
+      assert.ok(keys[0].subarray(0, whole.length).equals(whole));
+      assert.ok(!zero.subarray(0, whole.length).equals(whole));
     });
   });
 

@@ -103,12 +103,12 @@ describe('values/column-types', () => {
   });
 
   describe('fixedKeyWidth', () => {
-    it('gives the data width of each indexable type', () => {
+    it('gives the data width that holds every value of each indexable type whole', () => {
       const expected: Array<[Parameters<typeof fixedKeyWidth>[0], number | null, number | null]> = [
         ['bit', null, 1], ['tinyint', null, 1], ['smallint', null, 2], ['integer', 4, 4], ['bigint', null, 8],
         ['real', null, 4], ['float', null, 8], ['money', 32, 8], ['number', 10, 8], ['date', null, 4],
-        ['time', null, 4], ['timestamp', null, 8], ['char', 5, 5], ['varchar', 48, 48], ['binary', 16, 16],
-        ['varbinary', 3, 3], ['lvarchar', null, 256], ['lvarchar', 40, 40], ['lvarbinary', null, null],
+        ['time', null, 4], ['timestamp', null, 8], ['char', 5, 20], ['varchar', 48, 192], ['binary', 16, 16],
+        ['varbinary', 3, 3], ['lvarchar', null, 256], ['lvarbinary', null, null],
         ['json', null, null], ['variant', null, null],
       ];
       for (const [type, length, width] of expected) assert.equal(fixedKeyWidth(type, length), width, type);

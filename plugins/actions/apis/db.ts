@@ -11,6 +11,7 @@ import type {
   RecordDeleteResult, RecordFindResult, RecordGetResult, RecordInsertResult, TableDescribeResult,
   TableListResult, TableResult, TransactionResult, WireBound, EncodedRecord,
 } from '../../data/command-types';
+import { addComparison, comparisonOperator, type ComparisonOperator, type ValueBounds } from '../../data/query-plan';
 import type { ColumnDefinition } from '../../../kernel/storage/types';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, readFormat, RESPONSE_OPTION_ENUMS } from '../response-options';
@@ -207,10 +208,6 @@ async function find(call: ActionCall, base: FindBase): Promise<Record<string, un
 
 // ------------------------------------------------------------------------------------- key ranges
 
-const LOWER_OPS = new Set(['>', '>=']);
-const UPPER_OPS = new Set(['<', '<=']);
-const ALL_OPS = ['=', '>', '>=', '<', '<='];
-
 /** A literal of the filter language for a comparison value (strings double-quoted and escaped). */
 function filterLiteral(value: unknown, param: string): string {
   if (value === null) return 'null';
@@ -220,7 +217,13 @@ function filterLiteral(value: unknown, param: string): string {
   throw new EngineError('INVALID_PARAMETER', { param, reason: 'a key value on a later index segment must be a string, number, boolean or null' });
 }
 
-interface Range { lower?: WireBound; upper?: WireBound; filter?: string }
+interface Range extends ValueBounds { filter?: string }
+
+function comparison(operator: unknown, param: string): ComparisonOperator {
+  const known = typeof operator === 'string' ? comparisonOperator(operator) : undefined;
+  if (known === undefined || operator === '==') throw new EngineError('INVALID_PARAMETER', { param, reason: 'operators are =, >, >=, <, <=' });
+  return known;
+}
 
 /**
  * `indexRange` (ours): `{">=": [v1, v2], "<": [v1]}` — bounds on the leading segments of the
@@ -230,16 +233,12 @@ function rangeFromIndexRange(raw: unknown): Range {
   if (!isPlainObject(raw)) throw new EngineError('INVALID_PARAMETER', { param: 'indexRange', reason: 'expected an object like {">=": [value], "<": [value]}' });
   const range: Range = {};
   for (const [op, given] of Object.entries(raw)) {
-    if (!ALL_OPS.includes(op)) throw new EngineError('INVALID_PARAMETER', { param: `indexRange.${op}`, reason: 'operators are =, >, >=, <, <=' });
+    const operator = comparison(op, `indexRange.${op}`);
     const values = Array.isArray(given) ? given : [given];
     if (values.length === 0) throw new EngineError('INVALID_PARAMETER', { param: `indexRange.${op}`, reason: 'give at least one key value' });
-    const isLower = op === '=' || LOWER_OPS.has(op);
-    const isUpper = op === '=' || UPPER_OPS.has(op);
-    if ((isLower && range.lower) || (isUpper && range.upper)) {
+    if (addComparison(range, operator, values) !== undefined) {
       throw new EngineError('INVALID_PARAMETER', { param: `indexRange.${op}`, reason: 'at most one lower and one upper bound' });
     }
-    if (isLower) range.lower = { values, inclusive: op !== '>' };
-    if (isUpper) range.upper = { values, inclusive: op !== '<' };
   }
   return range;
 }
@@ -258,23 +257,18 @@ function rangeFromFieldFilters(raw: unknown, segments: string[]): Range {
     if (!isPlainObject(item)) throw new EngineError('INVALID_PARAMETER', { param, reason: 'expected {fieldName, operator, value}' });
     if (typeof item.fieldName !== 'string') throw new EngineError('MISSING_PARAMETER', { param: `${param}.fieldName` });
     if (typeof item.operator !== 'string') throw new EngineError('MISSING_PARAMETER', { param: `${param}.operator` });
-    if (!('value' in item)) throw new EngineError('MISSING_PARAMETER', { param: `${param}.value` });
-    const op = item.operator;
-    if (!ALL_OPS.includes(op)) throw new EngineError('INVALID_PARAMETER', { param: `${param}.operator`, reason: 'operators are =, >, >=, <, <=' });
+    if (!Object.hasOwn(item, 'value')) throw new EngineError('MISSING_PARAMETER', { param: `${param}.value` });
+    const operator = comparison(item.operator, `${param}.operator`);
     const field = item.fieldName.toLowerCase();
     const position = segments.indexOf(field);
     if (position < 0) throw new EngineError('INVALID_PARAMETER', { param: `${param}.fieldName`, reason: `"${item.fieldName}" is not a field of the index` });
     if (position > 0) {
-      conditions.push(`${field} ${op === '=' ? '==' : op} ${filterLiteral(item.value, `${param}.value`)}`);
+      conditions.push(`${field} ${operator === '=' ? '==' : operator} ${filterLiteral(item.value, `${param}.value`)}`);
       return;
     }
-    const isLower = op === '=' || LOWER_OPS.has(op);
-    const isUpper = op === '=' || UPPER_OPS.has(op);
-    if ((isLower && range.lower) || (isUpper && range.upper)) {
+    if (addComparison(range, operator, [item.value]) !== undefined) {
       throw new EngineError('INVALID_PARAMETER', { param, reason: 'at most one lower and one upper bound per field' });
     }
-    if (isLower) range.lower = { values: [item.value], inclusive: op !== '>' };
-    if (isUpper) range.upper = { values: [item.value], inclusive: op !== '<' };
   });
   if (conditions.length > 0) range.filter = conditions.join(' && ');
   return range;

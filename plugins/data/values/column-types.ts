@@ -38,6 +38,9 @@ export const DEFAULT_SCALE: Readonly<Record<'money' | 'number', number>> = { mon
 /** Index key width of an lvarchar segment when the index does not give a `size`. */
 export const LVARCHAR_KEY_WIDTH = 256;
 
+/** UTF-8 takes at most 4 bytes per character (code point): a char/varchar key segment holds 4 × length bytes. */
+export const MAX_UTF8_BYTES_PER_CHARACTER = 4;
+
 /** Inclusive ranges of the integer types, as bigints (exact for bigint). */
 export const INTEGER_RANGES: Readonly<Record<'tinyint' | 'smallint' | 'integer' | 'bigint', { min: bigint; max: bigint }>> = {
   tinyint: { min: -128n, max: 127n },
@@ -85,9 +88,11 @@ export function parseColumnType(name: unknown): ColumnType | null {
 }
 
 /**
- * Data bytes of an index key segment on a value of this type (flag byte excluded), or null when
- * the type cannot be indexed directly (lvarbinary, json, variant). char/varchar/binary/varbinary
- * use their `length`; lvarchar uses `length` when given (an index segment's `size`), else 256.
+ * Data bytes of an index key segment that holds every value of a column of this type whole
+ * (flag and length bytes excluded), or null when the type cannot be indexed directly
+ * (lvarbinary, json, variant). char/varchar: 4 bytes per character of `length` (UTF-8's
+ * largest); binary/varbinary: `length` bytes; lvarchar, unbounded: 256 (longer values are
+ * refused by such an index).
  */
 export function fixedKeyWidth(type: ColumnType, length: number | null): number | null {
   switch (type) {
@@ -95,9 +100,9 @@ export function fixedKeyWidth(type: ColumnType, length: number | null): number |
     case 'smallint': return 2;
     case 'integer': case 'real': case 'date': case 'time': return 4;
     case 'bigint': case 'float': case 'money': case 'number': case 'timestamp': return 8;
-    case 'char': case 'varchar': case 'binary': case 'varbinary':
-      return length ?? DEFAULT_LENGTH[type] ?? null;
-    case 'lvarchar': return length ?? LVARCHAR_KEY_WIDTH;
+    case 'char': case 'varchar': return MAX_UTF8_BYTES_PER_CHARACTER * (length ?? DEFAULT_LENGTH[type]!);
+    case 'binary': case 'varbinary': return length ?? DEFAULT_LENGTH[type]!;
+    case 'lvarchar': return LVARCHAR_KEY_WIDTH;
     default: return null;
   }
 }

@@ -464,8 +464,22 @@ function decodeDecimal(column: ColumnDefinition, wire: unknown): number {
   return value;
 }
 
+/** Node 20 has String.prototype.isWellFormed; the ES2022 library typings do not. */
+type WellFormedCheck = { isWellFormed(): boolean };
+
+/**
+ * Throws unless `text` is valid Unicode: an unpaired surrogate has no UTF-8 form, so storage
+ * and index keys would turn every one of them into U+FFFD and tell different values apart no more.
+ */
+function checkUnicode(column: ColumnDefinition, text: string): void {
+  if (!(text as unknown as WellFormedCheck).isWellFormed()) {
+    throw invalid(column, 'the text holds an unpaired surrogate (\\ud800–\\udfff without its pair), which is not valid Unicode');
+  }
+}
+
 function decodeString(column: ColumnDefinition, wire: unknown): string {
   if (typeof wire !== 'string') throw invalid(column, `expected a string, not ${describeValue(wire)}`);
+  checkUnicode(column, wire);
   if (column.type !== 'lvarchar' && column.length !== null) {
     const length = codePointLength(wire, column.length);
     if (length > column.length) {
@@ -541,6 +555,7 @@ function decodeVariantObject(column: ColumnDefinition, wire: unknown, format: Va
         if (typeof bytes === 'string') throw invalid(column, bytes);
         return { type: 'string', value: bytes.toString('utf8') };
       }
+      checkUnicode(column, value);
       return { type: 'string', value };
     }
     case 'binary': {
@@ -562,6 +577,7 @@ function decodeVariant(column: ColumnDefinition, wire: unknown, format: ValueFor
   switch (format.variantFormat) {
     case 'string':
       if (typeof wire !== 'string') throw invalid(column, `expected a string (variantFormat string), not ${describeValue(wire)}`);
+      checkUnicode(column, wire);
       return { type: 'string', value: wire };
     case 'binary': {
       const bytes = tryBytes(wire, format.binaryFormat);
@@ -579,7 +595,10 @@ function decodeVariant(column: ColumnDefinition, wire: unknown, format: ValueFor
 function checkJson(column: ColumnDefinition, value: unknown, depth: number): void {
   if (depth > 512) throw invalid(column, 'JSON value is nested too deeply');
   switch (typeof value) {
-    case 'string': case 'boolean': return;
+    case 'string':
+      checkUnicode(column, value);
+      return;
+    case 'boolean': return;
     case 'number':
       if (!Number.isFinite(value)) throw invalid(column, 'JSON numbers must be finite');
       return;
@@ -588,7 +607,10 @@ function checkJson(column: ColumnDefinition, value: unknown, depth: number): voi
       if (Array.isArray(value)) {
         for (const item of value) checkJson(column, item, depth + 1);
       } else {
-        for (const key in value) checkJson(column, (value as Record<string, unknown>)[key], depth + 1);
+        for (const key in value) {
+          checkUnicode(column, key);
+          checkJson(column, (value as Record<string, unknown>)[key], depth + 1);
+        }
       }
       return;
     default:
