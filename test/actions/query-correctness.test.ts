@@ -12,7 +12,7 @@ describe('actions: query correctness', function () {
   const objects = { responseOptions: { dataFormat: 'objects' } };
 
   before(async () => {
-    server = await startActionServer({ plugins: ['storage-lmdb', 'http', 'rest', 'actions'] });
+    server = await startActionServer({ plugins: ['storage-lmdb', 'data', 'http', 'rest', 'actions'] });
     token = await login(server);
   });
   after(() => server.close());
