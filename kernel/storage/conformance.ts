@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { EngineError, type ErrorId } from '../errors';
 import type { CompareOp, FilterNode } from './filter-ast';
-import type { MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
+import type { KeyRange, MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
 import type { ColumnInput, Row } from './types';
 
 function isError(id: ErrorId): (error: unknown) => boolean {
@@ -209,6 +209,21 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await rejectsWith(store.insertRecords(main, 'people', [{ name: 'dup' }, { name: 'dup' }]), 'DUPLICATE_KEY');
         assert.equal(store.countRecords(main, 'people'), 1);
         assert.deepEqual(ids(store.readRecords(main, 'people', { index: 'by_name' })), [1]);
+      });
+
+      it('a unique index never compares a key with a null segment (a missing JSON property is null)', async () => {
+        await store.createTable(main, 'docs', [{ name: 'n', type: 'integer' }, { name: 'doc', type: 'json' }]);
+        await store.insertRecords(main, 'docs', [{ n: 1, doc: {} }, { n: 1, doc: { code: null } }, { doc: { code: 'a' } }]);
+        await store.createIndex(main, 'docs', 'by_code', { unique: true, fields: [{ name: 'doc', ascending: true, key: 'code', type: 'varchar', size: 8 }] });
+        await store.createIndex(main, 'docs', 'by_n_code', { unique: true, fields: [{ name: 'n', ascending: true }, { name: 'doc', ascending: false, key: 'code', type: 'varchar', size: 8 }] });
+        await store.insertRecords(main, 'docs', [{ n: 1, doc: { other: true } }, { n: 2, doc: { code: 'b' } }]);
+        await rejectsWith(store.insertRecords(main, 'docs', [{ doc: { code: 'a' } }]), 'DUPLICATE_KEY');
+        await store.patchRecords(main, 'docs', [{ id: 3, row: { doc: {} } }]);
+        await store.insertRecords(main, 'docs', [{ doc: { code: 'a' } }]);
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'docs', [{ n: 1, doc: {} }], { transactionId: tx });
+        await store.commitTransaction(tx);
+        assert.equal(store.countRecords(main, 'docs'), 7);
       });
 
       it('uses declared record IDs and assigns max+1 to rows without one', async () => {
@@ -494,6 +509,34 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         // descending second segment: lower bound (even, 6) inclusive starts at 6 and goes down, then odd
         assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['even', 6], inclusive: true }, upper: { values: ['even'], inclusive: true } } }), [6, 4, 2]);
         assert.deepEqual(ns({ index: 'by_grp_n', range: { lower: { values: ['even', 6], inclusive: false }, upper: { values: ['even'], inclusive: true } } }), [4, 2]);
+      });
+
+      it('never matches a null key: a bound leaves out the first segment\'s nulls, and keys reaching a null undecided', async () => {
+        await store.createTable(main, 'gaps', [{ name: 'a', type: 'integer' }, { name: 'b', type: 'varchar', length: 4 }]);
+        // ids 1..5: (null, x), (1, a), (2, null), (2, b), (3, c)
+        await store.insertRecords(main, 'gaps', [{ b: 'x' }, { a: 1, b: 'a' }, { a: 2 }, { a: 2, b: 'b' }, { a: 3, b: 'c' }]);
+        await store.createIndex(main, 'gaps', 'by_a', { fields: [{ name: 'a', ascending: true }] });
+        await store.createIndex(main, 'gaps', 'by_a_desc', { fields: [{ name: 'a', ascending: false }] });
+        await store.createIndex(main, 'gaps', 'by_a_b', { fields: [{ name: 'a', ascending: true }, { name: 'b', ascending: false }] });
+        const read = (index: string, range: KeyRange, transactionId?: string): number[] =>
+          ids(store.readRecords(main, 'gaps', { index, range, ...(transactionId ? { transactionId } : {}) }));
+        assert.deepEqual(read('by_a', { upper: { values: [2], inclusive: true } }), [2, 3, 4]);
+        assert.deepEqual(read('by_a_desc', { lower: { values: [2], inclusive: true } }), [3, 4, 2]); // key order: 2, 2, 1; the null sorts last
+        // (2, null) >= (2, "b") reaches the null undecided: out. (3, "c") is decided by its first segment.
+        const lower: KeyRange = { lower: { values: [2, 'b'], inclusive: true } };
+        assert.deepEqual(read('by_a_b', lower), [4, 5]);
+        if (store.readRecordValues !== undefined) {
+          assert.deepEqual(store.readRecordValues(main, 'gaps', { index: 'by_a_b', range: lower }).map((record) => record.id), [4, 5]);
+        }
+        const cursor = store.openCursor(main, 'gaps', { index: 'by_a_b', range: lower });
+        assert.deepEqual(ids(cursor.fetch(10, 'forward')), [4, 5]);
+        cursor.close();
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'gaps', [{ a: 2 }, { a: 2, b: 'a' }], { transactionId: tx });
+        assert.deepEqual(read('by_a_b', lower, tx), [4, 7, 5]);
+        store.rollbackTransaction(tx);
+        throwsWith(() => read('by_a', { upper: { values: [null], inclusive: true } }), 'INVALID_QUERY');
+        throwsWith(() => read('by_a_b', { lower: { values: [2, null], inclusive: true } }), 'INVALID_QUERY');
       });
 
       it('matches a byte prefix of a key (find_set length)', () => {

@@ -117,6 +117,18 @@ describe('actions: query correctness', function () {
       assert.deepEqual(await values('getRecordsInKeyRange', range('words', 'by_w', { '>': ['éééa'] }), 'w'), ['éééaa', 'éééb']);
     });
 
+    it('a value longer than an index segment\'s size is refused when written, in a transaction too', async () => {
+      await ok(server, db('createTable', token, { tableName: 'tags', fields: [{ name: 'tag', type: 'varchar' }] }));
+      await ok(server, db('createIndex', token, { tableName: 'tags', indexName: 'by_tag', fields: [{ name: 'tag', size: 4 }] }));
+      await fails(server, db('insertRecords', token, { tableName: 'tags', sourceData: [{ tag: 'ééé' }] }), 4031);
+      const transactionId = (await ok(server, db('createTransaction', token))).transactionId;
+      await ok(server, db('insertRecords', token, { tableName: 'tags', transactionId, sourceData: [{ tag: 'éé' }] }));
+      await fails(server, db('insertRecords', token, { tableName: 'tags', transactionId, sourceData: [{ tag: 'abcde' }] }), 4031);
+      await fails(server, db('updateRecords', token, { tableName: 'tags', transactionId, sourceData: [{ id: 1, tag: 'abcde' }] }), 4031);
+      await ok(server, db('commitTransaction', token, { transactionId }));
+      assert.deepEqual(await values('getRecordsByIndex', { tableName: 'tags', indexName: 'by_tag' }, 'tag'), ['éé']);
+    });
+
     it('rows without the property of a unique JSON-property index never collide', async () => {
       await ok(server, db('createTable', token, { tableName: 'profiles', fields: [{ name: 'doc', type: 'json' }] }));
       await ok(server, db('createIndex', token, { tableName: 'profiles', indexName: 'by_email', unique: true, fields: [{ name: 'doc', key: 'email', type: 'varchar', size: 40 }] }));
