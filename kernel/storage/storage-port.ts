@@ -32,10 +32,14 @@ export interface KeyBound {
 
 /**
  * Which entries of an index to read.
- * - `lower` / `upper` bound the keys; a bound with fewer values than segments is a prefix bound
- *   (inclusive lower: every key starting with it; exclusive upper: no key starting with it).
+ * - `lower` / `upper` bound the keys, in key order; a bound with fewer values than segments is a
+ *   prefix bound (inclusive lower: every key starting with it; exclusive upper: no key starting
+ *   with it).
  * - `prefix` selects keys whose user-visible bytes start with the encoded values, limited to
  *   `byteLength` bytes of segment data (advanced_find `find_set`).
+ * - A comparison with null is false: bound values are never null (INVALID_QUERY), a range with a
+ *   bound holds no key whose first segment is null, and a bound on several segments leaves out a
+ *   key that reaches a null segment while its segments before it equal the bound's.
  */
 export interface KeyRange {
   lower?: KeyBound;
