@@ -93,7 +93,8 @@ export interface WireBound { values: WireValue[]; inclusive: boolean }
 
 /**
  * record.find: read through an index (or record-ID order without `index`).
- * `lower`/`upper` bound the leading segments; `prefix` is advanced_find find_set.
+ * `lower`/`upper` bound the leading segments in value order, whatever the index's direction
+ * (query-plan.ts); `prefix` is advanced_find find_set.
  */
 export interface RecordFindParams extends InTable {
   index?: string;

@@ -116,13 +116,13 @@ function unknownColumns(ts: TableState, row: Row): void {
  * The value a caller's row gives a column; undefined when the row does not name the column.
  * Column names are data: a row without a `constructor` column must not read Object's.
  */
-function given(row: Row, name: string): CanonicalValue | undefined {
+function ownValue(row: Row, name: string): CanonicalValue | undefined {
   return Object.hasOwn(row, name) ? row[name] : undefined;
 }
 
 /** Takes the `id` of a row (only meaningful when the table declares it). */
 function suppliedId(ts: TableState, row: Row): number | null {
-  const value = given(row, ID_COLUMN);
+  const value = ownValue(row, ID_COLUMN);
   if (value === undefined || value === null) return null;
   if (!ts.def.idDeclared) {
     throw new EngineError('INVALID_COLUMN_VALUE', { column: ID_COLUMN, reason: 'the record ID is assigned by the server in this table' });
@@ -140,7 +140,7 @@ export function prepareInsertRow(ts: TableState, row: Row, now: string): Prepare
   const values = new Array<unknown>(columns.length - 1);
   for (let i = 1; i < columns.length; i++) {
     const column = columns[i];
-    let value = given(row, column.name);
+    let value = ownValue(row, column.name);
     if (value === undefined) {
       value = column.autoValue !== 'none' && autoOnInsert(column) ? nowFor(column, now) : column.defaultValue;
     }
@@ -383,15 +383,15 @@ export function mergeRow(ts: TableState, id: number, old: unknown[], row: Row, m
     throw new EngineError('INVALID_PARAMETER', { param: 'record', reason: 'a record must be an object' });
   }
   unknownColumns(ts, row);
-  const suppliedId = given(row, ID_COLUMN);
-  if (suppliedId !== undefined && suppliedId !== null && Number(suppliedId) !== id) {
+  const rowId = ownValue(row, ID_COLUMN);
+  if (rowId !== undefined && rowId !== null && Number(rowId) !== id) {
     throw new EngineError('INVALID_COLUMN_VALUE', { column: ID_COLUMN, reason: 'the record ID cannot be changed' });
   }
   const columns = ts.def.columns;
   const values = fullValues(ts, old);
   for (let i = 1; i < columns.length; i++) {
     const column = columns[i];
-    let value = given(row, column.name);
+    let value = ownValue(row, column.name);
     if (value === undefined) {
       if (column.autoValue !== 'none' && autoOnUpdate(column)) value = nowFor(column, now);
       else if (mode === 'patch') continue;
