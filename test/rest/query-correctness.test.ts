@@ -226,6 +226,12 @@ describe('REST query correctness', () => {
       assert.deepEqual(await column('proto', 'by_constructor', find('constructor', { operator: '<', value: 'zzz' }), 'label'), ['one']);
     });
 
+    it('"__proto__" stays reserved for tables and indexes (a persisted name map could not hold it)', async () => {
+      fails(await rest.post('/index/main/proto/__proto__', { fields: [{ name: 'label' }] }), 400, 12012, /reserved/);
+      fails(await rest.post('/table/main/__PROTO__', { fields: [{ name: 'a', type: 'integer' }] }), 400, 12012, /reserved/);
+      ok(await rest.post('/index/main/proto/constructor', { fields: [{ name: 'label' }] }));
+    });
+
     it('PUT and PATCH work on such a table, with and without those columns', async () => {
       const [id] = ok(await rest.post('/record/main/proto', full('two')))._ids;
       ok(await rest.patch(`/record/main/proto/${id}`, { label: 'two-b' }));
