@@ -11,7 +11,8 @@
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from './query/filter-eval';
-import { parseFilter, type FilterNode } from './query/filter-parser';
+import type { FilterNode } from './query/filter-parser';
+import { parsedFilter } from './query/parsed-filters';
 import type { KeyBound, KeyRange, ReadOptions } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
 import { decodeValue, type ValueFormat } from './values/wire-format';
@@ -112,7 +113,7 @@ export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: 
   }
   let filter: FilterNode | undefined;
   if (p.filter !== undefined && p.filter.trim() !== '') {
-    filter = parseFilter(p.filter);
+    filter = parsedFilter(p.filter);
     compileFilter(filter, table); // unknown columns and mistyped literals fail here, not mid-scan
   }
   const options: ReadOptions = {};

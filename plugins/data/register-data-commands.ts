@@ -1,6 +1,6 @@
 /**
- * Registers every data command on the bus (docs/commands.md). The storage plugin calls this
- * right after providing `storage`; handlers resolve the storage port on first use.
+ * Registers every data command on the bus (docs/commands.md); the data plugin calls this at load.
+ * Handlers resolve the storage port on first use, so the store may load before or after.
  */
 import type { Engine } from '../../kernel/engine';
 import type { StoragePort } from '../../kernel/storage/storage-port';

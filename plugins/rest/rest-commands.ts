@@ -1,36 +1,31 @@
 /**
- * The data commands REST runs, with REST's value format. Executors are resolved on first use
- * (the storage plugin may register its commands after this plugin), then kept.
+ * The data commands REST runs, with REST's value format. Each route runs one command; its
+ * executor is resolved once (the data plugin, a dependency, has registered them) and kept.
  *
- * Metadata REST needs only to shape a request or a response (is `id` declared? which fields does
- * the index have?) is read with the internal principal, after the caller was authorized for the
- * command the request is really about, so it reveals nothing the caller may not read.
+ * Metadata REST needs only to shape a request (which fields does the index have?) comes from the
+ * data service without a second command or authorization. When shaping fails, `authorize` runs
+ * before the error is answered, so a caller who may not read the table learns nothing of it.
  */
 import type { CommandContext, Executor, Resource } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
-import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
-import { REST_FORMAT } from '../data/values/wire-format';
-import type {
-  TableDescribeParams, TableDescribeResult,
-} from '../data/command-types';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
+import type { DataService } from '../data/data-service';
+import { REST_FORMAT } from '../data/values/wire-format';
 
 export const FORMAT = REST_FORMAT;
 
-const INTERNAL: CommandContext = Object.freeze({ principal: SYSTEM_PRINCIPAL, origin: 'rest' });
-
 export class RestCommands {
   private readonly executors = new Map<string, Executor>();
+  private readonly data: DataService;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.data = engine.need('data');
+  }
 
   run<R>(name: string, params: object, ctx: CommandContext): Promise<R> {
     let executor = this.executors.get(name);
     if (!executor) {
-      if (!this.engine.bus.has(name)) {
-        return Promise.reject(new EngineError('NOT_AVAILABLE', { feature: `REST (${name})`, reason: 'no storage plugin registers the data commands' }));
-      }
       executor = this.engine.bus.resolve(name);
       this.executors.set(name, executor);
     }
@@ -43,11 +38,9 @@ export class RestCommands {
     this.engine.authorize(ctx, command, resource);
   }
 
-  /** The table's definition (internal read: call after the caller was authorized on the table). */
-  async table(database: string, table: string): Promise<TableDefinition> {
-    const params: TableDescribeParams = { database, tables: [table] };
-    const result = await this.run<TableDescribeResult>('table.describe', params, INTERNAL);
-    return result.tables[0];
+  /** The table's definition (internal read: see the top of this file). */
+  table(database: string, table: string): TableDefinition {
+    return this.data.tableDefinition(database, table);
   }
 
   /** An index of a table definition; throws INDEX_NOT_FOUND. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
 import { parseFilter, type FilterNode, type Operand } from '../../plugins/data/query/filter-parser';
+import { parsedFilter } from '../../plugins/data/query/parsed-filters';
 
 /** A compact rendering of the AST: (and ...), (or ...), (not x), (op a b), (truth a). */
 function show(node: FilterNode): string {
@@ -136,5 +137,30 @@ describe('query/filter-parser', () => {
 
   it('rejects a non-string filter', () => {
     assert.throws(() => parseFilter(42 as unknown as string), /must be a string/);
+  });
+});
+
+describe('parsedFilter (parsed trees shared by text)', () => {
+  it('returns the same frozen tree for the same text, so its compiled predicate is reused too', () => {
+    const a = parsedFilter("city == 'Oslo' && age > 30");
+    assert.equal(parsedFilter("city == 'Oslo' && age > 30"), a);
+    assert.ok(Object.isFrozen(a));
+    assert.notEqual(parsedFilter("city == 'Rome' && age > 30"), a);
+  });
+
+  it('keeps a bounded number of texts, dropping the least recently used', () => {
+    const first = parsedFilter('n == 0');
+    const kept = parsedFilter('n == 1');
+    for (let i = 2; i < 300; i++) {
+      parsedFilter(`n == ${i}`);
+      if (i % 100 === 0) assert.equal(parsedFilter('n == 1'), kept, 'recently used stays');
+    }
+    assert.notEqual(parsedFilter('n == 0'), first, 'evicted: parsed anew');
+    assert.deepEqual(parsedFilter('n == 0'), first);
+  });
+
+  it('caches no error: a bad filter fails every time', () => {
+    assert.throws(() => parsedFilter('n == '), EngineError);
+    assert.throws(() => parsedFilter('n == '), EngineError);
   });
 });

@@ -217,4 +217,38 @@ describe('REST queries', () => {
       fails(await rest.post('/query/nodb/people/by_age?top=5', good), 404, 4094);
     });
   });
+
+  describe('one command per query', () => {
+    it('runs one authorization (and so one command) for a query', async () => {
+      const engine = server.engine;
+      const original = engine.authorize;
+      const seen: string[] = [];
+      engine.authorize = function (ctx, command, resource) {
+        seen.push(command);
+        return original.call(this, ctx, command, resource);
+      };
+      try {
+        assert.deepEqual(await names('by_age', find('age', { operator: '>=', value: 50 })), ['Cy', 'Abe']);
+      } finally {
+        engine.authorize = original;
+      }
+      assert.deepEqual(seen, ['record.find']);
+    });
+
+    it('tells nothing of a table or index to someone who may not query it', async () => {
+      await server.engine.roles.create({
+        name: 'no_people', grants: [{ commands: ['*'], resources: ['*'] }],
+        denies: [{ commands: ['record.find'], resources: ['table:main/people'] }],
+      });
+      await server.engine.accounts.create('nosy', 'pw', ['no_people']);
+      const nosy: [string, string] = ['nosy', 'pw'];
+      const body = find('age', { operator: '>=', value: 50 });
+      fails(await rest.post('/query/main/people/by_age?top=5', body, nosy), 403, 12030);
+      fails(await rest.post('/query/main/people/no_such_index?top=5', body, nosy), 403, 12030);
+      fails(await rest.post('/query/main/people/by_age?top=5', find('name', { operator: '=', value: 'x' }), nosy), 403, 12030);
+      // the same requests by someone who may: the real answers
+      fails(await rest.post('/query/main/people/no_such_index?top=5', body), 404);
+      fails(await rest.post('/query/main/people/by_age?top=5', find('name', { operator: '=', value: 'x' })), 400, 4073);
+    });
+  });
 });

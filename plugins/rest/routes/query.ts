@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { RecordFindParams, RecordFindResult } from '../../data/command-types';
+import type { TableDefinition } from '../../../kernel/storage/types';
 import { contextOf } from '../basic-auth';
 import { boundsOf, type QueryBody } from '../find-body';
 import { FORMAT, type RestCommands } from '../rest-commands';
@@ -19,21 +20,29 @@ export function queryRoutes(fastify: FastifyInstance, commands: RestCommands): v
     const { db, table, index } = request.params;
     const ctx = contextOf(request);
     const body = request.body;
-    commands.authorize(ctx, 'record.find', db, table);
-    const definition = await commands.table(db, table);
-    const indexDefinition = commands.index(definition, index);
-    const params: RecordFindParams = {
-      database: db,
-      table,
-      index: indexDefinition.name,
-      ...boundsOf(body, indexDefinition),
-      reverse: body.reverse ?? false,
-      skip: request.query.skip ?? 0,
-      limit: request.query.top,
-      format: FORMAT,
-    };
+    let params: RecordFindParams;
+    let definition: TableDefinition;
+    try {
+      definition = commands.table(db, table);
+      const indexDefinition = commands.index(definition, index);
+      params = {
+        database: db,
+        table,
+        index: indexDefinition.name,
+        ...boundsOf(body, indexDefinition),
+        reverse: body.reverse ?? false,
+        skip: request.query.skip ?? 0,
+        limit: request.query.top,
+        format: FORMAT,
+      };
+    } catch (error) {
+      // Only someone who may query the table learns why its query cannot be built.
+      commands.authorize(ctx, 'record.find', db, table);
+      throw error;
+    }
     if (body.filter !== undefined) params.filter = body.filter;
     if (body.select !== undefined) params.select = body.select;
+    // The one command (and authorization) of a query.
     const result = await commands.run<RecordFindResult>('record.find', params, ctx);
     const showId = showsId(definition.idDeclared, body.select);
     return { _records: result.records.map((record) => restQueryRecord(record, result.fields, showId)) };
