@@ -580,6 +580,36 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         throwsWith(() => store.readRecordValues!(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
       });
 
+      it('openScan (when provided) returns what readRecords returns, whatever the slice size', function () {
+        if (store.openScan === undefined) this.skip(); // optional method; LMDB provides it
+        const even = compare('grp', '==', 'even');
+        const cases: Array<Parameters<StoragePort['readRecords']>[2]> = [
+          {}, { reverse: true, skip: 3, limit: 4 }, { index: 'by_n', reverse: true, skip: 2, limit: 3 },
+          { index: 'by_grp_n', range: { prefix: { values: ['odd'] } }, limit: 3 },
+          { index: 'by_n', filter: even, skip: 2, limit: 3 }, { filter: even, reverse: true, limit: 2 },
+          { filter: compare('grp', '==', 'none') }, { index: 'by_n', limit: 0 }, { index: 'by_n', skip: 100 },
+        ];
+        for (const options of cases) {
+          const expected = store.readRecords(main, 'nums', options).map((r) => r.id);
+          for (const sliceSize of [1, 2, 7, 1000]) {
+            const scan = store.openScan!(main, 'nums', options);
+            const got: number[] = [];
+            let slices = 0;
+            for (let done = false; !done; slices++) {
+              const slice = scan.next(sliceSize);
+              got.push(...slice.records.map((r) => r.id));
+              done = slice.done;
+              assert.ok(slices <= 40 / sliceSize + 2, 'a slice visits at most maxVisits entries');
+            }
+            assert.deepEqual(got, expected, `${JSON.stringify(options)} in slices of ${sliceSize}`);
+            assert.deepEqual(scan.next(sliceSize), { records: [], done: true }, 'done stays done');
+          }
+        }
+        const scan = store.openScan!(main, 'nums', { filter: compare('grp', '==', 'none') });
+        assert.equal(scan.next(3).done, false, 'three visits do not walk twenty rows');
+        throwsWith(() => store.openScan!(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
+      });
+
       it('rejects unknown indexes and too many values', () => {
         throwsWith(() => store.readRecords(main, 'nums', { index: 'nope' }), 'INDEX_NOT_FOUND');
         throwsWith(() => store.readRecords(main, 'nums', { index: 'by_n', range: { prefix: { values: [1, 2] } } }), 'INVALID_QUERY');

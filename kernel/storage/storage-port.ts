@@ -104,6 +104,17 @@ export interface RecordCursor {
   close(): void;
 }
 
+/** A read going on in slices (StoragePort.openScan). */
+export interface RecordScan {
+  /**
+   * Goes on visiting at most `maxVisits` entries; returns the records that matched on the way,
+   * in read order, and `done` once the limit is reached or the range is walked. A slice sees
+   * commits made since the previous one (like a cursor fetch). Throws TABLE_NOT_FOUND or
+   * INDEX_NOT_FOUND when the table or index went away between slices.
+   */
+  next(maxVisits: number): { records: StoredRecord[]; done: boolean };
+}
+
 export interface WriteOptions {
   /** Write inside an open transaction: invisible to others until commit. */
   transactionId?: string;
@@ -200,6 +211,13 @@ export interface StoragePort {
   readRecordValues?(database: string, table: string, options: ReadOptions): StoredValues[];
   countRecords(database: string, table: string): number;
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor;
+  /**
+   * Optional: readRecords in slices, so a long scan (a filter that matches little, a large skip)
+   * lets the event loop serve others between slices. Same options and result as readRecords;
+   * each `next(maxVisits)` visits at most that many entries. Stores without it are read in one
+   * call.
+   */
+  openScan?(database: string, table: string, options: ReadOptions): RecordScan;
 
   // Transactions spanning several requests.
   beginTransaction(): string;

@@ -13,7 +13,7 @@ import { EngineError } from '../../kernel/errors';
 import { compileFilter } from './query/filter-eval';
 import type { FilterNode } from './query/filter-parser';
 import { parsedFilter } from './query/parsed-filters';
-import type { KeyBound, KeyRange, ReadOptions } from '../../kernel/storage/storage-port';
+import type { KeyBound, KeyRange, ReadOptions, RecordScan, StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
 import { decodeValue, type ValueFormat } from './values/wire-format';
 import { resolveKeySegments } from './index-keys';
@@ -124,23 +124,45 @@ export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: 
   return { table, format, encoder, options };
 }
 
+/**
+ * Entries a read visits before it lets the event loop run others (well under a millisecond: the
+ * broker shares this loop).
+ */
+export const VISITS_PER_TURN = 1000;
+
+async function readInSlices(scan: RecordScan): Promise<StoredRecord[]> {
+  const records: StoredRecord[] = [];
+  for (;;) {
+    const slice = scan.next(VISITS_PER_TURN);
+    for (const record of slice.records) records.push(record);
+    if (slice.done) return records;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
 export function registerQueryCommands(data: DataContext): void {
   data.engine.bus.register<RecordFindParams, RecordFindResult>({
     name: 'record.find',
     summary: 'A page of records through an index (or record-ID order): bounds, prefix, filter, reverse, skip, limit.',
     params: inTable({ ...readProperties, limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE } }, ['limit']),
     resource: tableResource,
-    handler: (p, ctx) => {
+    handler: async (p, ctx) => {
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const read = prepareRead(table, p);
       const options: ReadOptions = read.options;
       options.skip = p.skip ?? 0;
       options.limit = p.limit + 1;
       if (transactionId) options.transactionId = transactionId;
-      // Stores that offer stored values skip the row object per record (the query hot path).
-      const page: Array<{ id: number; values?: readonly unknown[]; row?: Row }> = storage.readRecordValues !== undefined
-        ? storage.readRecordValues(database, table.name, options)
-        : storage.readRecords(database, table.name, options);
+      let page: ReadonlyArray<{ id: number; values?: readonly unknown[]; row?: Row }>;
+      if (storage.openScan !== undefined && (options.filter !== undefined || options.skip > VISITS_PER_TURN)) {
+        // May visit far more entries than it returns: in slices, letting others run between them.
+        page = await readInSlices(storage.openScan(database, table.name, options));
+      } else if (storage.readRecordValues !== undefined) {
+        // Stores that offer stored values skip the row object per record (the query hot path).
+        page = storage.readRecordValues(database, table.name, options);
+      } else {
+        page = storage.readRecords(database, table.name, options);
+      }
       const more = page.length > p.limit;
       const records = new Array<EncodedRecord>(more ? p.limit : page.length);
       for (let i = 0; i < records.length; i++) {

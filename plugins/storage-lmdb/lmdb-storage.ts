@@ -4,7 +4,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type {
-  InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, StoragePort,
+  InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, RecordScan, StoragePort,
   StoredRecord, StoredValues, TopicInfo, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
@@ -14,7 +14,9 @@ import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './ca
 import { LmdbCursor } from './cursors';
 import { LmdbEnvironment } from './environment';
 import { LmdbInternalStore } from './internal-stores';
-import { checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats } from './reads';
+import {
+  checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats, SlicedRead, type Overlay, type ScanPlan,
+} from './reads';
 import {
   applyDelete, applyInsert, applyInsertValues, applyUpdate, completeInsertValues, decodeRow, nowTimestamp, prepareInsertRow,
   type PreparedRow,
@@ -243,12 +245,24 @@ export class LmdbStorage implements StoragePort {
   }
 
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor {
+    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
+    return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0), overlay);
+  }
+
+  openScan(database: string, table: string, options: ReadOptions): RecordScan {
+    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
+    const skip = checkCount(opts.skip, 'skip', 0);
+    const limit = checkCount(opts.limit, 'limit', Number.POSITIVE_INFINITY);
+    return new SlicedRead(ts, plan, opts.reverse === true, predicateOf(ts, opts), skip, limit, overlay);
+  }
+
+  /** What a cursor or a sliced read starts from; in a transaction, its later writes are seen too while it is open. */
+  private readSetup(database: string, table: string, options: ReadOptions): { ts: TableState; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
     const ts = this.catalog.table(database, table);
     const opts = options ?? {};
     const transactionId = opts.transactionId;
     if (transactionId !== undefined) this.transactions.assert(transactionId);
     const plan = planScan(ts, opts.index, opts.range);
-    // A cursor opened in a transaction sees its later writes too, while the transaction is open.
     const overlay = transactionId === undefined ? undefined : () => {
       try {
         return this.transactions.overlayFor(transactionId, ts);
@@ -256,7 +270,7 @@ export class LmdbStorage implements StoragePort {
         return undefined;
       }
     };
-    return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0), overlay);
+    return { ts, plan, opts, overlay };
   }
 
   // ---- transactions --------------------------------------------------------------------------

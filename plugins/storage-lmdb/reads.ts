@@ -17,7 +17,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../data/query/filter-eval';
-import type { KeyRange, ReadOptions, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
+import type { KeyRange, ReadOptions, RecordScan, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
 import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from '../data/index-keys';
@@ -403,4 +403,55 @@ export function readRecords(ts: TableState, options: ReadOptions, overlay?: Over
   const skip = checkCount(options.skip, 'skip', 0);
   const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
   return collect(ts, plan, options.reverse === true, predicate, skip, limit, undefined, overlay);
+}
+
+/**
+ * readRecords in slices (StoragePort.openScan): the position is the key of the last visited
+ * entry, and each slice re-opens the LMDB range after it, so no read transaction spans slices.
+ */
+export class SlicedRead implements RecordScan {
+  private after: ScanKey | undefined;
+  private finished: boolean;
+
+  constructor(
+    private readonly ts: TableState,
+    private readonly plan: ScanPlan,
+    private readonly descending: boolean,
+    private readonly predicate: Predicate | null,
+    private skip: number,
+    private remaining: number,
+    /** The transaction's uncommitted view of the table, when read in one. */
+    private readonly overlay?: () => Overlay | undefined,
+  ) {
+    this.finished = remaining <= 0;
+  }
+
+  next(maxVisits: number): { records: StoredRecord[]; done: boolean } {
+    const records: StoredRecord[] = [];
+    if (this.finished) return { records, done: true };
+    const { ts, plan } = this;
+    if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+    if (plan.index !== null && !ts.indexes.includes(plan.index)) {
+      throw new EngineError('INDEX_NOT_FOUND', { index: plan.index.def.name, table: ts.def.name });
+    }
+    let visits = 0;
+    for (const entry of overlayScan(ts, plan, this.descending, this.overlay?.(), this.after)) {
+      this.after = entry.key;
+      const row = rowOfEntry(ts, entry);
+      if (row !== undefined && (this.predicate === null || this.predicate(row))) {
+        if (this.skip > 0) {
+          this.skip--;
+        } else {
+          records.push({ id: entry.id, row });
+          if (--this.remaining <= 0) {
+            this.finished = true;
+            return { records, done: true };
+          }
+        }
+      }
+      if (++visits >= maxVisits) return { records, done: false };
+    }
+    this.finished = true;
+    return { records, done: true };
+  }
 }
