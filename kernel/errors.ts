@@ -5,6 +5,8 @@
  * uses; the rest are ours and listed in docs/errors.md). `status` is the HTTP status REST answers
  * with. `message` is a template: `{name}` is replaced by the matching detail.
  */
+import { randomBytes } from 'node:crypto';
+
 export interface ErrorDefinition {
   readonly code: number;
   readonly status: number;
@@ -64,7 +66,7 @@ export const ERRORS = {
 
   // Server
   NOT_AVAILABLE: { code: 12006, status: 503, message: '{feature} is not available: {reason}' },
-  INTERNAL: { code: 12001, status: 500, message: 'internal error: {reason}' },
+  INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorId = keyof typeof ERRORS;
@@ -102,9 +104,16 @@ export function isEngineError(error: unknown): error is EngineError {
   return error instanceof EngineError;
 }
 
-/** Turns anything thrown into an EngineError, keeping the original as `cause`. */
+/**
+ * Turns anything thrown into an EngineError, keeping the original as `cause`: a foreign error
+ * becomes INTERNAL with a fresh reference and none of its text (kernel/client-error.ts logs it).
+ */
 export function toEngineError(error: unknown): EngineError {
   if (error instanceof EngineError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new EngineError('INTERNAL', { reason }, { cause: error });
+  return new EngineError('INTERNAL', { reference: newErrorReference() }, { cause: error });
+}
+
+/** A short random id that ties an error answer to its log entry. */
+export function newErrorReference(): string {
+  return randomBytes(6).toString('hex');
 }

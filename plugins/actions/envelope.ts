@@ -1,10 +1,11 @@
 /**
  * The action envelope: parsing the request `{api, action, params, responseOptions, requestId,
  * authToken, apiVersion, debug}` and building the response `{authToken, result, requestId,
- * errorCode, errorMessage}`. This is the one file that maps an EngineError to the action wire form.
+ * errorCode, errorMessage}` and its text. Errors take their wire form in error-response.ts.
  */
-import { EngineError, toEngineError } from '../../kernel/errors';
+import { EngineError } from '../../kernel/errors';
 import { jsonDepthExceeds } from '../data/values/json-depth';
+import { holdsNumber, requestIdText } from './request-id-text';
 
 export interface Envelope {
   api?: string;
@@ -32,7 +33,15 @@ export interface ActionResponse {
 export interface EnvelopeEcho {
   hasRequestId: boolean;
   requestId?: unknown;
+  /** The requestId exactly as the request wrote it, when parsing may have changed it (a number in it). */
+  requestIdText?: string;
   authToken?: string;
+}
+
+/** A request body as the content-type parser hands it on: the parsed value and its requestId text. */
+export interface ActionBody {
+  value: unknown;
+  requestIdText?: string;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -44,7 +53,7 @@ export const MAX_REQUEST_ID_DEPTH = 64;
 /** How deep a request may nest to be shown back by `debug: "max"`. */
 const MAX_DEBUG_ECHO_DEPTH = 256;
 
-export function echoOf(body: unknown): EnvelopeEcho {
+export function echoOf({ value: body, requestIdText }: ActionBody): EnvelopeEcho {
   if (!isObject(body)) return { hasRequestId: false };
   const hasRequestId = Object.prototype.hasOwnProperty.call(body, 'requestId');
   // A requestId too deep to echo safely is not echoed (parseEnvelope refuses it).
@@ -52,6 +61,7 @@ export function echoOf(body: unknown): EnvelopeEcho {
   return {
     hasRequestId: hasRequestId && echoable,
     requestId: echoable ? body.requestId : undefined,
+    requestIdText: echoable ? requestIdText : undefined,
     authToken: typeof body.authToken === 'string' ? body.authToken : undefined,
   };
 }
@@ -94,19 +104,28 @@ export function parseEnvelope(body: unknown): Envelope {
 }
 
 export function successResponse(echo: EnvelopeEcho, authToken: string | undefined, result: unknown): ActionResponse {
-  return shape(echo, authToken ?? '', result ?? {}, 0, '');
-}
-
-export function errorResponse(echo: EnvelopeEcho, authToken: string | undefined, error: unknown): ActionResponse {
-  const engineError = toEngineError(error);
-  return shape(echo, authToken ?? echo.authToken ?? '', {}, engineError.code, engineError.message);
+  return responseEnvelope(echo, authToken ?? '', result ?? {}, 0, '');
 }
 
 /** Properties in the specification's order; requestId only when the request had one. */
-function shape(echo: EnvelopeEcho, authToken: string, result: unknown, errorCode: number, errorMessage: string): ActionResponse {
+export function responseEnvelope(echo: EnvelopeEcho, authToken: string, result: unknown, errorCode: number, errorMessage: string): ActionResponse {
   return echo.hasRequestId
     ? { authToken, result, requestId: echo.requestId, errorCode, errorMessage }
     : { authToken, result, errorCode, errorMessage };
+}
+
+/**
+ * The response as JSON text: JSON.stringify's, except that `requestId` is written as the request
+ * wrote it when its text was kept (a number JSON.parse rounded comes back digit for digit).
+ */
+export function responseText(response: Record<string, unknown>, echo: EnvelopeEcho): string {
+  if (echo.requestIdText === undefined || !('requestId' in response)) return JSON.stringify(response);
+  let text = '';
+  for (const key of Object.keys(response)) {
+    const json = key === 'requestId' ? echo.requestIdText : JSON.stringify(response[key]);
+    if (json !== undefined) text += `${text === '' ? '{' : ','}${JSON.stringify(key)}:${json}`;
+  }
+  return `${text}}`;
 }
 
 /**
@@ -144,6 +163,13 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     throw new EngineError('MALFORMED_JSON', { reason: (error as Error).message });
   }
+}
+
+/** Parses a request body and keeps its requestId's text when parsing may have changed it. */
+export function parseActionBody(text: string): ActionBody {
+  const value = parseJsonBody(text);
+  if (!isObject(value) || !holdsNumber(value.requestId)) return { value };
+  return { value, requestIdText: requestIdText(text) };
 }
 
 /** Removes the top-level properties named by `responseOptions.omit`. */

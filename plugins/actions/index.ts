@@ -6,13 +6,16 @@
 import type { FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
-import { httpError } from '../http/http-errors';
+import type { ErrorLog } from '../../kernel/client-error';
 import { ActionTable } from './action-table';
 import { registerAdminCommands } from './admin-commands';
 import { adminActions } from './apis/admin';
 import { dbActions } from './apis/db';
 import { mqActions } from './apis/mq';
-import { applyOmit, echoOf, errorResponse, parseEnvelope, parseJsonBody, redactedRequest, successResponse, type ActionResponse } from './envelope';
+import {
+  applyOmit, echoOf, parseActionBody, parseEnvelope, redactedRequest, responseText, successResponse, type ActionBody, type ActionResponse,
+} from './envelope';
+import { actionsErrorHandler, errorResponse, replyUnparsedBody } from './error-response';
 
 export default definePlugin({
   name: 'actions',
@@ -28,43 +31,39 @@ export default definePlugin({
       app.removeAllContentTypeParsers();
       app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, text, done) => {
         try {
-          done(null, parseJsonBody(text as string));
+          done(null, parseActionBody(text as string));
         } catch (error) {
           done(error as Error, undefined);
         }
       });
 
       // Bodies that never became an envelope: not JSON (400, 12009), too large (413, 12028).
-      app.setErrorHandler((error, request, reply) => {
-        const engineError = httpError(error, bodyLimit);
-        if (engineError.status >= 500) request.log.error({ err: error }, 'action request failed');
-        const status = engineError.status >= 500 ? 500 : engineError.status === 413 ? 413 : 400;
-        void reply.code(status).send(errorResponse({ hasRequestId: false }, undefined, engineError));
-      });
+      app.setErrorHandler(actionsErrorHandler(bodyLimit));
 
       app.post('/api', async (request, reply) => {
         const started = process.hrtime.bigint();
-        const body = request.body;
-        if (body === undefined) {
-          return reply.code(400).send(errorResponse({ hasRequestId: false }, undefined, new EngineError('MALFORMED_JSON', { reason: 'the request has no body' })));
+        const parsed = request.body as ActionBody | undefined;
+        if (parsed === undefined) {
+          return replyUnparsedBody(reply, request, new EngineError('MALFORMED_JSON', { reason: 'the request has no body' }), bodyLimit);
         }
-        const echo = echoOf(body);
+        const body = parsed.value;
+        const echo = echoOf(parsed);
         let authToken: string | undefined;
         let omit: readonly string[] = [];
         let response: ActionResponse;
         let debug: string | undefined;
+        let api: string | undefined;
+        let action: string | undefined;
         try {
           const envelope = parseEnvelope(body);
-          debug = envelope.debug;
+          ({ debug, api, action } = envelope);
           const outcome = await table.run(engine, envelope, (session, options) => {
             authToken = session?.authToken;
             if (options) omit = options.omit;
           }, request.socket.remoteAddress);
           response = successResponse(echo, outcome.authToken, outcome.result);
         } catch (error) {
-          const engineError = error instanceof EngineError ? error : undefined;
-          if (!engineError || engineError.status >= 500) request.log.error({ err: error }, 'action failed');
-          response = errorResponse(echo, authToken, error);
+          response = errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action });
         }
         if (debug === 'max') {
           response.debugInfo = {
@@ -72,7 +71,9 @@ export default definePlugin({
             elapsedMilliseconds: Number(process.hrtime.bigint() - started) / 1e6,
           };
         }
-        return reply.code(200).send(applyOmit(response, omit));
+        const shaped = applyOmit(response, omit);
+        if (echo.requestIdText === undefined) return reply.code(200).send(shaped);
+        return reply.code(200).type('application/json; charset=utf-8').send(responseText(shaped, echo));
       });
     };
     engine.need('http').fastify.register(routes);

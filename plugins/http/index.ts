@@ -9,7 +9,7 @@ import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from './tls-certificate';
-import { httpError } from './http-errors';
+import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from './http-errors';
 import type { HttpService } from './http-service';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -37,21 +37,20 @@ export default definePlugin({
       // shape too, not fastify's.
       frameworkErrors: (error, _request, reply) => {
         const engineError = new EngineError('INVALID_PARAMETER', { param: 'url', reason: `the URL is not valid (${error.message})` });
-        void (reply as unknown as { code(status: number): { send(body: unknown): void } }).code(400).send({ errorCode: engineError.code, errorMessage: engineError.message });
+        void (reply as unknown as { code(status: number): { send(body: unknown): void } }).code(400).send(errorBody(engineError));
       },
       routerOptions: {
         maxParamLength: MAX_PATH_SEGMENT,
         onMaxParamLength: (_path: string, _req: IncomingMessage, res: ServerResponse) => {
           const engineError = new EngineError('INVALID_PARAMETER', { param: 'url', reason: `a path segment is longer than ${MAX_PATH_SEGMENT} characters` });
-          sendRaw(res, 414, engineError);
+          writeRawHttpError(res, 414, engineError);
         },
       },
       clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
         if (error.code === 'ECONNRESET' || !socket.writable) return;
         const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
         const engineError = new EngineError('INVALID_PARAMETER', { param: tooLarge ? 'headers' : 'request', reason: tooLarge ? 'the request line and headers are too large' : 'the request is not valid HTTP' });
-        const body = JSON.stringify({ errorCode: engineError.code, errorMessage: engineError.message });
-        socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        socket.end(rawHttpErrorResponse(tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request', engineError));
       },
       bodyLimit: settings.body_limit_bytes,
       serverFactory: (fastifyHandler) => {
@@ -66,15 +65,11 @@ export default definePlugin({
     if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
     const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, serve) : undefined;
 
-    fastify.setErrorHandler((error, request, reply) => {
-      const engineError = httpError(error, settings.body_limit_bytes);
-      if (engineError.status >= 500) request.log.error({ err: error }, 'request failed');
-      void reply.code(engineError.status).send({ errorCode: engineError.code, errorMessage: engineError.message });
-    });
+    fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {
       const url = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url;
       const error = new EngineError('ROUTE_NOT_FOUND', { method: request.method, url });
-      void reply.code(error.status).send({ errorCode: error.code, errorMessage: error.message });
+      void reply.code(error.status).send(errorBody(error));
     });
     fastify.get('/', async () => ({
       name: engine.name,
@@ -103,12 +98,6 @@ export default definePlugin({
 
 /** Longest path segment routed (names are at most 64 bytes; longer ones get a clear 400 from the route). */
 const MAX_PATH_SEGMENT = 1024;
-
-function sendRaw(res: ServerResponse, status: number, error: EngineError): void {
-  const body = JSON.stringify({ errorCode: error.code, errorMessage: error.message });
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
 
 function listen(server: Server, port: number, host: string, scheme: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -11,8 +11,7 @@ import type { Engine } from '../../kernel/engine';
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Principal } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
-
-export const WWW_AUTHENTICATE = 'Basic realm="engine", charset="UTF-8"';
+import { replyRestError } from './reply-error';
 
 const contexts = new WeakMap<FastifyRequest, CommandContext>();
 
@@ -34,9 +33,8 @@ export function parseBasic(header: string | undefined): [string, string] | undef
   return [decoded.slice(0, colon), decoded.slice(colon + 1)];
 }
 
-function unauthorized(reply: FastifyReply): FastifyReply {
-  const error = new EngineError('BAD_CREDENTIALS');
-  return reply.code(401).header('www-authenticate', WWW_AUTHENTICATE).send({ errorCode: error.code, errorMessage: error.message });
+function unauthorized(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return replyRestError(reply, request, new EngineError('BAD_CREDENTIALS'));
 }
 
 /**
@@ -71,7 +69,7 @@ export function basicAuth(engine: Engine) {
     }
     const credentials = parseBasic(header);
     if (!credentials) {
-      unauthorized(reply);
+      unauthorized(request, reply);
       return;
     }
     const accept = (principal: Principal): void => {
@@ -87,7 +85,7 @@ export function basicAuth(engine: Engine) {
     }
     engine.logins.authenticate({ username: credentials[0], password: credentials[1], address: socket.remoteAddress }).then(accept, (error: unknown) => {
       if (error instanceof EngineError && error.status === 401) {
-        unauthorized(reply);
+        unauthorized(request, reply);
         return;
       }
       if (error instanceof EngineError && error.id === 'TOO_MANY_FAILED_LOGINS') reply.header('retry-after', String(error.details.retryAfter));

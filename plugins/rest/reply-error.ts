@@ -1,54 +1,45 @@
 /**
- * The REST error handler: http-errors.ts's mapping (EngineError, fastify errors → EngineError),
- * with schema-validation errors worded to name the offending parameter (the unknown property,
- * the allowed values). Body: `{errorCode, errorMessage}` with the error's HTTP status.
+ * REST errors on the wire, the one place they are built: the error's HTTP status and the body
+ * `{errorCode, errorMessage}`, with `WWW-Authenticate` on a 401. Params are named as REST names
+ * them (`top`, not the command's `limit`); an unexpected error is answered with a reference and
+ * logged (kernel/client-error.ts).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EngineError } from '../../kernel/errors';
-import { httpError } from '../http/http-errors';
+import { clientError, type ErrorLog } from '../../kernel/client-error';
+import { renameParam, type ParamRenames } from '../../kernel/param-names';
+import { fromFastifyError } from '../http/http-errors';
 
-interface ValidationIssue {
-  instancePath: string;
-  keyword: string;
-  params: Record<string, unknown>;
-  message?: string;
+export const WWW_AUTHENTICATE = 'Basic realm="engine", charset="UTF-8"';
+
+/** Data-command param names → what a REST client sent (the path's `{db}`, `?top=`, the body). */
+const REST_PARAM_NAMES: ParamRenames = [
+  [/^database\b/, 'db'],
+  [/^limit\b/, 'top'],
+  [/^prefix\.byteLength\b/, 'advanced_find.find_set.length'],
+  [/^prefix\.values\b/, 'advanced_find.find_set.fields'],
+  [/^(lower|upper)\b/, 'find'],
+  [/^records\[(\d+)\]\.id\b/, '[$1]._id'],
+  [/^records\[(\d+)\]\.values\b/, '[$1]'],
+  [/^records\b/, 'body'],
+];
+
+/** The REST form of any error: named for REST, internals hidden. */
+function restError(error: unknown, request: FastifyRequest): EngineError {
+  const shown = clientError(error, request.log as ErrorLog, { method: request.method, url: request.url });
+  return renameParam(shown, REST_PARAM_NAMES);
 }
 
-function pathOf(where: string, pointer: string, extra?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (extra !== undefined) parts.push(extra);
-  const joined = parts.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '');
-  if (where === 'body') return joined || 'body';
-  return joined ? `${where}.${joined}` : where;
+/** Sends the answer for `error` (also used by the authentication hook). */
+export function replyRestError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
+  const shown = restError(error, request);
+  if (shown.status === 401) void reply.header('www-authenticate', WWW_AUTHENTICATE);
+  return reply.code(shown.status).send({ errorCode: shown.code, errorMessage: shown.message });
 }
 
-/** An EngineError naming the parameter of the first validation issue. */
-export function validationError(issues: readonly ValidationIssue[], where: string): EngineError {
-  const first = issues[0];
-  switch (first.keyword) {
-    case 'required':
-      return new EngineError('MISSING_PARAMETER', { param: pathOf(where, first.instancePath, String(first.params.missingProperty)) });
-    case 'additionalProperties':
-      return new EngineError('INVALID_PARAMETER', {
-        param: pathOf(where, first.instancePath, String(first.params.additionalProperty)), reason: 'unknown property',
-      });
-    case 'enum':
-      return new EngineError('INVALID_PARAMETER', {
-        param: pathOf(where, first.instancePath),
-        reason: `must be one of ${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
-      });
-    default:
-      return new EngineError('INVALID_PARAMETER', { param: pathOf(where, first.instancePath), reason: first.message ?? first.keyword });
-  }
-}
-
+/** The REST context's error handler: route errors, fastify's parsing and validation errors. */
 export function restErrorHandler(bodyLimit: number) {
   return function handleRestError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-    const issues = (error as { validation?: ValidationIssue[] }).validation;
-    const engineError = issues && issues.length > 0
-      ? validationError(issues, (error as { validationContext?: string }).validationContext ?? 'body')
-      : httpError(error, bodyLimit);
-    if (engineError.status >= 500) request.log.error({ err: error }, 'request failed');
-    void reply.code(engineError.status).send({ errorCode: engineError.code, errorMessage: engineError.message });
+    void replyRestError(reply, request, fromFastifyError(error, bodyLimit));
   };
 }
