@@ -123,6 +123,30 @@ describe('actions: envelope', function () {
     assert.equal(noToken.requestId, 9);
   });
 
+  it('echoes a requestId number exactly as written: beyond 2^53, with its decimals, its exponent', async function () {
+    const texts = ['9007199254740993', '123456789012345678901234567890', '1.50', '-0', '1e400', '2E+3', '[ 1 , 2.0 ]',
+      '{"n": [9007199254740993, 1.0], "s": "x\\"}, \\"requestId\\": 2"}'];
+    for (const text of texts) {
+      const response = await post(server, `{"api":"admin","action":"pingSession","requestId":${text},"authToken":${JSON.stringify(token)}}`);
+      assert.equal(response.status, 200);
+      assert.equal(response.json.errorCode, 0, response.text);
+      assert.ok(response.text.includes(`"requestId":${text},`), `${text} in ${response.text}`);
+    }
+  });
+
+  it('echoes a requestId number exactly on errors, after other params, and as the last of repeated keys', async function () {
+    const params = '{"tricky": "\\"requestId\\": 1", "nested": {"requestId": 2, "list": [{"requestId": 3}]}}';
+    const error = await post(server, `{"api":"db","action":"noSuchAction","params":${params},"authToken":${JSON.stringify(token)},"requestId":9007199254740993}`);
+    assert.equal(error.json.errorCode, 14701);
+    assert.ok(error.text.includes('"requestId":9007199254740993,'), error.text);
+    const repeated = await post(server, `{"requestId":1,"api":"admin","action":"pingSession","requestId" : 9007199254740995 }`);
+    assert.ok(repeated.text.includes('"requestId":9007199254740995,'), repeated.text);
+    const escapedKey = await post(server, `{"api":"admin","action":"pingSession","request\\u0049d":18014398509481985}`);
+    assert.ok(escapedKey.text.includes('"requestId":18014398509481985,'), escapedKey.text);
+    const omitted = await post(server, `{"api":"admin","action":"pingSession","requestId":9007199254740993,"responseOptions":{"omit":["authToken","result"]}}`);
+    assert.equal(omitted.text, '{"requestId":9007199254740993,"errorCode":0,"errorMessage":""}');
+  });
+
   it('answers a missing, unknown or wrong token with 12031', async function () {
     await fails(server, admin('listAccounts', undefined), 12031);
     await fails(server, admin('listAccounts', 'no-such-token'), 12031);

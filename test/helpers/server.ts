@@ -11,6 +11,7 @@ import { Engine } from '../../kernel/engine';
 import { loadSettings, type Settings } from '../../kernel/settings';
 import type { EnginePlugin } from '../../kernel/plugin';
 import type { Clock } from '../../kernel/clock';
+import type { Logger } from 'pino';
 
 export interface TestServer {
   engine: Engine;
@@ -24,7 +25,7 @@ export function tempDataDir(label = 'engine-test'): string {
   return mkdtempSync(join(tmpdir(), `${label}.d-`)); // a dot in the name, as users' folders may have
 }
 
-export async function startServer(overrides: Partial<Settings> = {}, options: { env?: NodeJS.ProcessEnv; extraPlugins?: EnginePlugin<any>[]; clock?: Clock } = {}): Promise<TestServer> {
+export async function startServer(overrides: Partial<Settings> = {}, options: { env?: NodeJS.ProcessEnv; extraPlugins?: EnginePlugin<any>[]; clock?: Clock; logger?: Logger } = {}): Promise<TestServer> {
   const dataDir = overrides.data_dir ?? tempDataDir();
   const settings = loadSettings({
     env: {},
@@ -36,7 +37,7 @@ export async function startServer(overrides: Partial<Settings> = {}, options: { 
       data_dir: dataDir,
     },
   });
-  const engine = await Engine.start({ settings, env: options.env ?? {}, extraPlugins: options.extraPlugins, clock: options.clock });
+  const engine = await Engine.start({ settings, env: options.env ?? {}, extraPlugins: options.extraPlugins, clock: options.clock, logger: options.logger });
   const urls = engine.has('http') ? engine.need('http').urls : {};
   return {
     engine,
