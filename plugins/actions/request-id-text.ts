@@ -4,9 +4,10 @@
  * and null survive parsing exactly, so the text is only looked for when the parsed requestId
  * holds a number.
  *
- * The scanner runs on a body JSON.parse has accepted, so it skips values without validating them:
- * strings and containers are crossed with native regular-expression searches, not per character.
- * Like JSON.parse, it keeps the last of repeated keys.
+ * It runs on a body JSON.parse has accepted, so it skips values without validating them. When the
+ * key appears more than once (nested, repeated) or escapes could spell it, a scan of the outer
+ * object crosses strings and containers with native regular-expression searches and, like
+ * JSON.parse, keeps the last of repeated keys.
  */
 
 /** Whether `value` is or contains a number (its text may differ from what JSON.stringify writes). */
@@ -17,8 +18,22 @@ export function holdsNumber(value: unknown): boolean {
   return false;
 }
 
+const KEY = '"requestId"';
+
 /** The text of the top-level `requestId` value of a JSON object text, or undefined. */
 export function requestIdText(text: string): string | undefined {
+  // The common case in two native searches: the key appears once, and not written with \u
+  // escapes (the only way to escape its letters), so that one is the top-level key.
+  const at = text.indexOf(KEY);
+  if (at !== -1 && text.indexOf(KEY, at + KEY.length) === -1 && text.indexOf('\\u') === -1) {
+    const start = skipWhitespace(text, skipWhitespace(text, at + KEY.length) + 1); // past the colon
+    return text.slice(start, endOfValue(text, start));
+  }
+  return scanTopLevel(text);
+}
+
+/** The top-level scan: every key of the outer object, keeping the last `requestId`. */
+function scanTopLevel(text: string): string | undefined {
   let i = skipWhitespace(text, 0);
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i = skipWhitespace(text, i + 1);
@@ -28,7 +43,7 @@ export function requestIdText(text: string): string | undefined {
     const key = text.slice(i, keyEnd);
     i = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1); // past the colon
     const valueEnd = endOfValue(text, i);
-    if (key === '"requestId"' || (key.includes('\\') && JSON.parse(key) === 'requestId')) found = text.slice(i, valueEnd);
+    if (key === KEY || (key.includes('\\') && JSON.parse(key) === 'requestId')) found = text.slice(i, valueEnd);
     i = skipWhitespace(text, valueEnd);
     if (text.charCodeAt(i) !== COMMA) break;
     i = skipWhitespace(text, i + 1);
