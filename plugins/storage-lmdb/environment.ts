@@ -56,7 +56,8 @@ export class LmdbEnvironment {
   readonly catalog: CatalogDb;
   private closed = false;
 
-  constructor(readonly dataDir: string) {
+  /** `unsafeNoSync` (tests only, see plugins/storage-lmdb/index.ts) commits without syncing. */
+  constructor(readonly dataDir: string, { unsafeNoSync = false }: { unsafeNoSync?: boolean } = {}) {
     restrictToOwner(dataDir);
     this.root = open({
       path: dataDir,
@@ -64,6 +65,7 @@ export class LmdbEnvironment {
       noSubdir: false,
       maxDbs: MAX_DBS,
       overlappingSync: false,
+      noSync: unsafeNoSync,
       noMemInit: true,
     });
     this.catalog = this.root.openDB<unknown, Key[]>('_catalog', {}) as CatalogDb;

@@ -29,6 +29,8 @@ export interface LmdbStorageOptions {
   dataDir: string;
   defaultDatabase: string;
   log?: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
+  /** Commit without syncing to disk: only for the test that proves the durability test can fail. */
+  unsafeNoSync?: boolean;
 }
 
 export async function openLmdbStorage(options: LmdbStorageOptions): Promise<StoragePort> {
@@ -54,7 +56,7 @@ export class LmdbStorage implements StoragePort {
     this.dataDir = options.dataDir;
     this.defaultDatabase = checkName(options.defaultDatabase, 'defaultDatabase');
     this.log = options.log;
-    this.env = new LmdbEnvironment(options.dataDir);
+    this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.env);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
