@@ -30,7 +30,7 @@ describe('kernel: unexpected errors', function () {
 
   before(async function () {
     log = captureLog();
-    server = await startServer({ plugins: ['storage-lmdb', 'http', 'rest', 'actions'] }, { extraPlugins: [faultRoute], logger: log.logger });
+    server = await startServer({ plugins: ['storage-lmdb', 'data', 'http', 'rest', 'actions'] }, { extraPlugins: [faultRoute], logger: log.logger });
     const created = await call('POST', `${server.http}/engine/api/v1/table/main/t`, { body: { fields: [{ name: 'v', type: 'integer' }] } });
     assert.equal(created.status, 200, created.text);
     // The storage fails the way a broken disk or a bug would: with an error that is not an EngineError.
