@@ -88,7 +88,6 @@ export function basicAuth(engine: Engine) {
         unauthorized(request, reply);
         return;
       }
-      if (error instanceof EngineError && error.id === 'TOO_MANY_FAILED_LOGINS') reply.header('retry-after', String(error.details.retryAfter));
       done(error as Error);
     });
   };

@@ -1,8 +1,8 @@
 /**
  * REST errors on the wire, the one place they are built: the error's HTTP status and the body
- * `{errorCode, errorMessage}`, with `WWW-Authenticate` on a 401. Params are named as REST names
- * them (`top`, not the command's `limit`); an unexpected error is answered with a reference and
- * logged (kernel/client-error.ts).
+ * `{errorCode, errorMessage}`, with `WWW-Authenticate` on a 401 and `Retry-After` when failed
+ * logins back off. Params are named as REST names them (`top`, not the command's `limit`); an
+ * unexpected error is answered with a reference and logged (kernel/client-error.ts).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EngineError } from '../../kernel/errors';
@@ -34,6 +34,7 @@ function restError(error: unknown, request: FastifyRequest): EngineError {
 export function replyRestError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
   const shown = restError(error, request);
   if (shown.status === 401) void reply.header('www-authenticate', WWW_AUTHENTICATE);
+  if (shown.id === 'TOO_MANY_FAILED_LOGINS') void reply.header('retry-after', String(shown.details.retryAfter));
   return reply.code(shown.status).send({ errorCode: shown.code, errorMessage: shown.message });
 }
 
