@@ -9,6 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync,
 import { createServer, connect as netConnect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { once } from 'node:events';
 import { connect as tlsConnect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { call } from '../helpers/server';
@@ -48,40 +50,112 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** Complete lines of a child's output stream, parsed as JSON, with waiters for the first line that matches. */
+class JsonLines {
+  readonly lines: any[] = [];
+  text = '';
+  private partial = '';
+  private ended = false;
+  private waiters: { match: (line: any) => boolean; settle: (line: any) => void }[] = [];
+
+  constructor(stream: Readable) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      this.text += chunk;
+      const parts = (this.partial + chunk).split('\n');
+      this.partial = parts.pop()!;
+      for (const part of parts) this.add(part);
+    });
+    stream.on('end', () => { if (this.partial) this.add(this.partial); this.partial = ''; });
+    stream.on('close', () => {
+      this.ended = true;
+      for (const waiter of this.waiters.splice(0)) waiter.settle(undefined);
+    });
+  }
+
+  /** The first line matching `match` (read already, else the next that does), or `undefined` once the stream has ended without one. */
+  first(match: (line: any) => boolean): Promise<any> {
+    const found = this.lines.find(match);
+    if (found !== undefined || this.ended) return Promise.resolve(found);
+    return new Promise((settle) => this.waiters.push({ match, settle }));
+  }
+
+  private add(text: string): void {
+    if (!text.trim().startsWith('{')) return;
+    let line: any;
+    try { line = JSON.parse(text); } catch { line = { unparsed: text }; }
+    this.lines.push(line);
+    this.waiters = this.waiters.filter((waiter) => {
+      if (!waiter.match(line)) return true;
+      waiter.settle(line);
+      return false;
+    });
+  }
+}
+
+/**
+ * `promise`, or a rejection with `message()` when it has not settled within `ms`: an upper bound
+ * that fails the test with a clear message (the wait itself is on the event), never a pause.
+ */
+async function within<T>(ms: number, promise: Promise<T>, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(message())), ms); });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 interface Proc {
   child: ChildProcess;
   pid: number;
   out(): string;
   err(): string;
+  /** The pino JSON lines read from stdout so far. */
   logs(): any[];
+  /** The first log line matching `match` (logged already, else the next one that does), or `undefined` when stdout ends without one. */
+  firstLog(match: (line: any) => boolean): Promise<any>;
+  /**
+   * With `reportListening`: the first server reported listening (test/helpers/report-listening.ts)
+   * that matches, or `undefined` when the process ends without one.
+   */
+  firstListen(match: (server: { port: number; address: string }) => boolean): Promise<{ port: number; address: string } | undefined>;
+  /** The process has ended and its stdout and stderr have been read to the end (the child's 'close'). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function spawnEngine(options: { env?: Record<string, string>; args?: string[]; cwd?: string }): Proc {
-  const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
+const REPORT_LISTENING = join(ROOT, 'dist', 'test', 'helpers', 'report-listening.js');
+const isListeningLine = (line: any) => line.msg === 'listening';
+
+function spawnEngine(options: { env?: Record<string, string>; args?: string[]; cwd?: string; reportListening?: boolean }): Proc {
+  const preload = options.reportListening ? ['--require', REPORT_LISTENING] : [];
+  const child = spawn(process.execPath, [...preload, MAIN, ...(options.args ?? [])], {
     cwd: options.cwd ?? ROOT,
     env: cleanEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.reportListening ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
-  let out = '';
+  const stdout = new JsonLines(child.stdout!);
+  const reports = options.reportListening ? new JsonLines(child.stdio[3] as Readable) : undefined;
   let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); });
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString('utf8'); });
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => { err += chunk; });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
-    child.on('exit', (code, signal) => {
-      // let the pipes drain
-      setTimeout(() => { children.delete(child); resolveExit({ code, signal }); }, 50);
-    });
+    // 'close' comes after the exit and after the pipes are drained: every line the process wrote has been read
+    child.on('close', (code, signal) => { children.delete(child); resolveExit({ code, signal }); });
   });
   return {
     child,
     pid: child.pid!,
-    out: () => out,
+    out: () => stdout.text,
     err: () => err,
-    logs: () => out.split('\n').filter((line) => line.trim().startsWith('{')).map((line) => {
-      try { return JSON.parse(line); } catch { return { unparsed: line }; }
-    }),
+    logs: () => [...stdout.lines],
+    firstLog: (match) => stdout.first(match),
+    firstListen: (match) => {
+      if (!reports) throw new Error('spawnEngine({ reportListening: true }) reports listening servers');
+      return reports.first(match);
+    },
     exited,
   };
 }
@@ -93,12 +167,11 @@ interface Running extends Proc {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Starts the engine and waits until it listens. Ports default to 0 (free ones) unless the env
  * given sets them. Waits for the `listening` log line, or (when `waitPort` is given, e.g. with a
- * quieter log level) until `GET /` answers on that port.
+ * quieter log level that hides that line) for a server listening on that port, reported by
+ * test/helpers/report-listening.ts, and then for `GET /` to answer 200 on it.
  */
 async function startEngine(options: { dataDir?: string; env?: Record<string, string>; args?: string[]; cwd?: string; waitPort?: number; ports?: boolean } = {}): Promise<Running> {
   const env: Record<string, string> = {};
@@ -108,25 +181,26 @@ async function startEngine(options: { dataDir?: string; env?: Record<string, str
   }
   if (options.dataDir) env.ENGINE_DATA_DIR = options.dataDir;
   Object.assign(env, options.env);
-  const proc = spawnEngine({ env, args: options.args, cwd: options.cwd });
-  let exitInfo: { code: number | null } | undefined;
-  void proc.exited.then((info) => { exitInfo = info; });
-  const deadline = Date.now() + 30_000;
+  const { waitPort } = options;
+  const proc = spawnEngine({ env, args: options.args, cwd: options.cwd, reportListening: waitPort !== undefined });
+  const notStarted = () => `engine did not start within 30 s: ${proc.err()} ${proc.out()}`;
   let listening: any;
-  while (Date.now() < deadline) {
-    if (exitInfo) throw new Error(`engine exited early (code ${exitInfo.code}): ${proc.err()} ${proc.out()}`);
-    if (options.waitPort !== undefined) {
-      try {
-        const res = await call('GET', `http://127.0.0.1:${options.waitPort}/`, { auth: null });
-        if (res.status === 200) break;
-      } catch { /* not yet */ }
-    } else {
-      listening = proc.logs().find((line) => line.msg === 'listening');
-      if (listening) break;
+  try {
+    let started: unknown;
+    if (waitPort === undefined) started = listening = await within(30_000, proc.firstLog(isListeningLine), notStarted);
+    else started = await within(30_000, proc.firstListen((server) => server.port === waitPort), notStarted);
+    if (!started) {
+      const { code } = await proc.exited;
+      throw new Error(`engine exited early (code ${code}): ${proc.err()} ${proc.out()}`);
     }
-    await sleep(50);
+    if (waitPort !== undefined) {
+      const res = await call('GET', `http://127.0.0.1:${waitPort}/`, { auth: null });
+      assert.equal(res.status, 200, `GET / on port ${waitPort} once it listens: ${res.text}`);
+    }
+  } catch (error) {
+    killChild(proc.child);
+    throw error;
   }
-  if (Date.now() >= deadline) { killChild(proc.child); throw new Error(`engine did not start: ${proc.err()} ${proc.out()}`); }
   return {
     ...proc,
     http: listening?.http,
@@ -222,13 +296,14 @@ function externalAddress(): string | undefined {
   return undefined;
 }
 
+/** Whether a TCP connection is accepted (true) or refused (false); a connect that gets neither answer fails. */
 function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolveConnect) => {
-    const socket = netConnect({ host, port });
-    const timer = setTimeout(() => { socket.destroy(); resolveConnect(false); }, 2000);
-    socket.once('connect', () => { clearTimeout(timer); socket.destroy(); resolveConnect(true); });
-    socket.once('error', () => { clearTimeout(timer); resolveConnect(false); });
+  const socket = netConnect({ host, port });
+  const answer = new Promise<boolean>((resolveConnect) => {
+    socket.once('connect', () => resolveConnect(true));
+    socket.once('error', () => resolveConnect(false));
   });
+  return within(10_000, answer, () => `connecting to ${host}:${port}: neither accepted nor refused within 10 s`).finally(() => socket.destroy());
 }
 
 function peerFingerprint(httpsUrl: string): Promise<string> {
@@ -464,16 +539,17 @@ describe('foundation acceptance (real processes)', function () {
       let engine = await startEngine({ dataDir: join(dir, 'd'), args: ['--config', config], ports: false, waitPort: p1 });
       try {
         assert.deepEqual(listeningSockets(engine.pid).map((s) => s.port), [p1]);
-        await sleep(200);
-        const levels = engine.logs().map((line) => line.level);
-        assert.ok(levels.length > 0 && levels.every((level) => level >= 40), `only warn and above: ${engine.out()}`);
       } finally { await engine.stop(); }
+      // stop() resolves on the child's 'close': everything it logged, from the start to its exit
+      // (its info line "stopping" included), has been read, so no info line can still arrive
+      const levels = engine.logs().map((line) => line.level);
+      assert.ok(levels.length > 0 && levels.every((level) => level >= 40), `only warn and above: ${engine.out()}`);
       // environment over the file: port p2 and log level info
       engine = await startEngine({ dataDir: join(dir, 'd'), args: ['--config', config], ports: false, waitPort: p2, env: { ENGINE_LISTENING_HTTP_PORT: String(p2), ENGINE_LOG_LEVEL: 'info' } });
       try {
         assert.deepEqual(listeningSockets(engine.pid).map((s) => s.port), [p2]);
-        await sleep(200);
-        assert.ok(engine.logs().some((line) => line.level === 30), `info lines with ENGINE_LOG_LEVEL=info: ${engine.out()}`);
+        const info = await within(20_000, engine.firstLog((line) => line.level === 30), () => `no info line within 20 s: ${engine.out()}`);
+        assert.ok(info, `info lines with ENGINE_LOG_LEVEL=info: ${engine.out()}`);
       } finally { await engine.stop(); }
     });
 
@@ -697,9 +773,8 @@ describe('foundation acceptance (real processes)', function () {
       const config = writeJson(dir, 'c.json', { roles: [{ name: 'admin', grants: [] }] });
       const proc = spawnEngine({ env: { ENGINE_DATA_DIR: join(dir, 'd'), ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off' }, args: ['--config', config] });
       try {
-        const deadline = Date.now() + 20_000;
-        let listening: any;
-        while (Date.now() < deadline && proc.child.exitCode === null && !(listening = proc.logs().find((line) => line.msg === 'listening'))) await sleep(50);
+        // the 'listening' line, or undefined when the process ends (its stdout closes) without one
+        const listening = await within(20_000, proc.firstLog(isListeningLine), () => `neither listening nor stopped within 20 s: ${proc.err()} ${proc.out()}`);
         if (!listening) {
           const { code } = await proc.exited;
           assert.notEqual(code, 0);
@@ -768,9 +843,23 @@ describe('foundation acceptance (real processes)', function () {
       try {
         assert.equal((await call('POST', `${engine.http}${REST}/table/main/t`, { body: { fields: [{ name: 'n', type: 'integer' }, { name: 's', type: 'varchar', length: 200 }] } })).status, 200);
         const rows = Array.from({ length: 3000 }, (_, i) => ({ n: i, s: 'z'.repeat(150) }));
+        const payload = Buffer.from(JSON.stringify(rows));
         // (a closing connection: keep-alive shutdown is the next test's subject)
-        const pending = call('POST', `${engine.http}${REST}/record/main/t`, { body: rows, headers: { connection: 'close' } }).then((r) => { answered = r.status; }, () => { answered = -1; });
-        await sleep(5);
+        const req = httpRequest(`${engine.http}${REST}/record/main/t`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('admin:ADMIN').toString('base64')}`, 'content-type': 'application/json', 'content-length': String(payload.length), connection: 'close' } });
+        const pending = new Promise<void>((settle) => {
+          // acknowledged = the status line arrived (whatever becomes of the rest of the answer)
+          req.on('response', (res) => {
+            answered = res.statusCode;
+            res.resume();
+            res.on('error', () => undefined);
+            res.on('close', () => settle());
+          });
+          req.on('error', () => { answered ??= -1; settle(); });
+          req.on('close', () => { answered ??= -1; settle(); });
+        });
+        req.end(payload);
+        // the signal goes once the whole write has been sent ('finish'), while the server handles it
+        await once(req, 'finish');
         const stopped = await engine.stop('SIGTERM');
         await pending;
         assert.equal(stopped.code, 0);
@@ -900,7 +989,8 @@ describe('foundation acceptance (real processes)', function () {
       const a = join(dir, 'pa.js');
       const b = join(dir, 'pb.js');
       writeFileSync(a, `module.exports = { name: 'pa', register(engine) { engine.onClose(() => require('fs').appendFileSync(${JSON.stringify(closeLog)}, 'pa\\n')); } };\n`);
-      writeFileSync(b, `module.exports = { name: 'pb', dependencies: ['pa'], register(engine) { engine.onClose(async () => { await new Promise((r) => setTimeout(r, 100)); require('fs').appendFileSync(${JSON.stringify(closeLog)}, 'pb\\n'); }); } };\n`);
+      writeFileSync(b, `module.exports = { name: 'pb', dependencies: ['pa'], register(engine) { engine.onClose(async () => { await new Promise((r) => setImmediate(r)); require('fs').appendFileSync(${JSON.stringify(closeLog)}, 'pb\\n'); }); } };\n`);
+      // (pb's close finishes on a later turn of the event loop: pa closes after it only if each close is awaited)
       // listed out of dependency order on purpose
       const config = writeJson(dir, 'c.json', { plugins: [b, 'storage-lmdb', a, 'http', 'engine-plugin-fa'] });
       const engine = await startEngine({ dataDir: join(dir, 'd'), args: ['--config', config], env: { NODE_PATH: join(dir, 'mods', 'node_modules') } });

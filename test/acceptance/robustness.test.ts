@@ -368,24 +368,27 @@ async function assertHealthy(token: string): Promise<void> {
 
 /**
  * A reader that runs while a batch is sent and checks that others are still served correctly.
- * Returns a function that stops it and reports its failures.
+ * Paced by the batch's own requests, not by a clock: `alongside()`, called as the batch sends a
+ * request, starts a good read in flight at the same time (unless the previous read is still waiting
+ * for its answer). `stop()` waits for the last read and reports the failures.
  */
-function backgroundReader(): () => Promise<void> {
-  let running = true;
+function backgroundReader(): { alongside(): void; stop(): Promise<void> } {
   const failures: string[] = [];
   let reads = 0;
-  const loop = (async () => {
-    while (running) {
-      const reply = await rest('GET', '/record/main/sentinel/2');
-      reads += 1;
-      if (reply.status !== 200 || reply.json?.name !== sentinelSnapshot[1].name) failures.push(`GET sentinel/2 → ${reply.status} ${snippet(reply.text)}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-    assert.deepEqual(failures, [], `a concurrent good reader was not served (${reads} reads)`);
+  let reading: Promise<void> | undefined;
+  const read = async () => {
+    const reply = await rest('GET', '/record/main/sentinel/2');
+    reads += 1;
+    if (reply.status !== 200 || reply.json?.name !== sentinelSnapshot[1].name) failures.push(`GET sentinel/2 → ${reply.status} ${snippet(reply.text)}`);
+  };
+  return {
+    alongside() {
+      reading ??= read().catch((error: unknown) => { failures.push(`GET sentinel/2 → ${String(error)}`); }).finally(() => { reading = undefined; });
+    },
+    async stop() {
+      await reading;
+      assert.deepEqual(failures, [], `a concurrent good reader was not served (${reads} reads)`);
+    },
   };
 }
 
@@ -438,11 +441,12 @@ const fresh = (prefix: string) => `${prefix}${(counter += 1)}`;
 async function runRestBatch(label: string, seed: number, templates: RestTemplate[], count: number): Promise<Batch> {
   const rng = mulberry32(seed);
   const batch = new Batch();
-  const stopReader = backgroundReader();
+  const reader = backgroundReader();
   const snapshots = new Map<string, any[]>();
   for (const t of templates) if (t.guards && !snapshots.has(t.guards)) snapshots.set(t.guards, await readAll(t.guards));
   for (let i = 0; i < count; i++) {
     const request = buildRest(pick(rng, templates), rng);
+    reader.alongside();
     const reply = await send(request.method, request.url, { body: request.body });
     batch.record(`REST ${label}`, request.method, request.url, request.body, reply, restViolation(reply));
     if (request.guards && request.method !== 'GET') {
@@ -457,7 +461,7 @@ async function runRestBatch(label: string, seed: number, templates: RestTemplate
       snapshots.set(request.guards, after);
     }
   }
-  await stopReader();
+  await reader.stop();
   return batch;
 }
 
@@ -477,7 +481,7 @@ interface ActionTemplate {
 async function runActionBatch(label: string, seed: number, templates: ActionTemplate[], count: number, state: { token: string; throwaway: string }): Promise<Batch> {
   const rng = mulberry32(seed);
   const batch = new Batch();
-  const stopReader = backgroundReader();
+  const reader = backgroundReader();
   const snapshots = new Map<string, any[]>();
   for (const t of templates) if (t.guards && !snapshots.has(t.guards)) snapshots.set(t.guards, await readAll(t.guards));
   for (let i = 0; i < count; i++) {
@@ -501,6 +505,7 @@ async function runActionBatch(label: string, seed: number, templates: ActionTemp
     // keep the session-bearing fields pointing at a live session unless the fuzzer changed them on purpose
     let body: Buffer | string = serialize(envelope);
     if (rawMode) body = corruptBytes(Buffer.from(body), rng);
+    reader.alongside();
     const reply = await send('POST', `${server.http}/api`, { body, auth: null, headers: rng() < 0.2 ? { 'content-type': pick(rng, ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data']) } : undefined });
     const problem = actionViolation(reply, (Buffer.isBuffer(body) ? body.toString('latin1') : body).includes('"omit"'));
     batch.record(`action ${template.api}.${template.action}`, 'POST', '/api', body, reply, problem);
@@ -525,7 +530,7 @@ async function runActionBatch(label: string, seed: number, templates: ActionTemp
       if (ping.json?.errorCode !== 0) state.token = await login();
     }
   }
-  await stopReader();
+  await reader.stop();
   return batch;
 }
 
