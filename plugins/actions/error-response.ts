@@ -11,7 +11,7 @@ import { renameParam, type ParamRenames } from '../../kernel/param-names';
 import { fromFastifyError } from '../http/http-errors';
 import { responseEnvelope, type ActionResponse, type EnvelopeEcho } from './envelope';
 
-/** Data-command param names → the action params they come from (plugins/actions/apis/db.ts). */
+/** Data-command param names → the action params they come from (plugins/actions/apis/db/). */
 const ACTION_PARAM_NAMES: ParamRenames = [
   [/^database\b/, 'databaseName'],
   [/^table\b/, 'tableName'],
