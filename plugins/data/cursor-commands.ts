@@ -1,10 +1,12 @@
 /**
  * cursor.open / cursor.fetch / cursor.close: a positioned read kept open between requests.
  *
- * Every step is authorized with the caller's current roles on the cursor's table (`cursor.open`,
- * `cursor.fetch`, `cursor.close`), so a revoked role stops a cursor at its next fetch. The cursor
- * must be the caller's (same authToken session, or same account without a session): anything else
- * is CURSOR_NOT_FOUND, answered before any role check so ids cannot be probed.
+ * A cursor reads records, so opening it and every fetch need `record.find` on its table as well
+ * as their own command (`cursor.open`, `cursor.fetch`), checked with the caller's current roles:
+ * a revoked role or a new `record.*` deny stops a cursor at its next fetch. Closing one's own
+ * cursor needs no grant (it only releases it). The cursor must be the caller's (same authToken
+ * session, or same account without a session): anything else is CURSOR_NOT_FOUND, answered
+ * before any role check so ids cannot be probed.
  */
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
@@ -27,6 +29,7 @@ export function registerCursorCommands(data: DataContext): void {
     params: inTable(readProperties),
     resource: tableResource,
     handler: (p, ctx) => {
+      data.engine.authorize(ctx, 'record.find', tableResource(p));
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const read = prepareRead(table, p);
       const cursor = storage.openCursor(database, table.name, { ...read.options, ...(transactionId ? { transactionId } : {}) });
@@ -69,6 +72,7 @@ export function registerCursorCommands(data: DataContext): void {
     resource: cursorResource,
     handler: (p, ctx) => {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
+      data.engine.authorize(ctx, 'record.find', { kind: 'table', database: entry.database, table: entry.table.name });
       const direction = p.direction ?? 'forward';
       const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
       if (p.from === 'start' || p.from === 'end') entry.cursor.moveTo(p.from);
@@ -84,7 +88,8 @@ export function registerCursorCommands(data: DataContext): void {
     name: 'cursor.close',
     summary: 'Close the caller\'s cursor.',
     params: { type: 'object', required: ['cursorId'], properties: { cursorId: cursorIdSchema } },
-    resource: cursorResource,
+    // Only the owner finds the cursor; releasing it needs no grant (like transaction.rollback).
+    access: 'authenticated',
     handler: (p, ctx) => {
       data.cursors.close(ownerOf(ctx), p.cursorId);
       return {};

@@ -82,11 +82,32 @@ describe('actions: session tokens stay secret; long-lived objects are authorized
 
       await ok(server, admin('revokeRolesFromAccounts', root, { usernames: ['cora'], roleNames: ['reader'] }));
       await fails(server, db('getRecordsFromCursor', cora, { cursorId, fetchRecords: 1 }), NOT_AUTHORIZED);
-      await fails(server, db('closeCursor', cora, { cursorId }), NOT_AUTHORIZED);
 
       await ok(server, admin('assignRolesToAccounts', root, { usernames: ['cora'], roleNames: ['reader'] }));
       assert.equal((await ok(server, db('getRecordsFromCursor', cora, { cursorId, fetchRecords: 5 }))).returnedRecordCount, 2);
       await ok(server, db('closeCursor', cora, { cursorId }));
+    });
+
+    it('the owner closes its cursor without any grant (closing only releases it)', async function () {
+      const cleo = await accountWith('cleo', ['reader']);
+      const { cursorId } = await ok(server, db('getRecordsByTable', cleo, { tableName: 'items', returnCursor: true }));
+      await ok(server, admin('revokeRolesFromAccounts', root, { usernames: ['cleo'], roleNames: ['reader'] }));
+      await ok(server, db('closeCursor', cleo, { cursorId }));
+      await fails(server, db('closeCursor', cleo, { cursorId }), 4080);
+    });
+
+    it('a cursor reads records: a record.* deny on the table stops opening one and every later fetch', async function () {
+      await ok(server, admin('createRole', root, { roleName: 'cursor_only', grants: [{ commands: ['*'], resources: ['*'] }] }));
+      const cody = await accountWith('cody', ['cursor_only']);
+      const { cursorId } = await ok(server, db('getRecordsByTable', cody, { tableName: 'items', returnCursor: true }));
+      await ok(server, db('getRecordsFromCursor', cody, { cursorId, fetchRecords: 1 }));
+      await ok(server, admin('alterRole', root, { roleName: 'cursor_only', denies: [{ commands: ['record.*'], resources: ['table:main/items'] }] }));
+      await fails(server, db('getRecordsByTable', cody, { tableName: 'items' }), NOT_AUTHORIZED);
+      const opened = await fails(server, db('getRecordsByTable', cody, { tableName: 'items', returnCursor: true }), NOT_AUTHORIZED);
+      assert.match(opened.errorMessage, /record\.find/);
+      const fetched = await fails(server, db('getRecordsFromCursor', cody, { cursorId, fetchRecords: 1 }), NOT_AUTHORIZED);
+      assert.match(fetched.errorMessage, /record\.find/);
+      await ok(server, db('closeCursor', cody, { cursorId }));
     });
 
     it('a deny added to a held role applies to the next fetch', async function () {
