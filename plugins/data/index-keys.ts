@@ -267,6 +267,7 @@ const INT_BOUNDS: Partial<Record<ColumnType, [number, number]>> = {
   bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+const INTEGER_TEXT = /^-?[0-9]{1,16}$/;
 
 /** A JSON property value converted to the segment's type; null when it cannot be. */
 export function coerceJsonProperty(value: unknown, type: ColumnType): CanonicalValue {
@@ -278,11 +279,12 @@ export function coerceJsonProperty(value: unknown, type: ColumnType): CanonicalV
       return null;
     case 'tinyint': case 'smallint': case 'integer': case 'bigint': {
       if (type === 'bigint' && typeof value === 'bigint') return value;
-      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-      if (!Number.isFinite(n)) return null;
+      // Only a value the type holds exactly is a key: a fraction or an out-of-range number is null
+      // (never cut or clamped, which would make 3e9 equal 2147483647 in an integer segment).
+      const n = typeof value === 'number' ? value : typeof value === 'string' && INTEGER_TEXT.test(value) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(n)) return null;
       const [min, max] = INT_BOUNDS[type]!;
-      const t = Math.trunc(n);
-      return t < min ? min : t > max ? max : t;
+      return n < min || n > max ? null : n;
     }
     case 'real': case 'float': case 'money': case 'number': {
       const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;

@@ -187,6 +187,18 @@ describe('REST query correctness', () => {
       ok(await rest.post('/record/main/profiles', { name: 'g', doc: { email: 'f@x', n: 1 } }));
       assert.deepEqual(await column('profiles', 'by_email', find('email', { operator: '>=', value: '' }), 'name'), ['g']);
     });
+
+    it('an integer property key holds only exact values: fractions and out-of-range numbers are null, never cut or clamped', async () => {
+      ok(await rest.post('/table/main/gauges', { fields: [{ name: 'name', type: 'varchar', length: 10 }, { name: 'doc', type: 'json' }] }));
+      ok(await rest.post('/index/main/gauges/by_level', { fields: [{ name: 'doc', key: 'level', type: 'integer' }], unique: true }));
+      ok(await rest.post('/record/main/gauges', [
+        { name: 'max', doc: { level: 2147483647 } }, { name: 'big', doc: { level: 3e9 } }, { name: 'bigger', doc: { level: 4e9 } },
+        { name: 'a', doc: { level: 1.2 } }, { name: 'b', doc: { level: 1.7 } }, { name: 'one', doc: { level: '1' } },
+      ]));
+      fails(await rest.post('/record/main/gauges', { name: 'dup', doc: { level: 1 } }), 400, 2);
+      assert.deepEqual(await column('gauges', 'by_level', find('level', { operator: '=', value: 2147483647 }), 'name'), ['max']);
+      assert.deepEqual(await column('gauges', 'by_level', find('level', { operator: '>=', value: 0 }), 'name'), ['one', 'max']);
+    });
   });
 
   describe('descending indexes (item 4)', () => {
