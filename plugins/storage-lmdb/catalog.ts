@@ -6,6 +6,7 @@
  * - ['table', database, name]  → PersistedTable
  * - ['topic', topic]           → TopicInfo
  * - ['seq']                    → the last number used for a sub-database name
+ * - ['key-format']             → the index-key format the index sub-databases are written in
  * - ['next-id', recordsDb]     → the next automatic record id of a table, written in the same
  *                                transaction as the inserts, so deleted ids are never reissued
  *
@@ -69,6 +70,8 @@ export class Catalog {
   private readonly tables = new Map<string, Map<string, TableState>>();
   readonly topics = new Map<string, TopicInfo>();
   private seq = 0;
+  /** The index-key format of the stored indexes; undefined in a folder written before formats were recorded. */
+  keyFormat: number | undefined;
   private readonly db: CatalogDb;
 
   constructor(private readonly env: LmdbEnvironment) {
@@ -78,7 +81,8 @@ export class Catalog {
   /** Loads everything persisted. */
   load(): void {
     for (const { key, value } of this.db.getRange({})) {
-      const k = key as unknown[];
+      // lmdb-js stores a one-element key (['seq']) as the element itself ('seq'): read both forms.
+      const k = (Array.isArray(key) ? key : [key]) as unknown[];
       switch (k[0]) {
         case 'db': {
           const entry = value as DatabaseEntry;
@@ -102,6 +106,9 @@ export class Catalog {
         case 'seq':
           this.seq = value as number;
           break;
+        case 'key-format':
+          this.keyFormat = value as number;
+          break;
         default:
           break;
       }
@@ -120,7 +127,20 @@ export class Catalog {
     this.db.put(['seq'], this.seq);
   }
 
+  /** Records the index-key format the indexes are now written in (inside the write). */
+  putKeyFormat(format: number): void {
+    this.db.put(['key-format'], format);
+    this.keyFormat = format;
+  }
+
   // ---- lookups -----------------------------------------------------------------------------
+
+  /** Every table of every database. */
+  allTables(): TableState[] {
+    const all: TableState[] = [];
+    for (const tables of this.tables.values()) all.push(...tables.values());
+    return all;
+  }
 
   hasDatabase(name: string): boolean {
     return this.databases.has(normalizeName(name));

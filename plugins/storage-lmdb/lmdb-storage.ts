@@ -70,6 +70,8 @@ export class LmdbStorage implements StoragePort {
       await this.env.write(() => this.catalog.putDatabase(name));
       this.log?.info(`storage: created the default database "${name}" in ${this.dataDir}`);
     }
+    const rebuilt = await this.schema.upgradeIndexKeys();
+    if (rebuilt > 0) this.log?.info(`storage: rebuilt ${rebuilt} index(es) written in an older key format`);
   }
 
   // ---- internal stores ---------------------------------------------------------------------

@@ -25,6 +25,14 @@ export function checkArray<T>(value: T[], param: string): T[] {
   return value;
 }
 
+/**
+ * The index-key format this build writes (plugins/data/index-keys.ts). Raise it whenever the
+ * bytes of a key change; a data folder with an older (or no) format gets its indexes rebuilt
+ * at open, since their keys would compare and sort wrongly.
+ * 2: whole-value text keys with length bytes, exact JSON integers, null flags (issue 7).
+ */
+export const INDEX_KEY_FORMAT = 2;
+
 export class LmdbSchema {
   constructor(
     private readonly env: LmdbEnvironment,
@@ -222,6 +230,33 @@ export class LmdbSchema {
       ts.def = freezeDefinition({ ...ts.def, indexes: ts.def.indexes.filter((x) => !names.includes(x.name)) });
       this.catalog.putTable(ts);
     });
+  }
+
+  /**
+   * Rebuilds every index of a folder written in an older key format, in one all-or-nothing
+   * commit, and records the current format. Returns how many indexes were rebuilt. An index
+   * whose stored rows no longer fit its key (e.g. a value longer than its segment size) stops
+   * the open naming it: nothing is changed, and an older build can still read the folder.
+   */
+  async upgradeIndexKeys(): Promise<number> {
+    if (this.catalog.keyFormat === INDEX_KEY_FORMAT) return 0;
+    let rebuilt = 0;
+    await this.env.writeAtomic(() => {
+      for (const ts of this.catalog.allTables()) {
+        for (const index of ts.indexes) {
+          index.db.clearSync();
+          const error = buildIndex(ts, index);
+          if (error !== null) {
+            throw new EngineError('INVALID_INDEX_DEFINITION', {
+              reason: `index "${index.def.name}" of table "${ts.def.database}.${ts.def.name}" was written in an older key format and cannot be rebuilt: ${error.message}`,
+            });
+          }
+          rebuilt++;
+        }
+      }
+      this.catalog.putKeyFormat(INDEX_KEY_FORMAT);
+    });
+    return rebuilt;
   }
 }
 
