@@ -38,6 +38,21 @@ export const BUILTIN_ROLES: readonly Role[] = Object.freeze([
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** What a resource pattern may look like (docs/roles.md): a typo must not make a deny match nothing. */
+const RESOURCE_PATTERN = /^(\*|system|(database|table|topic|client|account|role):.+)$/;
+
+/** Throws INVALID_PARAMETER naming the first resource pattern of `grants` that names no kind of resource. */
+export function checkResourcePatterns(grants: readonly Grant[] | undefined, param: string): void {
+  grants?.forEach((grant, i) => grant.resources.forEach((resource, j) => {
+    if (!RESOURCE_PATTERN.test(resource)) {
+      throw new EngineError('INVALID_PARAMETER', {
+        param: `${param}[${i}].resources[${j}]`,
+        reason: `"${resource}" is not a resource pattern: use *, system, database:<db>, table:<db>/<table>, topic:<filter>, client:<name>, account:<name> or role:<name>`,
+      });
+    }
+  }));
+}
+
 export class RoleCatalog {
   private readonly fixed = new Map<string, Role>();
   private readonly stored = new Map<string, Role>();
@@ -46,6 +61,10 @@ export class RoleCatalog {
 
   constructor(declared: readonly RoleSetting[] = []) {
     for (const role of BUILTIN_ROLES) this.fixed.set(role.name, role);
+    for (const role of declared) {
+      checkResourcePatterns(role.grants, `roles.${role.name}.grants`);
+      checkResourcePatterns(role.denies, `roles.${role.name}.denies`);
+    }
     for (const role of declared) this.fixed.set(role.name.toLowerCase(), { ...role, name: role.name.toLowerCase(), origin: 'settings' });
   }
 
@@ -78,6 +97,8 @@ export class RoleCatalog {
     const name = role.name.toLowerCase();
     if (!NAME.test(name)) throw new EngineError('INVALID_PARAMETER', { param: 'roleName', reason: 'use 1-64 letters, digits, _ . -' });
     if (this.get(name)) throw new EngineError('ROLE_EXISTS', { role: name });
+    checkResourcePatterns(role.grants, 'grants');
+    checkResourcePatterns(role.denies, 'denies');
     const created: Role = { name, description: role.description, grants: role.grants, denies: role.denies ?? [], origin: 'stored' };
     await this.persist(created);
     return created;
@@ -85,6 +106,8 @@ export class RoleCatalog {
 
   async alter(name: string, change: Partial<Pick<Role, 'description' | 'grants' | 'denies'>>): Promise<Role> {
     const current = this.mutable(name);
+    checkResourcePatterns(change.grants, 'grants');
+    checkResourcePatterns(change.denies, 'denies');
     const altered: Role = { ...current, ...Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) };
     await this.persist(altered);
     return altered;

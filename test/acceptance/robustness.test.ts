@@ -561,7 +561,7 @@ describe('robustness: fuzzed requests get clear errors and never harm stored dat
     state.token = token;
     state.throwaway = await login();
     await actionOk({ api: 'admin', action: 'createAccount', authToken: token, params: { username: 'fzuser', password: 'fzpass', roles: ['reader'] } });
-    await actionOk({ api: 'admin', action: 'createRole', authToken: token, params: { roleName: 'fzrole', grants: [{ commands: ['record.get'], resources: ['main.*'] }] } });
+    await actionOk({ api: 'admin', action: 'createRole', authToken: token, params: { roleName: 'fzrole', grants: [{ commands: ['record.get'], resources: ['table:main/*'] }] } });
   });
 
   after(async () => { await server?.close(); });
@@ -709,7 +709,7 @@ describe('robustness: fuzzed requests get clear errors and never harm stored dat
   });
 
   it('actions: admin api (sessions, accounts, roles)', async () => {
-    const grants = [{ commands: ['record.get', 'record.find'], resources: ['main.*'] }];
+    const grants = [{ commands: ['record.get', 'record.find'], resources: ['table:main/*'] }];
     const templates: ActionTemplate[] = [
       { api: 'admin', action: 'createSession', params: () => ({ username: 'fzuser', password: 'fzpass', description: 'fuzz', defaultApi: 'db', defaultDatabaseName: 'main', defaultOwnerName: 'admin', defaultBinaryFormat: 'hex', defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultResponseOptions: { dataFormat: 'objects' }, idleConnectionTimeoutSeconds: 60, idleCursorTimeoutSeconds: 60 }) },
       { api: 'admin', action: 'alterSession', params: () => ({ description: 'x', defaultApi: 'admin', defaultResponseOptions: null, idleConnectionTimeoutSeconds: 120 }), throwaway: true },
@@ -723,7 +723,7 @@ describe('robustness: fuzzed requests get clear errors and never harm stored dat
       { api: 'admin', action: 'listAccounts', params: () => ({}) },
       { api: 'admin', action: 'assignRolesToAccounts', params: () => ({ usernames: ['fzuser'], roleNames: ['fzrole'] }) },
       { api: 'admin', action: 'revokeRolesFromAccounts', params: () => ({ accounts: ['fzuser'], roleNames: ['fzrole'] }) },
-      { api: 'admin', action: 'createRole', params: () => ({ roleName: fresh('fzr_'), grants, denies: [{ commands: ['record.delete'], resources: ['main.people'] }], description: 'r' }) },
+      { api: 'admin', action: 'createRole', params: () => ({ roleName: fresh('fzr_'), grants, denies: [{ commands: ['record.delete'], resources: ['table:main/people'] }], description: 'r' }) },
       { api: 'admin', action: 'alterRole', params: () => ({ roleName: 'fzrole', grants, description: 'r2' }) },
       { api: 'admin', action: 'deleteRole', params: () => ({ roleName: `fzr_${counter}` }) },
       { api: 'admin', action: 'listRoles', params: () => ({}) },
@@ -864,7 +864,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
   });
   after(async () => { await server?.close(); });
 
-  it('BUG-1a: REST POST /record with a variant value nested 5,000 deep answers 500/12001 instead of 400/4031', async () => {
+  it('BUG-1a (fixed): REST POST /record with a variant value nested 5,000 deep answers 400/4031, not 500', async () => {
     const body = `{"v": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const reply = await send('POST', `${B}/record/main/t`, { body });
     // observed: 500 {"errorCode":12001,"errorMessage":"internal error: Maximum call stack size exceeded"}
@@ -873,7 +873,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.equal((await readAll('t')).length, 2);
   });
 
-  it('BUG-1b: REST PATCH/PUT with a variant value nested 5,000 deep answers 500/12001', async () => {
+  it('BUG-1b (fixed): REST PATCH/PUT with a variant value nested 5,000 deep answers 400, not 500', async () => {
     for (const method of ['PATCH', 'PUT']) {
       const reply = await send(method, `${B}/record/main/t/1`, { body: `{"v": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}` });
       assert.equal(reply.status, 400, `${method}: ${reply.text}`);
@@ -882,7 +882,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.deepEqual(await restOk('GET', '/record/main/t/1'), { name: 'Ann', v: null });
   });
 
-  it('BUG-1c: action insertRecords with a variant value nested 5,000 deep answers errorCode 12001', async () => {
+  it('BUG-1c (fixed): action insertRecords with a variant value nested 5,000 deep answers a client error, not 12001', async () => {
     const token = await login();
     const body = `{"api": "db", "action": "insertRecords", "authToken": "${token}", "params": {"tableName": "t", "sourceData": [{"v": ${'['.repeat(5000)}${']'.repeat(5000)}}]}}`;
     const reply = await send('POST', `${server.http}/api`, { auth: null, body });
@@ -890,7 +890,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.equal(reply.json.errorCode, 4031, reply.text);
   });
 
-  it('BUG-1d: a variant nested 3,000 deep is stored (json columns stop at 512), then getRecordsByTable with includePaths answers 12001', async () => {
+  it('BUG-1d (fixed): a variant nested 3,000 deep is refused or read back, never 12001 (json columns stop at 512)', async () => {
     const created = await send('POST', `${B}/record/main/t`, { body: `{"name": "deep", "v": ${'['.repeat(3000)}${']'.repeat(3000)}}` });
     // observed: 200 {"_ids":[3]}; a json column would refuse this with 4031 "JSON value is nested too deeply"
     const token = await login();
@@ -901,7 +901,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.equal(created.status, 400, `a variant nested 3,000 deep was accepted: ${created.text}`);
   });
 
-  it('BUG-2a: a malformed percent-encoding in a REST path answers fastify\'s own body, not {errorCode, errorMessage}', async () => {
+  it('BUG-2a (fixed): a malformed percent-encoding in a REST path answers {errorCode, errorMessage}, not fastify\'s own body', async () => {
     const reply = await send('GET', `${B}/table/%E0%A4%A`);
     // observed: 400 {"error":"Bad Request","code":"FST_ERR_BAD_URL","message":"'/engine/api/v1/table/%E0%A4%A' is not a valid url component","statusCode":400}
     assert.equal(reply.status, 400, reply.text);
@@ -909,7 +909,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.ok(reply.json.errorMessage, reply.text);
   });
 
-  it('BUG-2b: a table/index name longer than 100 characters in the path answers 414 with fastify\'s body, not {errorCode, errorMessage}', async () => {
+  it('BUG-2b (fixed): a table/index name longer than 100 characters in the path answers 414 with {errorCode, errorMessage}', async () => {
     const reply = await send('POST', `${B}/table/main/${'t'.repeat(200)}`, { body: '{"fields": [{"name": "a", "type": "integer"}]}' });
     // observed: 414 {"error":"Bad Request","code":"FST_ERR_MAX_PARAM_LENGTH","message":"'/engine/api/v1/table/main/ttt…' is not a valid url component","statusCode":414}
     assert.ok(Number.isInteger(reply.json?.errorCode), `no errorCode: HTTP ${reply.status} ${reply.text.slice(0, 200)}`);
@@ -917,7 +917,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.ok(reply.status === 400 || reply.status === 414);
   });
 
-  it('BUG-2c: a URL over the header-size limit (70,000-character table name) answers 431 with fastify\'s body, not {errorCode, errorMessage}', async () => {
+  it('BUG-2c (fixed): a URL over the header-size limit (70,000-character table name) answers 431 with {errorCode, errorMessage}', async () => {
     const reply = await send('GET', `${B}/index/main/${'t'.repeat(70_000)}`);
     // observed: 431 {"error":"Request Header Fields Too Large","message":"Exceeded maximum allowed HTTP header size","statusCode":431}
     assert.ok(Number.isInteger(reply.json?.errorCode), `no errorCode: HTTP ${reply.status} ${reply.text.slice(0, 200)}`);
@@ -926,7 +926,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
 
   const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
 
-  it('BUG-4a: POST /api with a requestId nested 5,000 deep answers HTTP 500 / 12001 (the envelope must answer 200)', async () => {
+  it('BUG-4a (fixed): POST /api with a requestId nested 5,000 deep answers HTTP 200 with an envelope, not 500', async () => {
     const reply = await send('POST', `${server.http}/api`, { auth: null, body: `{"action": "pingSession", "requestId": ${deep}}` });
     // observed: 500 {"authToken":"","result":{},"errorCode":12001,"errorMessage":"internal error: Maximum call stack size exceeded"}
     // (requestId nested 4,000 deep is echoed fine)
@@ -934,7 +934,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.notEqual(reply.json.errorCode, 12001, reply.text.slice(0, 200));
   });
 
-  it('BUG-4b: POST /api with debug "max" and a params value nested 5,000 deep answers HTTP 500 / 12001', async () => {
+  it('BUG-4b (fixed): POST /api with debug "max" and a params value nested 5,000 deep answers an envelope, not 500', async () => {
     const reply = await send('POST', `${server.http}/api`, { auth: null, body: `{"action": "pingSession", "debug": "max", "params": {"x": ${deep}}}` });
     // observed: 500 {"authToken":"","result":{},"errorCode":12001,"errorMessage":"internal error: Maximum call stack size exceeded"}
     // (the same envelope without debug answers 200 / errorCode 0)
@@ -942,7 +942,7 @@ describe('robustness: fixed bugs (minimal reproductions kept as regression tests
     assert.notEqual(reply.json.errorCode, 12001, reply.text.slice(0, 200));
   });
 
-  it('BUG-4c: an enum option (responseOptions.dataFormat, params.binaryFormat) nested 5,000 deep answers 12001 instead of 12012', async () => {
+  it('BUG-4c (fixed): an enum option (responseOptions.dataFormat, params.binaryFormat) nested 5,000 deep answers 12012, not 12001', async () => {
     const token = await login();
     const bodies = [
       `{"action": "pingSession", "responseOptions": {"dataFormat": ${deep}}}`,

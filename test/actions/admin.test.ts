@@ -213,6 +213,14 @@ describe('actions: admin api', function () {
   });
 
   describe('roles', function () {
+    it('refuses a resource pattern that names no kind of resource (a deny written so would match nothing)', async function () {
+      const root = await login(server);
+      const refused = await fails(server, admin('createRole', root, { roleName: 'typo', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['record.*'], resources: ['main.secret'] }] }), 12012);
+      assert.match(refused.errorMessage, /denies\[0\]\.resources\[0\].*main\.secret/);
+      await ok(server, admin('createRole', root, { roleName: 'typo', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['record.*'], resources: ['table:main/secret'] }] }));
+      await fails(server, admin('alterRole', root, { roleName: 'typo', grants: [{ commands: ['*'], resources: ['tables:main/x'] }] }), 12012);
+    });
+
     it('createRole, listRoles, alterRole, assign, revoke, deleteRole', async function () {
       await ok(server, admin('createAccount', root, { username: 'dave', password: 'pw-dave' }));
       const dave = await login(server, 'dave', 'pw-dave');

@@ -159,6 +159,12 @@ describe('parsedFilter (parsed trees shared by text)', () => {
     assert.deepEqual(parsedFilter('n == 0'), first);
   });
 
+  it('does not keep long texts (memory stays bounded by count and length)', () => {
+    const long = `${'n == 1 || '.repeat(300)}n == 2`;
+    assert.notEqual(parsedFilter(long), parsedFilter(long));
+    assert.deepEqual(parsedFilter(long), parsedFilter(long));
+  });
+
   it('caches no error: a bad filter fails every time', () => {
     assert.throws(() => parsedFilter('n == '), EngineError);
     assert.throws(() => parsedFilter('n == '), EngineError);
