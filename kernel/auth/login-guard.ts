@@ -3,7 +3,8 @@
  * `createSession` action, MQTT CONNECT. It answers a recently verified pair from the accounts'
  * cache; otherwise it refuses (TOO_MANY_FAILED_LOGINS) while the account name or the remote
  * address is backing off after failures (login-throttle.ts), else checks the password in the
- * bounded hashing pool (an unknown account costs the same check) and counts the outcome.
+ * bounded hashing pool (an unknown account costs the same check; a name no account can have is
+ * refused without one) and counts the outcome.
  * Addresses many clients share (a reverse proxy's) count per account only: one client's
  * failures must not lock every other client out.
  */
@@ -41,6 +42,12 @@ export class LoginGuard {
     if (address !== undefined && !this.sharedAddresses.has(address)) keys.push(`address:${address}`);
     const waitMs = this.throttle.waitMs(keys);
     if (waitMs > 0) throw new EngineError('TOO_MANY_FAILED_LOGINS', { retryAfter: Math.ceil(waitMs / 1000) });
+    if (accountKey === undefined) {
+      // No account can have this name (the name rules are public): refused without a hash, so a
+      // flood of such names takes no hashing worker from real logins.
+      this.throttle.failed(keys);
+      throw new EngineError('BAD_CREDENTIALS');
+    }
     try {
       const principal = await this.accounts.verifyCredentials(attempt.username, attempt.password);
       if (accountKey) this.throttle.succeeded(accountKey);

@@ -125,6 +125,14 @@ describe('logins: bounded hashing, backoff, no enumeration', function () {
       assert.equal(checks() - before, 1, 'through REST as well');
     });
 
+    it('a name no account can have is refused without a password check (the name rules are public)', async () => {
+      const checks = () => server.engine.passwordHasher.stats.done;
+      const before = checks();
+      assert.equal((await createSession(server, '127.0.0.1', 'not a name!', 'wrong')).errorCode, 12033);
+      assert.equal((await restGet(server, '127.0.0.1', ['x'.repeat(65), 'wrong'])).status, 401);
+      assert.equal(checks() - before, 0);
+    });
+
     it('runs at most password_hash_workers checks at once, none of them in libuv\'s thread pool', async () => {
       let scryptInThreadPool = 0;
       const hook = createHook({ init(_id, type) { if (type === 'SCRYPTREQUEST') scryptInThreadPool++; } }).enable();
