@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { EngineError, type ErrorId } from '../errors';
 import type { CompareOp, FilterNode } from './filter-ast';
-import type { KeyRange, MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
+import type { CursorSlices, KeyRange, MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
 import type { ColumnInput, Row } from './types';
 
 function isError(id: ErrorId): (error: unknown) => boolean {
@@ -654,6 +654,93 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(ids(byId.fetch(2, 'forward')), [1, 2]);
         assert.deepEqual(byId.fetch(2, 'backward').length, 1);
         byId.close();
+      });
+
+      it('sliced cursor methods (when provided) give what the plain ones give, whatever the slice size', async function () {
+        const probe = store.openCursor(main, 'nums', {});
+        const provided = probe.fetchSliced !== undefined && probe.skipSliced !== undefined && probe.hasMoreSliced !== undefined;
+        probe.close();
+        if (!provided) this.skip(); // optional methods; LMDB provides them
+        const even = compare('grp', '==', 'even');
+        const none = compare('grp', '==', 'none');
+        type Step = ['fetch' | 'skip', number, 'forward' | 'backward'] | ['hasMore', 'forward' | 'backward'] | ['moveTo', 'start' | 'end'];
+        const script: Step[] = [
+          ['hasMore', 'backward'], ['fetch', 3, 'forward'], ['fetch', 2, 'backward'], ['hasMore', 'backward'], ['skip', 4, 'forward'],
+          ['fetch', 0, 'forward'], ['fetch', 2, 'forward'], ['hasMore', 'forward'], ['skip', 100, 'backward'], ['fetch', 1, 'backward'],
+          ['fetch', 3, 'forward'], ['moveTo', 'end'], ['hasMore', 'forward'], ['fetch', 3, 'backward'], ['skip', 2, 'backward'],
+          ['fetch', 100, 'forward'], ['hasMore', 'forward'], ['fetch', 2, 'backward'], ['moveTo', 'start'], ['skip', 3, 'forward'],
+          ['fetch', 100, 'backward'], ['fetch', 100, 'forward'], ['fetch', 5, 'forward'], ['hasMore', 'backward'],
+        ];
+        const tx = store.beginTransaction();
+        await store.insertRecords(main, 'nums', [{ n: 30, grp: 'even', word: 'tx' }, { n: 0, grp: 'even', word: 'tx' }], { transactionId: tx });
+        await store.patchRecords(main, 'nums', [{ id: 4, row: { grp: 'odd' } }], { transactionId: tx });
+        const cases: Array<Parameters<StoragePort['openCursor']>[2]> = [
+          {}, { filter: even }, { filter: none }, { index: 'by_n', filter: even, skip: 2 }, { index: 'by_n', reverse: true, filter: even },
+          { index: 'by_n', reverse: true, skip: 25 }, { index: 'by_grp_n', range: { prefix: { values: ['odd'] } }, filter: compare('n', '>', 6) },
+          { index: 'by_n', filter: even, transactionId: tx }, { filter: even, reverse: true, skip: 1, transactionId: tx },
+        ];
+        /** Runs a sliced operation to its end; checks that no slice visits more than asked. */
+        const finish = <T>(operation: CursorSlices<T>, sliceSize: number): T => {
+          for (let slices = 0; ; slices++) {
+            const step = operation.next(sliceSize);
+            assert.ok(slices <= 60 / sliceSize + 2, 'a slice visits at most maxVisits entries');
+            if (step.done) {
+              assert.deepEqual(operation.next(sliceSize), step, 'done stays done, with the same result');
+              return step.value;
+            }
+          }
+        };
+        for (const options of cases) {
+          for (const sliceSize of [1, 2, 7, 1000]) {
+            const plain = store.openCursor(main, 'nums', options);
+            const sliced = store.openCursor(main, 'nums', options);
+            for (const step of script) {
+              const what = `${JSON.stringify(options, (key, value) => (key === 'filter' ? `${value.left.name} ${value.op} ${value.right.text}` : value))} in slices of ${sliceSize}: ${step.join(' ')}`;
+              if (step[0] === 'moveTo') {
+                plain.moveTo(step[1]);
+                sliced.moveTo(step[1]);
+              } else if (step[0] === 'hasMore') {
+                assert.equal(finish(sliced.hasMoreSliced!(step[1]), sliceSize), plain.hasMore(step[1]), what);
+              } else if (step[0] === 'skip') {
+                assert.equal(finish(sliced.skipSliced!(step[1], step[2]), sliceSize), plain.skip(step[1], step[2]), what);
+              } else {
+                assert.deepEqual(ids(finish(sliced.fetchSliced!(step[1], step[2]), sliceSize)), ids(plain.fetch(step[1], step[2])), what);
+              }
+            }
+            assert.equal(sliced.exhausted, plain.exhausted);
+            plain.close();
+            sliced.close();
+          }
+        }
+        store.rollbackTransaction(tx);
+
+        // An unfinished operation keeps its resume key to itself: the position moves when it finishes.
+        const cursor = store.openCursor(main, 'nums', { index: 'by_n', filter: compare('n', '>', 17) });
+        const skipping = cursor.skipSliced!(2, 'forward');
+        assert.equal(skipping.next(3).done, false, 'three visits do not reach n = 18');
+        assert.equal(cursor.hasMore('backward'), false, 'mid-slice, the cursor still stands before its first record');
+        assert.deepEqual(skipping.next(100), { done: true, value: 2 });
+        assert.deepEqual(col(cursor.fetch(5, 'backward'), 'n'), [18]);
+        // Another operation moving the cursor meanwhile: the unfinished one refuses to go on.
+        cursor.moveTo('start');
+        const fetching = cursor.fetchSliced!(1, 'forward');
+        assert.equal(fetching.next(1).done, false, 'n = 1 does not match');
+        cursor.moveTo('end');
+        assert.throws(() => fetching.next(100), /another operation/);
+        assert.deepEqual(col(cursor.fetch(1, 'backward'), 'n'), [20], 'the refused operation moved nothing');
+        // Closed or dropped between slices.
+        const pending = cursor.fetchSliced!(1, 'backward');
+        const peeking = cursor.hasMoreSliced!('backward');
+        cursor.close();
+        throwsWith(() => pending.next(100), 'CURSOR_NOT_FOUND');
+        assert.deepEqual(peeking.next(100), { done: true, value: false });
+        throwsWith(() => cursor.fetchSliced!(1, 'forward'), 'CURSOR_NOT_FOUND');
+        const onIndex = store.openCursor(main, 'nums', { index: 'by_n', filter: none });
+        const walking = onIndex.fetchSliced!(1, 'forward');
+        assert.equal(walking.next(2).done, false);
+        await store.deleteIndexes(main, 'nums', ['by_n']);
+        throwsWith(() => walking.next(100), 'INDEX_NOT_FOUND');
+        onIndex.close();
       });
 
       it('sees writes committed between cursor fetches', async () => {

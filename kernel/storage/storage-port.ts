@@ -89,7 +89,22 @@ export interface StoredValues {
   values: readonly unknown[];
 }
 
-/** A positioned read over a table or index; `fetch` streams from the store (no full scans). */
+/**
+ * A positioned read over a table or index; `fetch` streams from the store (no full scans).
+ *
+ * The position is the key of the last record returned or skipped (or one of the two ends). With a
+ * filter, `fetch`, `skip` and `hasMore` may visit far more entries than they return: a store can
+ * offer the optional sliced forms (`fetchSliced`, `skipSliced`, `hasMoreSliced`), which give the
+ * same results as the plain methods while visiting at most `maxVisits` entries per
+ * `CursorSlices.next` call, so that the caller can let the event loop run between slices. Stores
+ * without them are used through the plain methods.
+ *
+ * A sliced operation keeps its own resume key (the last entry it visited) and moves the cursor's
+ * position only when it finishes, exactly where the plain method would have put it. Until then
+ * the cursor must serve no other operation: plugins/data runs one operation per cursor at a time.
+ * A sliced operation that finds the cursor moved by another one meanwhile throws (it never
+ * continues from a position that is no longer the cursor's).
+ */
 export interface RecordCursor {
   /** Reads up to `count` records moving forward (or backward) from the current position. */
   fetch(count: number, direction: 'forward' | 'backward'): StoredRecord[];
@@ -102,6 +117,25 @@ export interface RecordCursor {
   /** Moves before the first record ('start') or after the last ('end'). */
   moveTo(end: 'start' | 'end'): void;
   close(): void;
+
+  /** Optional: `fetch` in slices (same records, same final position). */
+  fetchSliced?(count: number, direction: 'forward' | 'backward'): CursorSlices<StoredRecord[]>;
+  /** Optional: `skip` in slices (same count, same final position). */
+  skipSliced?(count: number, direction: 'forward' | 'backward'): CursorSlices<number>;
+  /** Optional: `hasMore` in slices (`exhausted` is `!hasMore('forward')`). */
+  hasMoreSliced?(direction: 'forward' | 'backward'): CursorSlices<boolean>;
+}
+
+/** One cursor operation carried out in slices (RecordCursor.fetchSliced and the like). */
+export interface CursorSlices<T> {
+  /**
+   * Goes on visiting at most `maxVisits` entries; once the operation is finished, `done` with its
+   * result (the plain method's result), and the same again on later calls. Each slice re-opens
+   * the range after the last visited entry, so it sees commits made since the previous slice.
+   * Throws what the plain method throws (CURSOR_NOT_FOUND after `close`, TABLE_NOT_FOUND,
+   * INDEX_NOT_FOUND), checked at every slice.
+   */
+  next(maxVisits: number): { done: false } | { done: true; value: T };
 }
 
 /** A read going on in slices (StoragePort.openScan). */
