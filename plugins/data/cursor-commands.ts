@@ -7,17 +7,56 @@
  * cursor needs no grant (it only releases it). The cursor must be the caller's (same authToken
  * session, or same account without a session): anything else is CURSOR_NOT_FOUND, answered
  * before any role check so ids cannot be probed.
+ *
+ * Long walks yield to the event loop (the broker shares it), as record.find does: with a filter,
+ * the skip of cursor.open and a fetch's skip, records and `more` may visit far more entries than
+ * they return, so they run through the cursor's sliced methods (when the store offers them),
+ * VISITS_PER_TURN entries at a time; so does a skip over more than VISITS_PER_TURN records.
+ * Other steps visit no more entries than they return and stay synchronous. One operation per
+ * cursor runs at a time (CursorRegistry.exclusive).
  */
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
 } from './command-types';
 import type { CommandContext, Resource } from '../../kernel/bus/command';
+import type { CursorSlices, RecordCursor, StoredRecord } from '../../kernel/storage/storage-port';
 import { ownerOf, tableCall, tableResource, type DataContext } from './data-context';
+import type { CursorEntry, CursorRegistry } from './cursor-registry';
 import { RecordEncoder, resolveFormat } from './record-codec';
-import { prepareRead } from './query-commands';
+import { VISITS_PER_TURN, nextTurn, prepareRead } from './query-commands';
 import { MAX_PAGE, formatSchema, inTable, readProperties } from './schemas';
 
 const cursorIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+type Direction = 'forward' | 'backward';
+
+/** Runs a sliced cursor operation, letting the event loop run between slices; the cursor must stay open. */
+async function inSlices<T>(cursors: CursorRegistry, entry: CursorEntry, operation: CursorSlices<T>): Promise<T> {
+  for (;;) {
+    const step = operation.next(VISITS_PER_TURN);
+    if (step.done) return step.value;
+    await nextTurn();
+    cursors.stillOpen(entry);
+  }
+}
+
+/** Whether skipping `count` records may walk far more than VISITS_PER_TURN entries. */
+function longSkip(filtered: boolean, count: number): boolean {
+  return count > VISITS_PER_TURN || (filtered && count > 0);
+}
+
+async function skipInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<number> {
+  const { cursor } = entry;
+  return cursor.skipSliced ? inSlices(cursors, entry, cursor.skipSliced(count, direction)) : cursor.skip(count, direction);
+}
+
+/** A fetch's records and `more`, in slices (a filtered cursor). */
+async function fetchInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<{ stored: StoredRecord[]; more: boolean }> {
+  const cursor: RecordCursor = entry.cursor;
+  const stored = cursor.fetchSliced ? await inSlices(cursors, entry, cursor.fetchSliced(count, direction)) : cursor.fetch(count, direction);
+  const more = cursor.hasMoreSliced ? await inSlices(cursors, entry, cursor.hasMoreSliced(direction)) : cursor.hasMore(direction);
+  return { stored, more };
+}
 
 export function registerCursorCommands(data: DataContext): void {
   const { bus } = data.engine;
@@ -33,13 +72,7 @@ export function registerCursorCommands(data: DataContext): void {
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const read = prepareRead(table, p);
       const cursor = storage.openCursor(database, table.name, { ...read.options, ...(transactionId ? { transactionId } : {}) });
-      try {
-        if (p.skip) cursor.skip(p.skip, 'forward');
-      } catch (error) {
-        cursor.close();
-        throw error;
-      }
-      const entry = data.cursors.add({
+      const newCursor = {
         owner: ownerOf(ctx),
         database,
         table,
@@ -49,8 +82,30 @@ export function registerCursorCommands(data: DataContext): void {
         format: read.format,
         fields: read.encoder.fields,
         encoder: read.encoder,
+        filtered: read.options.filter !== undefined,
+      };
+      const skip = p.skip ?? 0;
+      if (!longSkip(newCursor.filtered, skip)) {
+        try {
+          if (skip) cursor.skip(skip, 'forward');
+        } catch (error) {
+          cursor.close();
+          throw error;
+        }
+        const entry = data.cursors.add(newCursor);
+        return { cursorId: entry.id, fields: entry.fields };
+      }
+      // Registered before the skip, so that closing the table, the session or everything closes it meanwhile.
+      const entry = data.cursors.add(newCursor);
+      return data.cursors.exclusive(entry, async () => {
+        try {
+          await skipInSlices(data.cursors, entry, skip, 'forward');
+        } catch (error) {
+          data.cursors.discard(entry);
+          throw error;
+        }
+        return { cursorId: entry.id, fields: entry.fields };
       });
-      return { cursorId: entry.id, fields: entry.fields };
     },
   });
 
@@ -73,14 +128,32 @@ export function registerCursorCommands(data: DataContext): void {
     handler: (p, ctx) => {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
       data.engine.authorize(ctx, 'record.find', { kind: 'table', database: entry.database, table: entry.table.name });
-      const direction = p.direction ?? 'forward';
-      const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
-      if (p.from === 'start' || p.from === 'end') entry.cursor.moveTo(p.from);
-      if (p.skip) entry.cursor.skip(p.skip, direction);
-      const stored = entry.cursor.fetch(p.count, direction);
-      const records = new Array<EncodedRecord>(stored.length);
-      for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
-      return { fields: encoder.fields, records, more: entry.cursor.hasMore(direction), idDeclared: entry.table.idDeclared };
+      return data.cursors.exclusive(entry, () => {
+        const { cursor } = entry;
+        const direction = p.direction ?? 'forward';
+        const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
+        const page = (stored: StoredRecord[], more: boolean): CursorFetchResult => {
+          const records = new Array<EncodedRecord>(stored.length);
+          for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
+          return { fields: encoder.fields, records, more, idDeclared: entry.table.idDeclared };
+        };
+        if (p.from === 'start' || p.from === 'end') cursor.moveTo(p.from);
+        const skip = p.skip ?? 0;
+        if (!entry.filtered && !longSkip(false, skip)) {
+          // No filter: a fetch visits the records it returns, and `more` one more (the hot path).
+          if (skip) cursor.skip(skip, direction);
+          return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
+        }
+        return (async () => {
+          if (skip) {
+            if (longSkip(entry.filtered, skip)) await skipInSlices(data.cursors, entry, skip, direction);
+            else cursor.skip(skip, direction);
+          }
+          if (!entry.filtered) return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
+          const { stored, more } = await fetchInSlices(data.cursors, entry, p.count, direction);
+          return page(stored, more);
+        })();
+      });
     },
   });
 

@@ -6,6 +6,12 @@
  *
  * A cursor of another owner answers CURSOR_NOT_FOUND, exactly like an unknown or expired one, so
  * ids cannot be probed.
+ *
+ * One operation per cursor at a time (`exclusive`): a filtered fetch runs in slices and lets the
+ * event loop serve others between them, so a second fetch of the same cursor can arrive
+ * meanwhile; it waits for the first to finish, then runs from where the first left the cursor
+ * (as if the client had waited for the answer). Closing does not wait: an operation going on
+ * fails with CURSOR_NOT_FOUND at its next slice, and one waiting its turn when it starts.
  */
 import { randomBytes } from 'node:crypto';
 import type { Resource } from '../../kernel/bus/command';
@@ -31,10 +37,14 @@ export interface CursorEntry {
   readonly fields: ColumnDefinition[];
   /** Encoder for `select` in `format` (a fetch with its own format builds another). */
   readonly encoder: RecordEncoder;
+  /** Whether the read has a filter: its fetches may visit far more entries than they return. */
+  readonly filtered: boolean;
   lastUsedAt: number;
+  /** Settles when the operations started on the cursor so far have finished (`exclusive`). */
+  busy: Promise<void> | undefined;
 }
 
-export type NewCursor = Omit<CursorEntry, 'id' | 'lastUsedAt'>;
+export type NewCursor = Omit<CursorEntry, 'id' | 'lastUsedAt' | 'busy'>;
 
 export class CursorRegistry {
   private readonly cursors: IdleRegistry<CursorEntry>;
@@ -55,7 +65,7 @@ export class CursorRegistry {
   }
 
   add(cursor: NewCursor): CursorEntry {
-    const entry: CursorEntry = { ...cursor, id: randomBytes(18).toString('base64url'), lastUsedAt: 0 };
+    const entry: CursorEntry = { ...cursor, id: randomBytes(18).toString('base64url'), lastUsedAt: 0, busy: undefined };
     return this.cursors.add(entry.id, entry);
   }
 
@@ -73,6 +83,39 @@ export class CursorRegistry {
     return entry;
   }
 
+  /**
+   * Runs `operation` on the cursor once the operations started on it before have finished,
+   * whatever their outcome. When none is going on and `operation` returns a plain value (a fetch
+   * that needs no slices), it runs at once and nothing is queued.
+   */
+  exclusive<T>(entry: CursorEntry, operation: () => T | Promise<T>): T | Promise<T> {
+    if (entry.busy === undefined) {
+      const result = operation();
+      if (result instanceof Promise) this.holdUntil(entry, result);
+      return result;
+    }
+    const queued = entry.busy.then(() => {
+      this.stillOpen(entry); // closed while it waited its turn?
+      return operation();
+    });
+    this.holdUntil(entry, queued);
+    return queued;
+  }
+
+  /** Between two slices (or after waiting its turn): the cursor is still open; marks it as used. Throws CURSOR_NOT_FOUND. */
+  stillOpen(entry: CursorEntry): void {
+    if (this.cursors.get(entry.id) !== entry) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: entry.id });
+    this.cursors.touch(entry);
+  }
+
+  private holdUntil(entry: CursorEntry, operation: Promise<unknown>): void {
+    const settled = operation.then(() => undefined, () => undefined);
+    entry.busy = settled;
+    void settled.then(() => {
+      if (entry.busy === settled) entry.busy = undefined;
+    });
+  }
+
   /** The table a cursor of the owner reads: what each later step of the cursor is authorized on. */
   resourceOf(owner: string, cursorId: string): Resource {
     const entry = this.find(owner, cursorId);
@@ -82,6 +125,11 @@ export class CursorRegistry {
   /** Closes the owner's cursor; throws CURSOR_NOT_FOUND like `find`. */
   close(owner: string, cursorId: string): void {
     this.remove(this.find(owner, cursorId));
+  }
+
+  /** Closes a cursor whose opening failed after it was registered (see cursor.open). */
+  discard(entry: CursorEntry): void {
+    this.remove(entry);
   }
 
   closeOwner(owner: string): void {

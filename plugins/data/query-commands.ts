@@ -130,13 +130,18 @@ export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: 
  */
 export const VISITS_PER_TURN = 1000;
 
+/** Resolves after the event loop has served what was waiting (I/O included): between two slices. */
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 async function readInSlices(scan: RecordScan): Promise<StoredRecord[]> {
   const records: StoredRecord[] = [];
   for (;;) {
     const slice = scan.next(VISITS_PER_TURN);
     for (const record of slice.records) records.push(record);
     if (slice.done) return records;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }
 

@@ -120,7 +120,7 @@ describe('data commands: cursors and transactions', () => {
       const clock = new ManualClock(0);
       const expiry = new IdleExpiry(clock);
       const registry = new CursorRegistry(expiry, () => 1000);
-      const base = { owner: 'a', database: 'main', table: {} as any, index: undefined, cursor: fake, select: undefined, format: {} as any, fields: [], encoder: {} as any };
+      const base = { owner: 'a', database: 'main', table: {} as any, index: undefined, cursor: fake, select: undefined, format: {} as any, fields: [], encoder: {} as any, filtered: false };
       const one = registry.add(base);
       const two = registry.add(base);
       clock.advanceSeconds(0.9);

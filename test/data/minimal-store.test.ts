@@ -6,18 +6,31 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
 import { registerDataCommands } from '../../plugins/data/register-data-commands';
-import type { StoragePort } from '../../kernel/storage/storage-port';
+import type { RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
 import type { CommandContext } from '../../kernel/bus/command';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { startServer, type TestServer } from '../helpers/server';
 
-const OPTIONAL = new Set(['getRecordValues', 'readRecordValues', 'insertValues']);
+const OPTIONAL = new Set(['getRecordValues', 'readRecordValues', 'insertValues', 'openScan']);
+
+/** A cursor seen through its required methods only (no sliced forms). */
+function plainCursor(cursor: RecordCursor): RecordCursor {
+  return {
+    fetch: (count, direction) => cursor.fetch(count, direction),
+    skip: (count, direction) => cursor.skip(count, direction),
+    get exhausted() { return cursor.exhausted; },
+    hasMore: (direction) => cursor.hasMore(direction),
+    moveTo: (end) => cursor.moveTo(end),
+    close: () => cursor.close(),
+  };
+}
 
 /** The LMDB store seen through the required methods only. */
 function requiredOnly(store: StoragePort): StoragePort {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (typeof property === 'string' && OPTIONAL.has(property)) return undefined;
+      if (property === 'openCursor') return (...args: Parameters<StoragePort['openCursor']>) => plainCursor(target.openCursor(...args));
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -57,6 +70,11 @@ async function scenario(minimal: boolean): Promise<unknown[]> {
     await exec('transaction.rollback', { transactionId: tx.transactionId });
     const cursor = await exec('cursor.open', { ...T, index: 'by_age' });
     out.push(await exec('cursor.fetch', { cursorId: cursor.cursorId, count: 2 }));
+    // A filter: the full store walks in slices, the minimal one through the plain methods.
+    const filtered = await exec('cursor.open', { ...T, index: 'by_age', filter: 'age > 25', skip: 1 });
+    out.push(await exec('cursor.fetch', { cursorId: filtered.cursorId, count: 5 }));
+    out.push(await exec('cursor.fetch', { cursorId: filtered.cursorId, count: 5, direction: 'backward', skip: 0 }));
+    out.push(await exec('cursor.fetch', { cursorId: filtered.cursorId, count: 1, from: 'start', skip: 1 }));
     return out;
   } finally {
     await server.close();
@@ -70,5 +88,7 @@ describe('data commands over a store without the optional port methods', () => {
     assert.deepEqual(minimal, full);
     const found = full[2] as { records: Array<{ name: string }> };
     assert.deepEqual(found.records.map((r) => r.name), ['ann', 'cy']);
+    const names = (i: number): string[] => (full[i] as { records: Array<{ name: string }> }).records.map((r) => r.name);
+    assert.deepEqual([names(6), names(7), names(8)], [['cy'], ['ann'], ['cy']]);
   });
 });
