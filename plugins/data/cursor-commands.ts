@@ -102,6 +102,7 @@ export function registerCursorCommands(data: DataContext): void {
           await skipInSlices(data.cursors, entry, skip, 'forward');
         } catch (error) {
           data.cursors.discard(entry);
+          storage.getTable(database, table.name); // deleted meanwhile: TABLE_NOT_FOUND, not the closed cursor's CURSOR_NOT_FOUND
           throw error;
         }
         return { cursorId: entry.id, fields: entry.fields };

@@ -5,7 +5,7 @@
  * test/rest/long-scan.test.ts, through POST /api.
  */
 import assert from 'node:assert/strict';
-import type { StoragePort } from '../../kernel/storage/storage-port';
+import type { CursorSlices, StoragePort } from '../../kernel/storage/storage-port';
 import type { TestServer } from '../helpers/server';
 import { admin, db, login, ok, post, startActionServer } from './action-client';
 
@@ -24,6 +24,10 @@ describe('actions: long cursor walks', function () {
   let openCursor: StoragePort['openCursor'];
   /** Called when a cursor starts to fetch or skip (plain or sliced), while armed. */
   let walking: (() => void) | undefined;
+  /** The walking methods called on cursors, in order. */
+  const calls: Walk[] = [];
+  /** While set, the slices of sliced operations make no progress (their walk waits for the test). */
+  let held: Promise<void> | undefined;
 
   before(async () => {
     server = await startActionServer();
@@ -44,7 +48,11 @@ describe('actions: long cursor walks', function () {
         if (method === undefined) continue;
         methods[name] = (...params: unknown[]) => {
           walking?.();
-          return method.apply(cursor, params);
+          calls.push(name);
+          const result = method.apply(cursor, params);
+          if (!name.endsWith('Sliced')) return result;
+          const operation = result as CursorSlices<unknown>;
+          return { next: (maxVisits: number) => (held !== undefined ? { done: false } : operation.next(maxVisits)) };
         };
       }
       return cursor;
@@ -152,15 +160,47 @@ describe('actions: long cursor walks', function () {
     assert.deepEqual(ns(await fetch(cursorId, { fetchRecords: -1 })), [RARE[0]], 'the position is the last record returned');
   });
 
+  it('skips far without a filter in slices too; a fetch without a filter stays one call', async () => {
+    calls.length = 0;
+    const opened = await ok(server, db('getRecordsByIndex', token, { tableName: 'readings', indexName: 'by_n', returnCursor: true, skipRecords: 30_000 }));
+    assert.deepEqual(ns(await fetch(opened.cursorId, { fetchRecords: 2, skipRecords: 1000 })), [31_000, 31_001]);
+    assert.deepEqual(calls, ['skipSliced', 'skip', 'fetch']);
+    const fetched = await fetch(opened.cursorId, { fetchRecords: -2, skipRecords: 21_000 });
+    assert.deepEqual(ns(fetched), [10_000, 9_999], "skipped 30,000 down to 10,001");
+    assert.equal(fetched.moreRecords, true);
+  });
+
+  /** Holds the walks of sliced operations while `during` runs, once a cursor starts to walk. */
+  async function whileWalking(request: Promise<unknown>, started: Promise<void>, during: () => Promise<void>): Promise<void> {
+    let release!: () => void;
+    held = new Promise<void>((resolve) => { release = resolve; });
+    try {
+      await started;
+      walking = undefined;
+      await during();
+    } finally {
+      held = undefined;
+      release();
+    }
+    await request;
+  }
+
   it('a cursor closed while its fetch walks ends the fetch with 4080', async () => {
     const cursorId = await open("kind == 'none'");
     const started = new Promise<void>((resolve) => { walking = resolve; });
     const walk = post(server, db('getRecordsFromCursor', token, { cursorId, fetchRecords: 10 }));
-    await started;
-    walking = undefined;
-    await ok(server, db('closeCursor', token, { cursorId }));
+    await whileWalking(walk, started, async () => { await ok(server, db('closeCursor', token, { cursorId })); });
     const response = await walk;
     assert.equal(response.status, 200);
     assert.equal(response.json.errorCode, 4080, response.text);
+  });
+
+  it('a table deleted while returnCursor skips ends the request with 4023 (last: deletes the table)', async () => {
+    const started = new Promise<void>((resolve) => { walking = resolve; });
+    const opening = post(server, db('getRecordsByIndex', token, { tableName: 'readings', indexName: 'by_n', tableFilter: "kind == 'none'", returnCursor: true, skipRecords: 1 }));
+    await whileWalking(opening, started, async () => { await ok(server, db('deleteTables', token, { tableNames: ['readings'] })); });
+    const response = await opening;
+    assert.equal(response.status, 200);
+    assert.equal(response.json.errorCode, 4023, response.text);
   });
 });
