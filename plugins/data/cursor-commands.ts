@@ -146,10 +146,8 @@ export function registerCursorCommands(data: DataContext): void {
           return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
         }
         return (async () => {
-          if (skip) {
-            if (longSkip(entry.filtered, skip)) await skipInSlices(data.cursors, entry, skip, direction);
-            else cursor.skip(skip, direction);
-          }
+          // Here a filter or a skip over VISITS_PER_TURN: any skip may walk long.
+          if (skip) await skipInSlices(data.cursors, entry, skip, direction);
           if (!entry.filtered) return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
           const { stored, more } = await fetchInSlices(data.cursors, entry, p.count, direction);
           return page(stored, more);
