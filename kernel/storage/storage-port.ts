@@ -14,6 +14,7 @@ import type {
   VariantValue,
 } from './types';
 import type { FilterNode } from './filter-ast';
+import type { MessageLogPort } from './message-log-port';
 
 /** A small durable key-value store for kernel catalogs (accounts, roles, MQ sessions). */
 export interface InternalStore<V = unknown> {
@@ -152,7 +153,10 @@ export interface RecordScan {
 export interface WriteOptions {
   /** Write inside an open transaction: invisible to others until commit. */
   transactionId?: string;
-  /** Internal writers (the broker) may write integration tables. */
+  /**
+   * Internal writers may insert into integration tables (the rows are appended to the message
+   * log). Replace, patch and delete are refused on them whatever this says.
+   */
   allowIntegrationTables?: boolean;
 }
 
@@ -259,12 +263,17 @@ export interface StoragePort {
   rollbackTransaction(transactionId: string): void;
 
   // Topics and their integration tables (CONTRACT "Message topics and integration tables").
-  /** Returns the topic's table, creating the table and the catalog entry on first use. */
+  /**
+   * The message log (./message-log-port.ts): one log of every topic's messages. A topic's
+   * integration table is a read-only view over it, listed and read like any table.
+   */
+  readonly messageLog: MessageLogPort;
+  /** Returns the topic's entry (its integration table), creating it on first use. */
   ensureTopic(topic: string): Promise<TopicInfo>;
   getTopic(topic: string): TopicInfo | undefined;
   listTopics(): TopicInfo[];
   deleteTopic(topic: string): Promise<void>;
-  /** Appends in one durable commit; returns increasing message IDs. */
+  /** Appends in one durable commit; returns increasing message IDs (global log sequences). */
   appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]>;
   readMessages(topic: string, options: MessageReadOptions): StoredRecord[];
 

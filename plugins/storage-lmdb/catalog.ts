@@ -4,7 +4,8 @@
  * Persisted in the `_catalog` sub-database, held in memory. Keys:
  * - ['db', name]               → { name, createdAt }
  * - ['table', database, name]  → PersistedTable
- * - ['topic', topic]           → TopicInfo
+ * - ['topic', topic]           → LogTopic (topic, table name, topic id: message-log.ts)
+ * - ['log-seq'], ['topic-id']  → the message log's next sequence and next topic id
  * - ['seq']                    → the last number used for a sub-database name
  * - ['key-format']             → the index-key format the index sub-databases are written in
  * - ['next-id', recordsDb]     → the next automatic record id of a table, written in the same
@@ -14,7 +15,7 @@
  * writers (which run one after another) always see each other's catalog changes.
  */
 import { EngineError } from '../../kernel/errors';
-import type { TopicInfo } from '../../kernel/storage/storage-port';
+import type { LogTopic } from '../../kernel/storage/message-log-port';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
 import { COLUMN_NAME_PATTERN } from '../data/values/column-types';
@@ -44,6 +45,15 @@ export interface TableState {
   /** The next id as last persisted (`['next-id', dbName]`); see saveNextId. */
   persistedNextId: number;
   dropped: boolean;
+  /** Set on an integration table: a read-only view over the message log (message-log.ts). */
+  topicId?: number;
+}
+
+/** How the catalog reaches the integration-table views of the message log. */
+export interface TopicViews {
+  table(info: LogTopic): TableState;
+  /** Inside a write transaction: removes the topic's messages and entry. */
+  drop(ts: TableState): void;
 }
 
 /** Persists `ts.nextId` when it moved past the stored value. Call inside the write transaction. */
@@ -68,7 +78,11 @@ interface DatabaseEntry {
 export class Catalog {
   readonly databases = new Map<string, DatabaseEntry>();
   private readonly tables = new Map<string, Map<string, TableState>>();
-  readonly topics = new Map<string, TopicInfo>();
+  readonly topics = new Map<string, LogTopic>();
+  readonly topicsById = new Map<number, LogTopic>();
+  /** Integration table name → topic (per database). */
+  private readonly topicTables = new Map<string, Map<string, LogTopic>>();
+  views: TopicViews | null = null;
   private seq = 0;
   /** The index-key format of the stored indexes; undefined in a folder written before formats were recorded. */
   keyFormat: number | undefined;
@@ -99,8 +113,10 @@ export class Catalog {
           break;
         }
         case 'topic': {
-          const info = value as TopicInfo;
-          this.topics.set(info.topic, info);
+          const info = value as LogTopic;
+          // An entry without a topic id is from before the message log (a table per topic):
+          // that table stays an ordinary read-only table; the topic starts afresh in the log.
+          if (typeof info.topicId === 'number') this.registerTopic(info);
           break;
         }
         case 'seq':
@@ -155,13 +171,27 @@ export class Catalog {
 
   table(database: string, table: string): TableState {
     const map = this.tablesOf(database);
-    const state = map.get(normalizeName(table));
+    const state = map.get(normalizeName(table)) ?? this.topicView(database, table);
     if (!state) throw new EngineError('TABLE_NOT_FOUND', { database: normalizeName(database), table: normalizeName(table) });
     return state;
   }
 
   findTable(database: string, table: string): TableState | undefined {
-    return this.tables.get(normalizeName(database))?.get(normalizeName(table));
+    return this.tables.get(normalizeName(database))?.get(normalizeName(table)) ?? this.topicView(database, table);
+  }
+
+  /** The names of a database's tables, integration tables included (unsorted). */
+  tableNames(database: string): string[] {
+    const names = [...this.tablesOf(database).keys()];
+    const topics = this.topicTables.get(normalizeName(database));
+    if (topics) for (const name of topics.keys()) names.push(name);
+    return names;
+  }
+
+  private topicView(database: string, table: string): TableState | undefined {
+    const info = this.topicTables.get(normalizeName(database))?.get(normalizeName(table));
+    if (!info || !this.views || !this.databases.has(info.database)) return undefined;
+    return this.views.table(info);
   }
 
   // ---- changes (call inside a write transaction) --------------------------------------------
@@ -193,24 +223,40 @@ export class Catalog {
 
   /** Drops a table's sub-databases and catalog entry (and its topic mapping). */
   dropTable(state: TableState): void {
+    if (state.topicId !== undefined) {
+      this.views?.drop(state);
+      return;
+    }
     const def = state.def;
     for (const index of state.indexes) index.db.dropSync();
     state.records.dropSync();
     this.db.remove(['table', def.database, def.name]);
     this.db.remove(['next-id', state.dbName]);
     this.tables.get(def.database)?.delete(def.name);
-    if (def.topic !== null) this.removeTopic(def.topic);
     state.dropped = true;
   }
 
-  putTopic(info: TopicInfo): void {
+  putTopic(info: LogTopic): void {
     this.db.put(['topic', info.topic], info);
+    this.registerTopic(info);
+  }
+
+  private registerTopic(info: LogTopic): void {
     this.topics.set(info.topic, info);
+    this.topicsById.set(info.topicId, info);
+    let map = this.topicTables.get(info.database);
+    if (!map) this.topicTables.set(info.database, map = new Map());
+    map.set(info.table, info);
   }
 
   removeTopic(topic: string): void {
+    const info = this.topics.get(topic);
     this.db.remove(['topic', topic]);
     this.topics.delete(topic);
+    if (info) {
+      this.topicsById.delete(info.topicId);
+      this.topicTables.get(info.database)?.delete(info.table);
+    }
   }
 
   // ---- building states -----------------------------------------------------------------------

@@ -1,13 +1,13 @@
 /**
  * Integration tables: the table of a topic's messages (CONTRACT.md, "Message topics and
- * integration tables"). Naming, columns, message rows and message reads.
+ * integration tables"), a view over the message log (message-log.ts). Naming, columns and
+ * message reads.
  */
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
-import type { MessageInput, MessageReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
-import type { ColumnInput, IndexInput } from '../../kernel/storage/types';
+import type { MessageReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
+import type { ColumnInput } from '../../kernel/storage/types';
 import type { TableState } from './catalog';
-import { type PreparedRow } from './records';
 import { collect, planScan, scan, type Predicate, type ScanPlan } from './reads';
 
 export const TOPIC_TABLE_PREFIX = 'mqtt_msg_';
@@ -29,10 +29,6 @@ export const TOPIC_COLUMNS: ColumnInput[] = [
   { name: 'mqtt_user_properties', type: 'json' },
   { name: 'mqtt_payload_format', type: 'integer' },
   { name: 'mqtt_publisher', type: 'varchar' },
-];
-
-export const TOPIC_INDEXES: Array<{ name: string; input: IndexInput }> = [
-  { name: CREATE_TS_INDEX, input: { unique: false, fields: [{ name: 'create_ts', ascending: true }] } },
 ];
 
 export function checkTopic(topic: unknown): string {
@@ -60,37 +56,6 @@ export function topicTableName(topic: string, taken: (name: string) => boolean):
     const name = `${base.slice(0, MAX_TABLE_NAME_BYTES - 9)}_${hash}`;
     if (!taken(name)) return name;
   }
-}
-
-function invalidMessage(reason: string): EngineError {
-  return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
-}
-
-/** A message as a prepared row: positional values, no per-column lookups. */
-export function messageRow(ts: TableState, message: MessageInput): PreparedRow {
-  if (typeof message.createTs !== 'string') throw invalidMessage('createTs must be a canonical timestamp');
-  const payload = message.payload;
-  if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
-    throw invalidMessage('payload must be a variant value');
-  }
-  const values: unknown[] = [
-    message.createTs,
-    payload,
-    false,
-    null,
-    message.qos ?? 0,
-    message.retain === true,
-    message.contentType ?? null,
-    message.correlationData ?? null,
-    message.responseTopic ?? null,
-    message.expirySeconds ?? null,
-    message.userProperties ?? null,
-    message.payloadFormat ?? null,
-    message.publisher ?? null,
-  ];
-  const columns = ts.def.columns;
-  for (let i = values.length + 1; i < columns.length; i++) values.push(columns[i].defaultValue ?? null);
-  return { id: null, values };
 }
 
 /** Messages in ascending id order (see MessageReadOptions). */

@@ -22,7 +22,9 @@ import {
   type PreparedRow,
 } from './records';
 import { checkArray, LmdbSchema } from './schema';
-import { LmdbTopics } from './topics';
+import { LmdbMessageLog } from './message-log';
+import { readMessages } from './integration-tables';
+import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
 
 export interface LmdbStorageOptions {
@@ -49,7 +51,7 @@ export class LmdbStorage implements StoragePort {
   private readonly defaultDatabase: string;
   private readonly internals = new Map<string, LmdbInternalStore<unknown>>();
   private readonly schema: LmdbSchema;
-  private readonly topics: LmdbTopics;
+  private readonly topics: LmdbMessageLog;
   private readonly log: LmdbStorageOptions['log'];
 
   constructor(options: LmdbStorageOptions) {
@@ -60,11 +62,12 @@ export class LmdbStorage implements StoragePort {
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.env);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
-    this.topics = new LmdbTopics(this.env, this.catalog, this.schema, this.defaultDatabase);
+    this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase);
   }
 
   async init(): Promise<void> {
     this.catalog.load();
+    this.topics.load();
     if (!this.catalog.hasDatabase(this.defaultDatabase)) {
       const name = this.defaultDatabase;
       await this.env.write(() => this.catalog.putDatabase(name));
@@ -106,7 +109,7 @@ export class LmdbStorage implements StoragePort {
 
   private writable(database: string, table: string, options: WriteOptions | undefined): TableState {
     const ts = this.catalog.table(database, table);
-    if (ts.def.topic !== null && options?.allowIntegrationTables !== true) {
+    if (ts.def.topic !== null && (options?.allowIntegrationTables !== true || ts.topicId !== undefined)) {
       throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
     }
     if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
@@ -114,6 +117,11 @@ export class LmdbStorage implements StoragePort {
   }
 
   async insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]> {
+    const view = this.catalog.table(database, table);
+    if (view.topicId !== undefined && options?.allowIntegrationTables === true && options.transactionId === undefined) {
+      checkArray(rows, 'records');
+      return this.topics.appendTo(view.def.topic!, rows.map(rowToMessage));
+    }
     const ts = this.writable(database, table, options);
     checkArray(rows, 'records');
     const now = nowTimestamp();
@@ -126,6 +134,9 @@ export class LmdbStorage implements StoragePort {
   }
 
   async insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]> {
+    if (this.catalog.table(database, table).topicId !== undefined && rows !== null && typeof rows === 'object') {
+      return this.insertRecords(database, table, positionalToRows(rows), options);
+    }
     const ts = this.writable(database, table, options);
     if (rows === null || typeof rows !== 'object') {
       throw new EngineError('INVALID_PARAMETER', { param: 'records', reason: 'positional rows are required' });
@@ -293,19 +304,43 @@ export class LmdbStorage implements StoragePort {
 
   // ---- topics (topics.ts) ---------------------------------------------------------------------
 
+  get messageLog(): MessageLogPort { return this.topics; }
   ensureTopic(topic: string): Promise<TopicInfo> { return this.topics.ensureTopic(topic); }
   getTopic(topic: string): TopicInfo | undefined { return this.topics.getTopic(topic); }
   listTopics(): TopicInfo[] { return this.topics.listTopics(); }
   deleteTopic(topic: string): Promise<void> { return this.topics.deleteTopic(topic); }
-  appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> { return this.topics.appendMessages(topic, messages); }
-  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] { return this.topics.readMessages(topic, options); }
+  async appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> { return this.topics.appendTo(topic, messages); }
+
+  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] {
+    const info = this.topics.getTopic(topic);
+    if (!info) return [];
+    return readMessages(this.topics.view(info), options);
+  }
 
   async close(): Promise<void> {
     if (this.env.isClosed) return;
     this.transactions.close();
-    await this.topics.settle();
     await this.env.close();
   }
+}
+
+/** A row inserted into an integration table by an internal writer, as a message of its topic. */
+function rowToMessage(row: Row): MessageInput {
+  if (row === null || typeof row !== 'object') throw new EngineError('INVALID_PARAMETER', { param: 'records', reason: 'a record is an object' });
+  const get = <T>(name: string, fallback: T): T => (row[name] === undefined || row[name] === null ? fallback : row[name] as unknown as T);
+  return {
+    createTs: get('create_ts', nowTimestamp()),
+    payload: get('source_payload', { type: 'json', value: 'null' }),
+    qos: get('mqtt_qos', 0),
+    retain: get('mqtt_retain', false),
+    contentType: get('mqtt_content_type', null),
+    correlationData: get('mqtt_correlation_data', null),
+    responseTopic: get('mqtt_response_topic', null),
+    expirySeconds: get('mqtt_expiry_seconds', null),
+    userProperties: get('mqtt_user_properties', null),
+    payloadFormat: get('mqtt_payload_format', null),
+    publisher: get('mqtt_publisher', null),
+  };
 }
 
 /** PositionalRows back to rows keyed by the names of the columns they were decoded against. */

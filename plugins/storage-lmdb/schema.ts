@@ -3,7 +3,6 @@
  * created or dropped, and the catalog entries written in the same commit (docs/storage.md).
  */
 import { EngineError } from '../../kernel/errors';
-import type { TopicInfo } from '../../kernel/storage/storage-port';
 import type {
   ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, TableDefinition,
 } from '../../kernel/storage/types';
@@ -75,10 +74,10 @@ export class LmdbSchema {
   async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
     const db = checkName(database, 'database');
     const name = checkIdentifier(table, 'table');
-    const tables = this.catalog.tablesOf(db);
-    if (tables.has(name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
+    this.catalog.tablesOf(db);
+    if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
     const def = this.buildDefinition(db, name, columns);
-    const ts = await this.createTableInternal(def, [], null);
+    const ts = await this.createTableInternal(def, []);
     return ts.def;
   }
 
@@ -111,12 +110,11 @@ export class LmdbSchema {
 
   /** Creates the sub-databases and the catalog entries of a new table in one commit. */
   async createTableInternal(
-    def: TableDefinition, extraIndexes: Array<{ name: string; input: IndexInput }>, topic: TopicInfo | null,
+    def: TableDefinition, extraIndexes: Array<{ name: string; input: IndexInput }>,
   ): Promise<TableState> {
     const indexDefs = extraIndexes.map(({ name, input }) => indexDefinition(name, input));
     for (const index of indexDefs) resolveKeySegments(def, index.fields);
     def.indexes.push(...indexDefs);
-    if (topic !== null) def.topic = topic.topic;
     freezeDefinition(def);
     const recordsName = this.catalog.newDbName('r');
     const records = this.env.openRecords(recordsName);
@@ -126,7 +124,6 @@ export class LmdbSchema {
       let error: EngineError | null = null;
       if (!this.catalog.databases.has(def.database)) error = new EngineError('DATABASE_NOT_FOUND', { database: def.database });
       else if (this.catalog.findTable(def.database, def.name)) error = new EngineError('TABLE_EXISTS', { database: def.database, table: def.name });
-      else if (topic !== null && this.catalog.topics.has(topic.topic)) error = new EngineError('INVALID_TOPIC', { topic: topic.topic, reason: 'the topic already has a table' });
       if (error !== null) {
         for (const index of indexes) index.db.dropSync();
         records.dropSync();
@@ -134,7 +131,6 @@ export class LmdbSchema {
       }
       this.catalog.persistSeq();
       this.catalog.putTable(ts);
-      if (topic !== null) this.catalog.putTopic(topic);
     });
     return ts;
   }
@@ -144,7 +140,7 @@ export class LmdbSchema {
   }
 
   listTables(database: string): string[] {
-    return [...this.catalog.tablesOf(database).keys()].sort();
+    return this.catalog.tableNames(database).sort();
   }
 
   async deleteTables(database: string, tables: string[]): Promise<void> {
@@ -159,6 +155,7 @@ export class LmdbSchema {
 
   async addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
     const ts = this.catalog.table(database, table);
+    if (ts.topicId !== undefined) throw invalidTable(`"${ts.def.name}" is an integration table (a view over the message log): its columns are fixed`);
     if (!Array.isArray(columns) || columns.length === 0) throw invalidTable('at least one column is required');
     const offset = ts.def.columns.length;
     const added = columns.map((column, i) => normalizeColumn(column, offset + i));
@@ -186,6 +183,7 @@ export class LmdbSchema {
 
   async createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
     const ts = this.catalog.table(database, table);
+    refuseViewIndexes(ts);
     const name = checkIdentifier(index, 'index');
     if (ts.def.indexes.some((x) => x.name === name)) throw new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
     const def = indexDefinition(name, definition);
@@ -210,6 +208,7 @@ export class LmdbSchema {
 
   async deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
     const ts = this.catalog.table(database, table);
+    refuseViewIndexes(ts);
     checkArray(indexes, 'indexes');
     const names = [...new Set(indexes.map((i) => normalizeName(i)))];
     for (const name of names) {
@@ -257,6 +256,15 @@ export class LmdbSchema {
       this.catalog.putKeyFormat(INDEX_KEY_FORMAT);
     });
     return rebuilt;
+  }
+}
+
+/** Integration tables are views over the message log: their indexes (`id_pk`, `create_ts_idx`) are the log's own. */
+function refuseViewIndexes(ts: TableState): void {
+  if (ts.topicId !== undefined) {
+    throw new EngineError('INVALID_INDEX_DEFINITION', {
+      reason: `"${ts.def.name}" is an integration table (a view over the message log): its indexes are fixed (id_pk, create_ts_idx)`,
+    });
   }
 }
 

@@ -1,0 +1,72 @@
+/**
+ * The message log port: the one durable log of every message of every topic (ARCHITECTURE.md,
+ * "The message log"). The message core (broker, mq actions) reaches storage only through it, so a
+ * replicated log can later stand in for the local one.
+ *
+ * - Every message gets a global, increasing sequence: its message id (the `id` column of its
+ *   topic's integration table). Sequences are never reused, also after a topic is deleted.
+ * - `append` takes messages of any topics; appends issued in one event-loop turn share one commit,
+ *   and the promise resolves with their sequences once that commit is durable.
+ * - Reads see every append whose promise has resolved.
+ * - Each topic has a catalog entry: topic ↔ numeric topic id ↔ integration table name (CONTRACT
+ *   naming), created by the first append (or `ensureTopic`) in the same commit.
+ *
+ * A storage plugin provides it as `StoragePort.messageLog`; the StoragePort's older topic methods
+ * (`ensureTopic`, `appendMessages`, `readMessages`, ...) are thin wrappers over it.
+ */
+import type { MessageInput, TopicInfo } from './storage-port';
+
+/** A topic's catalog entry. */
+export interface LogTopic extends TopicInfo {
+  /** Numeric id of the topic in the log's index (never reused). */
+  topicId: number;
+}
+
+/** A message to append: the topic it was published to and the message. */
+export interface LogAppend {
+  topic: string;
+  message: MessageInput;
+}
+
+/** A message as the log holds it. */
+export interface LoggedMessage extends MessageInput {
+  /** Global sequence = message id. */
+  sequence: number;
+  topic: string;
+}
+
+/** A read of one topic's messages by sequence. */
+export interface TopicReadOptions {
+  /** Lowest sequence read (inclusive); default: the first. */
+  from?: number;
+  /** Highest sequence read (inclusive); default: the last. */
+  to?: number;
+  /** Newest first. */
+  reverse?: boolean;
+  limit: number;
+}
+
+export interface MessageLogPort {
+  /**
+   * Appends messages (of any topics, created on first use) in the current turn's commit;
+   * resolves with their sequences, in input order and increasing, once the commit is durable.
+   * Throws INVALID_TOPIC (a wildcard, an empty topic) or INVALID_PARAMETER before writing anything.
+   */
+  append(messages: LogAppend[]): Promise<number[]>;
+  /** Up to `limit` messages of all topics with a sequence greater than `after`, in sequence order. */
+  readFrom(after: number, limit: number): LoggedMessage[];
+  /** One topic's messages by sequence range; an unknown topic reads as empty. */
+  readTopic(topic: string, options: TopicReadOptions): LoggedMessage[];
+  /** How many messages of the topic the log holds (0 when unknown). */
+  countTopic(topic: string): number;
+  /** The highest sequence handed out so far (0 when none). */
+  lastSequence(): number;
+
+  /** The topic's entry, created (in its own commit) when absent. */
+  ensureTopic(topic: string): Promise<LogTopic>;
+  getTopic(topic: string): LogTopic | undefined;
+  /** Every topic, sorted by name. */
+  listTopics(): LogTopic[];
+  /** Removes the topic's messages from the index and the log, and its entry, in one commit. Throws INVALID_TOPIC when unknown. */
+  deleteTopic(topic: string): Promise<void>;
+}

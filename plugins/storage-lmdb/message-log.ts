@@ -1,0 +1,458 @@
+/**
+ * The message log on LMDB (kernel/storage/message-log-port.ts, docs/storage.md "The message log").
+ *
+ * - `log`        key = global sequence (number), value = [topicId, createTs, payload, qos, retain,
+ *                contentType, correlationData, responseTopic, expirySeconds, userProperties,
+ *                payloadFormat, publisher] (msgpack)
+ * - `log:topic`  key = topic id (4 bytes BE) ‖ sequence (8 bytes BE), value = empty
+ * - catalog      ['topic', topic] → LogTopic, ['log-seq'] → next sequence, ['topic-id'] → next
+ *                topic id; written in the commit of the appends that move them.
+ *
+ * No named database per topic: a topic is a catalog entry and a key range of `log:topic`.
+ * Its integration table is a view (a TableState whose records and `create_ts_idx` index are
+ * adapters over these two databases), synthesized on first access and cached.
+ */
+import type { Database } from 'lmdb';
+import { EngineError } from '../../kernel/errors';
+import type {
+  LogAppend, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
+} from '../../kernel/storage/message-log-port';
+import type { MessageInput } from '../../kernel/storage/storage-port';
+import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import { appendRecordId, encodeIndexKey, keyLength, readRecordId, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
+import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
+import { EMPTY_VALUE, type IndexDb, type LmdbEnvironment, type RecordsDb } from './environment';
+import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
+import type { LmdbSchema } from './schema';
+
+type LogDb = Database<unknown[], number>;
+type TopicIndexDb = Database<Buffer, Buffer>;
+
+export const LOG_DB = 'log';
+export const LOG_INDEX_DB = 'log:topic';
+const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+const TWO_32 = 4294967296;
+
+/** The `log:topic` key of (topic id, sequence). */
+export function topicKey(topicId: number, seq: number): Buffer {
+  const key = Buffer.allocUnsafe(12);
+  key.writeUInt32BE(topicId >>> 0, 0);
+  const s = seq < 0 ? 0 : seq > MAX_SEQ ? MAX_SEQ : Math.floor(seq);
+  const hi = Math.floor(s / TWO_32);
+  key.writeUInt32BE(hi >>> 0, 4);
+  key.writeUInt32BE((s - hi * TWO_32) >>> 0, 8);
+  return key;
+}
+
+function invalidMessage(reason: string): EngineError {
+  return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
+}
+
+function checkMessage(message: MessageInput): void {
+  if (message === null || typeof message !== 'object') throw invalidMessage('a message is an object');
+  if (typeof message.createTs !== 'string') throw invalidMessage('createTs must be a canonical timestamp');
+  const payload = message.payload;
+  if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
+    throw invalidMessage('payload must be a variant value');
+  }
+}
+
+/** A stored log value as the integration table's positional values (columns after `id`). */
+function rowValues(v: unknown[]): unknown[] {
+  return [v[1], v[2], false, null, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]];
+}
+
+export class LmdbMessageLog implements MessageLogPort {
+  readonly log: LogDb;
+  readonly index: TopicIndexDb;
+  private nextSeq = 1;
+  private nextTopicId = 1;
+  /** The create_ts of the last appended message: create_ts never goes back along the log. */
+  private lastCreateTs = '';
+  private readonly views = new Map<number, TableState>();
+  private viewDefinitionTemplate: TableDefinition | null = null;
+  private createTsSpecs: KeySegmentSpec[] | null = null;
+
+  constructor(
+    private readonly env: LmdbEnvironment,
+    private readonly catalog: Catalog,
+    private readonly schema: LmdbSchema,
+    private readonly defaultDatabase: string,
+  ) {
+    this.log = env.root.openDB<unknown[], number>(LOG_DB, {}) as LogDb;
+    this.index = env.root.openDB<Buffer, Buffer>(LOG_INDEX_DB, { keyEncoding: 'binary', encoding: 'binary' }) as TopicIndexDb;
+    catalog.views = {
+      table: (info) => this.view(info),
+      drop: (ts) => this.dropInTxn(ts),
+    };
+  }
+
+  /** After the catalog is loaded: the counters. */
+  load(): void {
+    this.nextSeq = Math.max(1, (this.env.catalog.get(['log-seq']) as number | undefined) ?? 1);
+    for (const { key, value } of this.log.getRange({ reverse: true, limit: 1 })) {
+      this.nextSeq = Math.max(this.nextSeq, (key as number) + 1);
+      this.lastCreateTs = (value as unknown[])[1] as string;
+    }
+    let topicId = (this.env.catalog.get(['topic-id']) as number | undefined) ?? 1;
+    for (const id of this.catalog.topicsById.keys()) if (id >= topicId) topicId = id + 1;
+    this.nextTopicId = topicId;
+  }
+
+  // ---- topics --------------------------------------------------------------------------------
+
+  ensureTopic(topic: string): Promise<LogTopic> {
+    const existing = this.catalog.topics.get(topic);
+    if (existing) return Promise.resolve(existing);
+    checkTopic(topic);
+    return this.env.write(() => {
+      const info = this.topicInTxn(topic);
+      this.persistCounters();
+      return info;
+    });
+  }
+
+  getTopic(topic: string): LogTopic | undefined {
+    return this.catalog.topics.get(topic);
+  }
+
+  listTopics(): LogTopic[] {
+    return [...this.catalog.topics.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+  }
+
+  async deleteTopic(topic: string): Promise<void> {
+    if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
+    await this.env.write(() => {
+      const info = this.catalog.topics.get(topic);
+      if (!info) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
+      this.removeTopicInTxn(info);
+    });
+  }
+
+  /** The topic's entry, created when absent. Inside a write transaction. */
+  private topicInTxn(topic: string): LogTopic {
+    const found = this.catalog.topics.get(topic);
+    if (found) return found;
+    const database = this.defaultDatabase;
+    const table = topicTableName(topic, (name) => this.catalog.findTable(database, name) !== undefined);
+    const info: LogTopic = { topic, database, table, createdAt: new Date().toISOString(), topicId: this.nextTopicId++ };
+    this.catalog.putTopic(info);
+    return info;
+  }
+
+  private persistCounters(): void {
+    this.env.catalog.put(['log-seq'], this.nextSeq);
+    this.env.catalog.put(['topic-id'], this.nextTopicId);
+  }
+
+  /** Removes a topic's messages (index and log) and its entry. Inside a write transaction. */
+  private removeTopicInTxn(info: LogTopic): void {
+    const keys: Buffer[] = [];
+    for (const key of this.index.getKeys({ start: topicKey(info.topicId, 0), end: topicKey(info.topicId + 1, 0) })) {
+      keys.push(Buffer.from(key as Buffer));
+    }
+    for (const key of keys) {
+      this.log.remove(readRecordId(key));
+      this.index.remove(key);
+    }
+    this.catalog.removeTopic(info.topic);
+    const view = this.views.get(info.topicId);
+    if (view) {
+      view.dropped = true;
+      this.views.delete(info.topicId);
+    }
+  }
+
+  private dropInTxn(ts: TableState): void {
+    const info = ts.topicId === undefined ? undefined : this.catalog.topicsById.get(ts.topicId);
+    if (info) this.removeTopicInTxn(info);
+    ts.dropped = true;
+  }
+
+  // ---- appends -------------------------------------------------------------------------------
+
+  append(messages: LogAppend[]): Promise<number[]> {
+    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
+    const n = messages.length;
+    for (let i = 0; i < n; i++) {
+      const entry = messages[i];
+      if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
+      if (!this.catalog.topics.has(entry.topic)) checkTopic(entry.topic);
+      checkMessage(entry.message);
+    }
+    if (n === 0) return Promise.resolve([]);
+    return this.env.write(() => {
+      const seqs = new Array<number>(n);
+      for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(this.topicInTxn(messages[i].topic), messages[i].message);
+      this.persistCounters();
+      return seqs;
+    });
+  }
+
+  /** Appends messages of one topic (StoragePort.appendMessages). */
+  appendTo(topic: string, messages: MessageInput[]): Promise<number[]> {
+    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
+    if (!this.catalog.topics.has(topic)) checkTopic(topic);
+    const n = messages.length;
+    for (let i = 0; i < n; i++) checkMessage(messages[i]);
+    if (n === 0) {
+      // the topic exists after a call, even an empty one
+      return this.catalog.topics.has(topic) ? Promise.resolve([]) : this.ensureTopic(topic).then(() => []);
+    }
+    return this.env.write(() => {
+      const info = this.topicInTxn(topic);
+      const seqs = new Array<number>(n);
+      for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(info, messages[i]);
+      this.persistCounters();
+      return seqs;
+    });
+  }
+
+  private appendInTxn(info: LogTopic, m: MessageInput): number {
+    const seq = this.nextSeq++;
+    let createTs = m.createTs;
+    if (createTs < this.lastCreateTs) createTs = this.lastCreateTs;
+    else this.lastCreateTs = createTs;
+    this.log.put(seq, [
+      info.topicId, createTs, m.payload, m.qos ?? 0, m.retain === true, m.contentType ?? null, m.correlationData ?? null,
+      m.responseTopic ?? null, m.expirySeconds ?? null, m.userProperties ?? null, m.payloadFormat ?? null, m.publisher ?? null,
+    ]);
+    this.index.put(topicKey(info.topicId, seq), EMPTY_VALUE);
+    return seq;
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  lastSequence(): number {
+    return this.nextSeq - 1;
+  }
+
+  private message(seq: number, v: unknown[]): LoggedMessage | undefined {
+    const info = this.catalog.topicsById.get(v[0] as number);
+    if (!info) return undefined;
+    return {
+      sequence: seq, topic: info.topic, createTs: v[1] as string, payload: v[2] as LoggedMessage['payload'],
+      qos: v[3] as number, retain: v[4] as boolean, contentType: v[5] as string | null,
+      correlationData: v[6] as Uint8Array | null, responseTopic: v[7] as string | null,
+      expirySeconds: v[8] as number | null, userProperties: v[9] as LoggedMessage['userProperties'],
+      payloadFormat: v[10] as number | null, publisher: v[11] as string | null,
+    };
+  }
+
+  readFrom(after: number, limit: number): LoggedMessage[] {
+    const out: LoggedMessage[] = [];
+    const max = Math.floor(Number(limit));
+    if (!(max > 0)) return out;
+    const start = Math.max(0, Math.floor(Number(after) || 0)) + 1;
+    for (const { key, value } of this.log.getRange({ start })) {
+      const m = this.message(key as number, value as unknown[]);
+      if (m) out.push(m);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  readTopic(topic: string, options: TopicReadOptions): LoggedMessage[] {
+    const out: LoggedMessage[] = [];
+    const info = this.catalog.topics.get(topic);
+    const max = Math.floor(Number(options?.limit));
+    if (!info || !(max > 0)) return out;
+    const from = options.from ?? 0;
+    const to = options.to ?? MAX_SEQ;
+    if (from > to) return out;
+    const range = options.reverse === true
+      ? { start: topicKey(info.topicId, to), end: topicKey(info.topicId, Math.ceil(from) - 1), reverse: true }
+      : { start: topicKey(info.topicId, Math.ceil(from)), end: topicKey(info.topicId, Math.floor(to) + 1) };
+    if (options.reverse !== true && to >= MAX_SEQ) range.end = topicKey(info.topicId + 1, 0);
+    for (const key of this.index.getKeys(range)) {
+      const seq = readRecordId(key as Buffer);
+      const v = this.log.get(seq);
+      if (v === undefined) continue;
+      const m = this.message(seq, v);
+      if (m) out.push(m);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  countTopic(topic: string): number {
+    const info = this.catalog.topics.get(topic);
+    return info ? this.countOf(info.topicId) : 0;
+  }
+
+  private countOf(topicId: number): number {
+    return this.index.getCount({ start: topicKey(topicId, 0), end: topicKey(topicId + 1, 0) });
+  }
+
+  // ---- the integration table view --------------------------------------------------------------
+
+  private template(): TableDefinition {
+    if (this.viewDefinitionTemplate === null) {
+      const def = this.schema.buildDefinition(this.defaultDatabase, 'mqtt_msg_', TOPIC_COLUMNS);
+      const index: IndexDefinition = { name: CREATE_TS_INDEX, unique: false, fields: [{ name: 'create_ts', ascending: true }], automatic: false };
+      def.indexes.push(index);
+      this.createTsSpecs = resolveKeySegments(def, index.fields);
+      this.viewDefinitionTemplate = def;
+    }
+    return this.viewDefinitionTemplate;
+  }
+
+  /** The integration table of a topic: a read-only TableState over the log. */
+  view(info: LogTopic): TableState {
+    let ts = this.views.get(info.topicId);
+    if (ts) return ts;
+    const template = this.template();
+    const def = freezeDefinition({
+      ...template, database: info.database, name: info.table, topic: info.topic, createdAt: info.createdAt,
+      columns: template.columns, indexes: template.indexes,
+    });
+    const records = new TopicRecords(this, info.topicId) as unknown as RecordsDb;
+    const specs = this.createTsSpecs!;
+    const indexState: IndexState = {
+      def: def.indexes[1], dbName: LOG_INDEX_DB, db: new TopicCreateTsIndex(this, info.topicId, specs) as unknown as IndexDb,
+      specs, keyLength: keyLength(specs),
+    };
+    ts = {
+      def, dbName: `${LOG_DB}#${info.topicId}`, records, indexes: [indexState], columnPos: columnPositions(def),
+      nextId: 0, persistedNextId: 0, dropped: false, topicId: info.topicId,
+    };
+    this.views.set(info.topicId, ts);
+    return ts;
+  }
+
+  /** The values of message `seq` if it belongs to the topic. */
+  valuesOf(topicId: number, seq: number): unknown[] | undefined {
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
+    const v = this.log.get(seq);
+    return v === undefined || v[0] !== topicId ? undefined : v;
+  }
+
+  /** Sequences of a topic, from `start` (inclusive) towards `end` (exclusive), per lmdb-js range rules on sequences. */
+  *sequences(topicId: number, options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean }): Generator<number> {
+    const reverse = options.reverse === true;
+    let startKey: Buffer;
+    let endKey: Buffer;
+    if (reverse) {
+      startKey = topicKey(topicId, options.start ?? MAX_SEQ);
+      endKey = topicKey(topicId, options.end ?? 0);
+    } else {
+      startKey = topicKey(topicId, options.start ?? 0);
+      endKey = options.end === undefined || options.end > MAX_SEQ ? topicKey(topicId + 1, 0) : topicKey(topicId, options.end);
+    }
+    if (options.end !== undefined && options.end < 0 && !reverse) return;
+    for (const key of this.index.getKeys({ start: startKey, end: endKey, reverse, exclusiveStart: options.exclusiveStart === true })) {
+      yield readRecordId(key as Buffer);
+    }
+  }
+
+  countOfTopic(topicId: number): number {
+    return this.countOf(topicId);
+  }
+}
+
+/** A topic's messages as the records database of its integration table (key = sequence). */
+class TopicRecords {
+  constructor(private readonly log: LmdbMessageLog, private readonly topicId: number) {}
+
+  get(id: number): unknown[] | undefined {
+    const v = this.log.valuesOf(this.topicId, id);
+    return v === undefined ? undefined : rowValues(v);
+  }
+
+  doesExist(id: number): boolean {
+    return this.log.valuesOf(this.topicId, id) !== undefined;
+  }
+
+  *getRange(options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<{ key: number; value: unknown[] }> {
+    let n = 0;
+    for (const seq of this.log.sequences(this.topicId, options)) {
+      const v = this.log.valuesOf(this.topicId, seq);
+      if (v === undefined) continue;
+      yield { key: seq, value: rowValues(v) };
+      if (options.limit !== undefined && ++n >= options.limit) return;
+    }
+  }
+
+  *getKeys(options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<number> {
+    for (const { key } of this.getRange(options)) yield key;
+  }
+
+  getStats(): { entryCount: number } {
+    return { entryCount: this.log.countOfTopic(this.topicId) };
+  }
+}
+
+/**
+ * `create_ts_idx` of an integration table, served from the topic's (topic, sequence) range: the
+ * log's create_ts never decreases along the sequence, so create_ts order is sequence order and a
+ * key bound becomes a sequence found by binary search. Keys are produced as a real index would
+ * hold them (encoded create_ts ‖ 8-byte id).
+ */
+class TopicCreateTsIndex {
+  constructor(private readonly log: LmdbMessageLog, private readonly topicId: number, private readonly specs: KeySegmentSpec[]) {}
+
+  private keyOf(seq: number, v: unknown[]): Buffer {
+    return appendRecordId(encodeIndexKey(this.specs, { create_ts: v[1] } as Row), seq);
+  }
+
+  private keyAt(seq: number): Buffer | undefined {
+    const v = this.log.valuesOf(this.topicId, seq);
+    return v === undefined ? undefined : this.keyOf(seq, v);
+  }
+
+  /** The first sequence of the topic whose key satisfies `pred` (monotone: false…false true…true); undefined: none. */
+  private firstWhere(pred: (key: Buffer) => boolean): number | undefined {
+    let first: number | undefined;
+    for (const s of this.log.sequences(this.topicId, {})) { first = s; break; }
+    if (first === undefined) return undefined;
+    let last = first;
+    for (const s of this.log.sequences(this.topicId, { reverse: true })) { last = s; break; }
+    // smallest s in [first, last + 1] with P(s) = pred(key of the first entry >= s), P(last + 1) = true
+    let lo = first;
+    let hi = last + 1;
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      let entry: number | undefined;
+      for (const s of this.log.sequences(this.topicId, { start: mid })) { entry = s; break; }
+      const key = entry === undefined ? undefined : this.keyAt(entry);
+      if (key === undefined || pred(key)) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo > last) return undefined;
+    for (const s of this.log.sequences(this.topicId, { start: lo })) return s;
+    return undefined;
+  }
+
+  *getKeys(options: { start?: Buffer; end?: Buffer; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<Buffer> {
+    const { start, end } = options;
+    const exclusive = options.exclusiveStart === true;
+    let n = 0;
+    if (options.reverse !== true) {
+      let from: number | undefined;
+      if (start !== undefined) {
+        from = this.firstWhere((k) => (exclusive ? Buffer.compare(k, start) > 0 : Buffer.compare(k, start) >= 0));
+        if (from === undefined) return;
+      }
+      for (const seq of this.log.sequences(this.topicId, from === undefined ? {} : { start: from })) {
+        const key = this.keyAt(seq);
+        if (key === undefined) continue;
+        if (end !== undefined && Buffer.compare(key, end) >= 0) return;
+        yield key;
+        if (options.limit !== undefined && ++n >= options.limit) return;
+      }
+      return;
+    }
+    let below: number | undefined;
+    if (start !== undefined) {
+      below = this.firstWhere((k) => (exclusive ? Buffer.compare(k, start) >= 0 : Buffer.compare(k, start) > 0));
+    }
+    const range = below === undefined ? { reverse: true } : { reverse: true, start: below, exclusiveStart: true };
+    for (const seq of this.log.sequences(this.topicId, range)) {
+      const key = this.keyAt(seq);
+      if (key === undefined) continue;
+      if (end !== undefined && Buffer.compare(key, end) <= 0) return;
+      yield key;
+      if (options.limit !== undefined && ++n >= options.limit) return;
+    }
+  }
+}
