@@ -907,6 +907,112 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(ids(store.readMessages('gone', { startFrom: 'head', limit: 5 })), []);
         assert.equal(again.table, info.table);
       });
+
+      it('reads the log from a global position, in append order across topics', async () => {
+        const log = store.messageLog;
+        assert.equal(log.lastSequence(), 0);
+        const a = log.append([{ topic: 'g/a', message: message(1) }, { topic: 'g/b', message: message(2) }]);
+        const b = store.appendMessages('g/c', [message(3)]);
+        const c = log.append([{ topic: 'g/a', message: message(4) }]);
+        assert.deepEqual([...await a, ...await b, ...await c], [1, 2, 3, 4], 'one turn, sequences in issue order');
+        assert.equal(log.lastSequence(), 4);
+        const all = log.readFrom(0, 10);
+        assert.deepEqual(all.map((m) => [m.sequence, m.topic]), [[1, 'g/a'], [2, 'g/b'], [3, 'g/c'], [4, 'g/a']]);
+        assert.deepEqual(all[1].payload, { type: 'json', value: '{"i":2}' });
+        assert.equal(all[1].publisher, 'conformance');
+        assert.deepEqual(log.readFrom(2, 1).map((m) => m.sequence), [3]);
+        assert.deepEqual(log.readFrom(4, 10), []);
+        const info = store.getTopic('g/a')!;
+        assert.deepEqual(ids(store.readRecords(main, info.table, {})), [1, 4], 'the table is the topic\'s slice of the log');
+        assert.deepEqual(store.getRecords(main, info.table, [1, 2, 3, 4]).map((r) => r === undefined), [false, true, true, false]);
+      });
+
+      it('reads one topic by sequence range, forward and reverse, with a limit', async () => {
+        const log = store.messageLog;
+        for (let i = 1; i <= 10; i++) await log.append([{ topic: i % 2 ? 'odd' : 'even', message: message(i) }]);
+        const seqs = (topic: string, o: Parameters<typeof log.readTopic>[1]): number[] => log.readTopic(topic, o).map((m) => m.sequence);
+        assert.deepEqual(seqs('odd', { limit: 10 }), [1, 3, 5, 7, 9]);
+        assert.deepEqual(seqs('odd', { limit: 2, reverse: true }), [9, 7]);
+        assert.deepEqual(seqs('odd', { from: 3, to: 7, limit: 10 }), [3, 5, 7]);
+        assert.deepEqual(seqs('odd', { from: 4, to: 8, limit: 10, reverse: true }), [7, 5]);
+        assert.deepEqual(seqs('even', { from: 5, limit: 2 }), [6, 8]);
+        assert.deepEqual(seqs('none', { limit: 2 }), []);
+        assert.equal(log.countTopic('odd'), 5);
+        assert.equal(log.readTopic('even', { limit: 1 })[0].topic, 'even');
+      });
+
+      it('serves the integration table like any table: list, count, get, reads by id and create_ts_idx, cursors, scans', async () => {
+        const ts = (i: number): string => `2024-01-01T00:00:${String(i).padStart(2, '0')}.000`;
+        await store.appendMessages('other', [message(0, ts(0))]);
+        await store.appendMessages('v/t', Array.from({ length: 6 }, (_, i) => message(i + 1, ts(10 + i))));
+        await store.appendMessages('other', [message(0, ts(30))]);
+        const info = store.getTopic('v/t')!;
+        assert.ok(store.listTables(main).includes(info.table));
+        assert.ok(store.listTables(main).includes(store.getTopic('other')!.table));
+        const def = store.getTable(main, info.table);
+        assert.equal(def.idDeclared, false);
+        assert.deepEqual(def.indexes.map((x) => x.name), ['id_pk', 'create_ts_idx']);
+        assert.equal(store.countRecords(main, info.table), 6);
+        assert.deepEqual(ids(store.readRecords(main, info.table, {})), [2, 3, 4, 5, 6, 7]);
+        assert.deepEqual(ids(store.readRecords(main, info.table, { reverse: true, skip: 1, limit: 2 })), [6, 5]);
+        assert.deepEqual(ids(store.readRecords(main, info.table, { range: { lower: { values: [3], inclusive: false }, upper: { values: [6], inclusive: true } } })), [4, 5, 6]);
+        const byTs = (range: KeyRange, reverse = false): number[] => ids(store.readRecords(main, info.table, { index: 'create_ts_idx', range, reverse }));
+        assert.deepEqual(byTs({}), [2, 3, 4, 5, 6, 7]);
+        assert.deepEqual(byTs({ lower: { values: [ts(12)], inclusive: true } }), [4, 5, 6, 7]);
+        assert.deepEqual(byTs({ lower: { values: [ts(12)], inclusive: false }, upper: { values: [ts(14)], inclusive: false } }), [5]);
+        assert.deepEqual(byTs({ lower: { values: [ts(11)], inclusive: true }, upper: { values: [ts(14)], inclusive: true } }, true), [6, 5, 4, 3]);
+        assert.deepEqual(byTs({ upper: { values: [ts(9)], inclusive: true } }), []);
+        assert.deepEqual(byTs({ lower: { values: [ts(40)], inclusive: true } }), []);
+        assert.deepEqual(ids(store.readRecords(main, info.table, { filter: compare('mqtt_qos', '==', 1), limit: 2 })), [2, 3]);
+        if (store.readRecordValues) {
+          const values = store.readRecordValues(main, info.table, { index: 'create_ts_idx', reverse: true, limit: 2 });
+          assert.deepEqual(values.map((v) => v.id), [7, 6]);
+          assert.equal(values[0].values[0], ts(15));
+        }
+        if (store.openScan) {
+          const scan = store.openScan(main, info.table, { index: 'create_ts_idx' });
+          const seen: number[] = [];
+          for (;;) {
+            const slice = scan.next(2);
+            seen.push(...ids(slice.records));
+            if (slice.done) break;
+          }
+          assert.deepEqual(seen, [2, 3, 4, 5, 6, 7]);
+        }
+        const cursor = store.openCursor(main, info.table, { index: 'create_ts_idx' });
+        assert.deepEqual(ids(cursor.fetch(2, 'forward')), [2, 3]);
+        await store.appendMessages('v/t', [message(9, ts(20))]);
+        assert.deepEqual(ids(cursor.fetch(10, 'forward')), [4, 5, 6, 7, 9]);
+        assert.deepEqual(ids(cursor.fetch(2, 'backward')), [7, 6]);
+        cursor.close();
+        const tx = store.beginTransaction();
+        assert.equal(store.getRecords(main, info.table, [4], tx)[0]!.id, 4);
+        assert.deepEqual(ids(store.readRecords(main, info.table, { transactionId: tx, limit: 2 })), [2, 3]);
+        store.rollbackTransaction(tx);
+      });
+
+      it('refuses writes, schema changes and indexes on integration tables; deleteTables deletes the topic', async () => {
+        await store.appendMessages('w/t', [message(1), message(2)]);
+        const info = store.getTopic('w/t')!;
+        const row: Row = { create_ts: '2024-01-01T00:00:00.000', source_payload: { type: 'string', value: 'x' } };
+        const tx = store.beginTransaction();
+        await rejectsWith(store.insertRecords(main, info.table, [row], { transactionId: tx, allowIntegrationTables: true }), 'TABLE_READ_ONLY');
+        store.rollbackTransaction(tx);
+        await rejectsWith(store.deleteRecords(main, info.table, [1], { allowIntegrationTables: true }), 'TABLE_READ_ONLY');
+        await rejectsWith(store.createIndex(main, info.table, 'by_qos', { fields: [{ name: 'mqtt_qos', ascending: true }] }), 'INVALID_INDEX_DEFINITION');
+        await rejectsWith(store.deleteIndexes(main, info.table, ['create_ts_idx']), 'INVALID_INDEX_DEFINITION');
+        await rejectsWith(store.addColumns(main, info.table, [{ name: 'extra', type: 'integer' }]), 'INVALID_TABLE_DEFINITION');
+        await rejectsWith(store.createTable(main, info.table, [{ name: 'x', type: 'integer' }]), 'TABLE_EXISTS');
+        await store.appendMessages('w/keep', [message(3)]);
+        await store.deleteTables(main, [info.table]);
+        assert.equal(store.getTopic('w/t'), undefined);
+        throwsWith(() => store.getTable(main, info.table), 'TABLE_NOT_FOUND');
+        assert.deepEqual(store.messageLog.readFrom(0, 10).map((m) => m.sequence), [3], 'its messages left the log');
+        assert.deepEqual(await store.appendMessages('w/t', [message(4)]), [4], 'sequences are never reused');
+        await reopen();
+        assert.deepEqual(await store.appendMessages('w/t', [message(5)]), [5]);
+        assert.deepEqual(store.messageLog.readFrom(0, 10).map((m) => [m.sequence, m.topic]), [[3, 'w/keep'], [4, 'w/t'], [5, 'w/t']]);
+      });
     });
 
     // ---- internal stores ------------------------------------------------------------------

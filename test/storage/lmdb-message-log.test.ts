@@ -1,0 +1,88 @@
+/**
+ * The message log on LMDB at scale: 100,000 topics, each with one message, in one environment
+ * (a table per topic used to stop at about 4,095 with MDB_DBS_FULL), read back through the
+ * storage port and the message log port, before and after a reopen.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
+import type { LogAppend } from '../../kernel/storage/message-log-port';
+import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
+
+const TOPICS = 100_000;
+const BATCH = 10_000;
+
+function message(i: number): MessageInput {
+  return {
+    createTs: '2024-01-01T00:00:00.000', payload: { type: 'json', value: JSON.stringify({ i }) }, qos: i % 3, retain: false,
+    contentType: null, correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null,
+    payloadFormat: null, publisher: 'scale',
+  };
+}
+
+const topicOf = (i: number): string => `site/${i % 97}/device-${i}/temp`;
+
+describe('lmdb storage: the message log at 100,000 topics', function () {
+  this.timeout(60000);
+  let dir: string;
+  let store: StoragePort;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-log-'));
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+  });
+
+  after(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function check(): void {
+    const log = store.messageLog;
+    assert.equal(log.lastSequence(), TOPICS);
+    assert.equal(log.listTopics().length, TOPICS);
+    const tables = store.listTables('main');
+    assert.equal(tables.length, TOPICS);
+    for (const i of [0, 1, 4095, 4096, 50_000, TOPICS - 1]) {
+      const topic = topicOf(i);
+      const info = store.getTopic(topic)!;
+      assert.ok(info, topic);
+      assert.ok(tables.includes(info.table));
+      assert.equal(store.countRecords('main', info.table), 1);
+      const [record] = store.readRecords('main', info.table, {});
+      assert.equal(record.id, i + 1, 'the message id is its sequence');
+      assert.deepEqual(record.row.source_payload, { type: 'json', value: JSON.stringify({ i }) });
+      assert.equal(record.row.mqtt_qos, i % 3);
+      assert.deepEqual(store.getRecords('main', info.table, [i + 1, i + 2])[1], undefined);
+      assert.deepEqual(log.readTopic(topic, { limit: 5 }).map((m) => m.sequence), [i + 1]);
+      assert.deepEqual(store.readMessages(topic, { startFrom: 'head', limit: 5 }).map((r) => r.id), [i + 1]);
+    }
+    const page = log.readFrom(4090, 10);
+    assert.deepEqual(page.map((m) => m.sequence), Array.from({ length: 10 }, (_, k) => 4091 + k));
+    assert.deepEqual(page.map((m) => m.topic), Array.from({ length: 10 }, (_, k) => topicOf(4090 + k)));
+  }
+
+  it('appends one message to each of 100,000 topics in batches, and reads them back', async () => {
+    const started = Date.now();
+    for (let from = 0; from < TOPICS; from += BATCH) {
+      const batch: LogAppend[] = [];
+      for (let i = from; i < from + BATCH; i++) batch.push({ topic: topicOf(i), message: message(i) });
+      const seqs = await store.messageLog.append(batch);
+      assert.equal(seqs[0], from + 1);
+      assert.equal(seqs[BATCH - 1], from + BATCH);
+    }
+    const appended = Date.now() - started;
+    check();
+    assert.ok(appended < 20000, `appending took ${appended} ms`);
+  });
+
+  it('keeps them across a reopen, and still takes new topics', async () => {
+    await store.close();
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    check();
+    assert.deepEqual(await store.appendMessages('one/more', [message(TOPICS)]), [TOPICS + 1]);
+    assert.equal(store.listTopics().length, TOPICS + 1);
+  });
+});
