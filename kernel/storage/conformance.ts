@@ -1004,7 +1004,10 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await rejectsWith(store.addColumns(main, info.table, [{ name: 'extra', type: 'integer' }]), 'INVALID_TABLE_DEFINITION');
         await rejectsWith(store.createTable(main, info.table, [{ name: 'x', type: 'integer' }]), 'TABLE_EXISTS');
         await store.appendMessages('w/keep', [message(3)]);
+        const cursor = store.openCursor(main, info.table, {});
+        assert.deepEqual(ids(cursor.fetch(1, 'forward')), [1]);
         await store.deleteTables(main, [info.table]);
+        throwsWith(() => cursor.fetch(1, 'forward'), 'TABLE_NOT_FOUND');
         assert.equal(store.getTopic('w/t'), undefined);
         throwsWith(() => store.getTable(main, info.table), 'TABLE_NOT_FOUND');
         assert.deepEqual(store.messageLog.readFrom(0, 10).map((m) => m.sequence), [3], 'its messages left the log');

@@ -31,6 +31,8 @@ type TopicIndexDb = Database<Buffer, Buffer>;
 export const LOG_DB = 'log';
 export const LOG_INDEX_DB = 'log:topic';
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+/** Integration-table views kept built; beyond it the oldest is forgotten (rebuilt on next use). */
+const MAX_CACHED_VIEWS = 10_000;
 const TWO_32 = 4294967296;
 
 /** The `log:topic` key of (topic id, sequence). */
@@ -72,6 +74,7 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly views = new Map<number, TableState>();
   private viewDefinitionTemplate: TableDefinition | null = null;
   private createTsSpecs: KeySegmentSpec[] | null = null;
+  private viewColumnPos: Map<string, number> | null = null;
 
   constructor(
     private readonly env: LmdbEnvironment,
@@ -156,17 +159,12 @@ export class LmdbMessageLog implements MessageLogPort {
       this.index.remove(key);
     }
     this.catalog.removeTopic(info.topic);
-    const view = this.views.get(info.topicId);
-    if (view) {
-      view.dropped = true;
-      this.views.delete(info.topicId);
-    }
+    this.views.delete(info.topicId);
   }
 
   private dropInTxn(ts: TableState): void {
     const info = ts.topicId === undefined ? undefined : this.catalog.topicsById.get(ts.topicId);
     if (info) this.removeTopicInTxn(info);
-    ts.dropped = true;
   }
 
   // ---- appends -------------------------------------------------------------------------------
@@ -292,6 +290,7 @@ export class LmdbMessageLog implements MessageLogPort {
       const index: IndexDefinition = { name: CREATE_TS_INDEX, unique: false, fields: [{ name: 'create_ts', ascending: true }], automatic: false };
       def.indexes.push(index);
       this.createTsSpecs = resolveKeySegments(def, index.fields);
+      this.viewColumnPos = columnPositions(def);
       this.viewDefinitionTemplate = def;
     }
     return this.viewDefinitionTemplate;
@@ -312,10 +311,15 @@ export class LmdbMessageLog implements MessageLogPort {
       def: def.indexes[1], dbName: LOG_INDEX_DB, db: new TopicCreateTsIndex(this, info.topicId, specs) as unknown as IndexDb,
       specs, keyLength: keyLength(specs),
     };
+    const topicsById = this.catalog.topicsById;
     ts = {
-      def, dbName: `${LOG_DB}#${info.topicId}`, records, indexes: [indexState], columnPos: columnPositions(def),
-      nextId: 0, persistedNextId: 0, dropped: false, topicId: info.topicId,
+      def, dbName: `${LOG_DB}#${info.topicId}`, records, indexes: [indexState], columnPos: this.viewColumnPos!,
+      nextId: 0, persistedNextId: 0, topicId: info.topicId,
+      // dropped once the topic's entry is gone (or replaced by a new topic of that name)
+      get dropped(): boolean { return topicsById.get(info.topicId) !== info; },
+      set dropped(_value: boolean) { /* follows the catalog */ },
     };
+    if (this.views.size >= MAX_CACHED_VIEWS) this.views.delete(this.views.keys().next().value!);
     this.views.set(info.topicId, ts);
     return ts;
   }
