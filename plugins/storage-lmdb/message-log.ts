@@ -5,8 +5,9 @@
  *                contentType, correlationData, responseTopic, expirySeconds, userProperties,
  *                payloadFormat, publisher] (msgpack)
  * - `log:topic`  key = topic id (4 bytes BE) ‖ sequence (8 bytes BE), value = empty
- * - catalog      ['topic', topic] → LogTopic, ['log-seq'] → next sequence, ['topic-id'] → next
- *                topic id; written in the commit of the appends that move them.
+ * - catalog      ['topic', topic] → LogTopic; ['topic-id'] → next topic id, written with each new
+ *                topic; ['log-seq'] → next sequence, written with each topic delete (otherwise
+ *                the last `log` key + 1 is the next sequence: the counter lives in memory).
  *
  * No named database per topic: a topic is a catalog entry and a key range of `log:topic`.
  * Its integration table is a view (a TableState whose records and `create_ts_idx` index are
@@ -108,11 +109,7 @@ export class LmdbMessageLog implements MessageLogPort {
     const existing = this.catalog.topics.get(topic);
     if (existing) return Promise.resolve(existing);
     checkTopic(topic);
-    return this.env.write(() => {
-      const info = this.topicInTxn(topic);
-      this.persistCounters();
-      return info;
-    });
+    return this.env.write(() => this.topicInTxn(topic));
   }
 
   getTopic(topic: string): LogTopic | undefined {
@@ -140,12 +137,8 @@ export class LmdbMessageLog implements MessageLogPort {
     const table = topicTableName(topic, (name) => this.catalog.findTable(database, name) !== undefined);
     const info: LogTopic = { topic, database, table, createdAt: new Date().toISOString(), topicId: this.nextTopicId++ };
     this.catalog.putTopic(info);
-    return info;
-  }
-
-  private persistCounters(): void {
-    this.env.catalog.put(['log-seq'], this.nextSeq);
     this.env.catalog.put(['topic-id'], this.nextTopicId);
+    return info;
   }
 
   /** Removes a topic's messages (index and log) and its entry. Inside a write transaction. */
@@ -160,6 +153,9 @@ export class LmdbMessageLog implements MessageLogPort {
     }
     this.catalog.removeTopic(info.topic);
     this.views.delete(info.topicId);
+    // The next sequence is the last `log` key + 1 on open, unless the newest messages were just
+    // deleted: record it with the delete, so no sequence is ever handed out twice.
+    this.env.catalog.put(['log-seq'], this.nextSeq);
   }
 
   private dropInTxn(ts: TableState): void {
@@ -182,7 +178,6 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.env.write(() => {
       const seqs = new Array<number>(n);
       for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(this.topicInTxn(messages[i].topic), messages[i].message);
-      this.persistCounters();
       return seqs;
     });
   }
@@ -201,7 +196,6 @@ export class LmdbMessageLog implements MessageLogPort {
       const info = this.topicInTxn(topic);
       const seqs = new Array<number>(n);
       for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(info, messages[i]);
-      this.persistCounters();
       return seqs;
     });
   }
