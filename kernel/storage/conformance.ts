@@ -922,6 +922,8 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.equal(all[1].publisher, 'conformance');
         assert.deepEqual(log.readFrom(2, 1).map((m) => m.sequence), [3]);
         assert.deepEqual(log.readFrom(4, 10), []);
+        await log.append([{ topic: 'g/b', message: message(9, '2023-12-31T00:00:00.000') }]);
+        assert.equal(log.readFrom(4, 1)[0].createTs, all[3].createTs, 'create_ts never goes back along the log');
         const info = store.getTopic('g/a')!;
         assert.deepEqual(ids(store.readRecords(main, info.table, {})), [1, 4], 'the table is the topic\'s slice of the log');
         assert.deepEqual(store.getRecords(main, info.table, [1, 2, 3, 4]).map((r) => r === undefined), [false, true, true, false]);
@@ -1015,6 +1017,9 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await reopen();
         assert.deepEqual(await store.appendMessages('w/t', [message(5)]), [5]);
         assert.deepEqual(store.messageLog.readFrom(0, 10).map((m) => [m.sequence, m.topic]), [[3, 'w/keep'], [4, 'w/t'], [5, 'w/t']]);
+        await store.deleteTopic('w/t');
+        await reopen();
+        assert.deepEqual(await store.appendMessages('w/x', [message(6)]), [6], 'not even when the newest messages were deleted');
       });
     });
 

@@ -406,6 +406,33 @@ describe('actions: db api', function () {
     });
   });
 
+  describe('integration tables (views over the message log)', function () {
+    it('are listed, described and read like tables, and refuse writes and indexes', async function () {
+      const message = (i: number) => ({
+        createTs: `2024-05-01T00:00:0${i}.000`, payload: { type: 'json' as const, value: JSON.stringify({ i }) }, qos: 0, retain: false,
+        contentType: null, correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null,
+        payloadFormat: null, publisher: 'db-test',
+      });
+      const log = server.engine.need('storage').messageLog;
+      const seqs = await log.append([{ topic: 'act/a', message: message(1) }, { topic: 'act/b', message: message(2) }, { topic: 'act/a', message: message(3) }]);
+      const tableName = log.getTopic('act/a')!.table;
+      const listed = await ok(server, db('listTables', token, { partialTableName: 'mqtt_msg_act' }));
+      assert.deepEqual(listed.data.map((t: any) => t.tableName).sort(), ['mqtt_msg_act_a', 'mqtt_msg_act_b']);
+      const described = await ok(server, db('describeTables', token, { tableNames: [tableName] }));
+      assert.equal(described.data[0].fields[0].name, 'id');
+      assert.equal(await count(tableName), 2);
+      const got = await ok(server, db('getRecordsByIds', token, { tableName, ids: [seqs[0], seqs[1], seqs[2]] }, { responseOptions: { dataFormat: 'objects' } }));
+      assert.deepEqual(got.data.map((r: any) => [r.id, r.mqtt_publisher]), [[seqs[0], 'db-test'], [seqs[2], 'db-test']]);
+      const byTime = await ok(server, db('getRecordsByIndex', token, { tableName, indexName: 'create_ts_idx', maxRecords: 5 }, { responseOptions: { dataFormat: 'objects' } }));
+      assert.deepEqual(byTime.data.map((r: any) => r.id), [seqs[0], seqs[2]]);
+      await fails(server, db('insertRecords', token, { tableName, sourceData: [{ mqtt_qos: 1 }] }), 4025);
+      await fails(server, db('createIndex', token, { tableName, indexName: 'by_qos', fields: [{ name: 'mqtt_qos' }] }), 4052);
+      await ok(server, db('deleteTables', token, { tableNames: [tableName] }));
+      assert.equal(log.getTopic('act/a'), undefined);
+      assert.equal(log.countTopic('act/b'), 1);
+    });
+  });
+
   describe('one store', function () {
     it('a table made through actions is readable through REST', async function () {
       await ok(server, db('createTable', token, { tableName: 'shared', fields: [{ name: 'name', type: 'varchar', length: 10 }, { name: 'n', type: 'integer' }] }));
