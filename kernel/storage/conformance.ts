@@ -911,6 +911,9 @@ export function describeStorageConformance(label: string, open: (dataDir: string
       it('reads the log from a global position, in append order across topics', async () => {
         const log = store.messageLog;
         assert.equal(log.lastSequence(), 0);
+        await rejectsWith(log.append([{ topic: 'ok/x', message: message(1) }, { topic: 'bad/#', message: message(2) }]), 'INVALID_TOPIC');
+        await rejectsWith(log.append([{ topic: 'ok/x', message: { ...message(1), payload: null as never } }]), 'INVALID_PARAMETER');
+        assert.equal(log.getTopic('ok/x'), undefined, 'nothing written');
         const a = log.append([{ topic: 'g/a', message: message(1) }, { topic: 'g/b', message: message(2) }]);
         const b = store.appendMessages('g/c', [message(3)]);
         const c = log.append([{ topic: 'g/a', message: message(4) }]);

@@ -108,7 +108,11 @@ export class LmdbMessageLog implements MessageLogPort {
   ensureTopic(topic: string): Promise<LogTopic> {
     const existing = this.catalog.topics.get(topic);
     if (existing) return Promise.resolve(existing);
-    checkTopic(topic);
+    try {
+      checkTopic(topic);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.env.write(() => this.topicInTxn(topic));
   }
 
@@ -166,14 +170,12 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- appends -------------------------------------------------------------------------------
 
   append(messages: LogAppend[]): Promise<number[]> {
-    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
-    const n = messages.length;
-    for (let i = 0; i < n; i++) {
-      const entry = messages[i];
-      if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
-      if (!this.catalog.topics.has(entry.topic)) checkTopic(entry.topic);
-      checkMessage(entry.message);
+    try {
+      this.checkAppends(messages);
+    } catch (error) {
+      return Promise.reject(error);
     }
+    const n = messages.length;
     if (n === 0) return Promise.resolve([]);
     return this.env.write(() => {
       const seqs = new Array<number>(n);
@@ -182,7 +184,17 @@ export class LmdbMessageLog implements MessageLogPort {
     });
   }
 
-  /** Appends messages of one topic (StoragePort.appendMessages). */
+  private checkAppends(messages: LogAppend[]): void {
+    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
+    for (let i = 0; i < messages.length; i++) {
+      const entry = messages[i];
+      if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
+      if (!this.catalog.topics.has(entry.topic)) checkTopic(entry.topic);
+      checkMessage(entry.message);
+    }
+  }
+
+  /** Appends messages of one topic (StoragePort.appendMessages; its caller turns a throw into a rejection). */
   appendTo(topic: string, messages: MessageInput[]): Promise<number[]> {
     if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
     if (!this.catalog.topics.has(topic)) checkTopic(topic);
