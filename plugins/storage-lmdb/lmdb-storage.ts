@@ -1,6 +1,6 @@
 /**
  * The StoragePort on LMDB: records, reads, cursors and transactions here; databases, tables and
- * indexes in schema.ts; topics in topics.ts; internal stores (docs/storage.md).
+ * indexes in schema.ts; topics and the message log in message-log.ts; internal stores (docs/storage.md).
  */
 import { EngineError } from '../../kernel/errors';
 import type {
@@ -302,7 +302,7 @@ export class LmdbStorage implements StoragePort {
     this.transactions.rollback(transactionId);
   }
 
-  // ---- topics (topics.ts) ---------------------------------------------------------------------
+  // ---- topics (message-log.ts) --------------------------------------------------------------
 
   get messageLog(): MessageLogPort { return this.topics; }
   ensureTopic(topic: string): Promise<TopicInfo> { return this.topics.ensureTopic(topic); }
