@@ -20,7 +20,7 @@ import { resolveKeySegments } from './index-keys';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { findIndex } from './index-commands';
-import { ID, RecordEncoder, atPosition, resolveFormat } from './record-codec';
+import { ID, RecordEncoder, resolveFormat } from './record-codec';
 import { keyOrderBounds } from './query-plan';
 import { MAX_PAGE, inTable, readProperties } from './schemas';
 
@@ -64,13 +64,9 @@ function decodeValues(what: string, values: readonly WireValue[], layout: KeyLay
     });
   }
   const decoded = new Array<CanonicalValue>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    try {
-      decoded[i] = decodeValue(layout.columns[i], values[i], format);
-    } catch (error) {
-      throw atPosition(error, `${what} value ${i + 1}`);
-    }
-  }
+  // A value that does not fit its segment's column is 4031 naming that column, which is what
+  // every protocol's client wrote (REST `find`, actions `indexRange`…), not this command's terms.
+  for (let i = 0; i < values.length; i++) decoded[i] = decodeValue(layout.columns[i], values[i], format);
   return decoded;
 }
 
@@ -105,7 +101,7 @@ export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: 
       const { byteLength } = p.prefix;
       if (byteLength !== undefined && layout.byteLength !== undefined && byteLength > layout.byteLength) {
         throw new EngineError('INVALID_QUERY', {
-          reason: `prefix byteLength ${byteLength} exceeds the ${layout.byteLength} key bytes of index "${indexName}"`,
+          reason: `a key prefix of ${byteLength} bytes is longer than the ${layout.byteLength} key bytes of index "${indexName}"`,
         });
       }
       range.prefix = { values: decodeValues('prefix', p.prefix.values, layout, indexName, format), ...(byteLength !== undefined ? { byteLength } : {}) };

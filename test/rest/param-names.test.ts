@@ -94,4 +94,14 @@ describe('REST: validation messages name the parameter sent', function () {
     fails(unknown, 400, 12012, /unknown property/);
     assert.equal(paramOf(unknown.json.errorMessage), 'revers');
   });
+
+  it('a query value that does not fit names the column the client named, in no command terms', async function () {
+    ok(await rest.post('/index/main/people/by_age', { fields: [{ name: 'age' }] }));
+    const value = await rest.post('/query/main/people/by_age?top=5', { find: { age: { operator: '>=', value: 'abc' } } });
+    fails(value, 400, 4031, /column "age"/);
+    assert.doesNotMatch(value.json.errorMessage, /bound|values?\b \d/, value.text);
+    const length = await rest.post('/query/main/people/by_age?top=5', { advanced_find: { find_set: { length: 999, fields: { age: 1 } } } });
+    fails(length, 400, 4073, /key prefix of 999 bytes .* 4 key bytes of index "by_age"/);
+    assert.doesNotMatch(length.json.errorMessage, /byteLength/, length.text);
+  });
 });
