@@ -68,6 +68,19 @@ export function isAllowed(roles: RoleCatalog, principal: Principal, command: str
   return granted;
 }
 
+/**
+ * true when a role the principal holds denies `command` on `resource`, whatever it grants: a
+ * listing granted on a database leaves out the tables a role denies (`table.list` on them).
+ */
+export function isDenied(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): boolean {
+  const key = resourceKey(resource);
+  for (const name of principal.roles) {
+    const role = roles.get(name);
+    if (role && anyMatch(role.denies, command, resource, key, true)) return true;
+  }
+  return false;
+}
+
 export function authorize(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): void {
   if (!isAllowed(roles, principal, command, resource)) {
     throw new EngineError('NOT_AUTHORIZED', { account: principal.account, command, resource: resourceKey(resource) });

@@ -1,6 +1,6 @@
 /** table.create / table.list / table.describe / table.delete / table.alter */
 import type { CommandContext, Resource } from '../../kernel/bus/command';
-import { isAllowed } from '../../kernel/auth/authorize';
+import { isAllowed, isDenied } from '../../kernel/auth/authorize';
 import { EngineError } from '../../kernel/errors';
 import type { ColumnDefinition } from '../../kernel/storage/types';
 import { normalizeColumn } from './values/column-types';
@@ -78,10 +78,14 @@ export function registerTableCommands(data: DataContext): void {
 
   bus.register<TableListParams, TableListResult>({
     name: 'table.list',
-    summary: 'List the tables of a database (integration tables included, internal catalogs never).',
+    summary: 'List the tables of a database (integration tables included, internal catalogs never; tables a role denies table.list on left out).',
     params: databaseParams,
     resource: (p) => ({ kind: 'database', database: lower(p.database) }),
-    handler: (p) => ({ tables: data.storage().listTables(lower(p.database)) }),
+    handler: (p, ctx) => {
+      const database = lower(p.database);
+      const tables = data.storage().listTables(database);
+      return { tables: tables.filter((table) => !isDenied(engine.roles, ctx.principal, 'table.list', { kind: 'table', database, table })) };
+    },
   });
 
   bus.register<TableDescribeParams, TableDescribeResult>({

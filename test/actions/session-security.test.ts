@@ -189,6 +189,20 @@ describe('actions: session tokens stay secret; long-lived objects are authorized
       assert.ok(all.data.some((t: any) => t.tableName === 'secret'));
     });
 
+    it('listTables leaves out a table a role denies (any command, or table.list) and keeps one only some commands are denied on', async function () {
+      await ok(server, admin('createRole', root, {
+        roleName: 'hidden',
+        grants: [{ commands: ['*'], resources: ['*'] }],
+        denies: [{ commands: ['*'], resources: ['table:main/secret'] }, { commands: ['record.*'], resources: ['table:main/items'] }],
+      }));
+      const hal = await accountWith('hal', ['hidden']);
+      const listed = await ok(server, db('listTables', hal, {}));
+      const names = JSON.stringify(listed);
+      assert.ok(names.includes('items'), names);
+      assert.ok(!names.includes('secret'), `a denied table is listed: ${names}`);
+      assert.ok(JSON.stringify(await ok(server, db('listTables', root, {}))).includes('secret'));
+    });
+
     it('the table.describe command leaves denied tables out of "all tables"', async function () {
       const { engine } = server;
       const ctx = { principal: engine.accounts.principal('dan'), origin: 'internal' };
