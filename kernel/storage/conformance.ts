@@ -932,6 +932,31 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(store.getRecords(main, info.table, [1, 2, 3, 4]).map((r) => r === undefined), [false, true, true, false]);
       });
 
+      it('refuses a call whole: a message storage cannot encode leaves no message, topic or sequence behind', async () => {
+        const log = store.messageLog;
+        const before = log.lastSequence();
+        const bad = { ...message(2), payload: { type: 'json', value: 2n ** 80n } as never };
+        await assert.rejects(log.append([{ topic: 'whole/a', message: message(1) }, { topic: 'whole/b', message: bad }]));
+        assert.equal(log.getTopic('whole/a'), undefined, 'the first message\'s topic is not created');
+        assert.equal(log.lastSequence(), before, 'no sequence is used');
+        await rejectsWith(log.append([{ topic: 'whole/c', message: message(1, 'zzzz') }]), 'INVALID_PARAMETER');
+        await rejectsWith(log.append([{ topic: 'whole/\ud800', message: message(1) }]), 'INVALID_TOPIC');
+        const seqs = await log.append([{ topic: 'whole/a', message: message(3) }]);
+        assert.deepEqual(seqs, [before + 1]);
+        assert.equal(log.countTopic('whole/a'), 1);
+        await log.deleteTopic('whole/a');
+      });
+
+      it('stores a topic of any length MQTT allows (65,500 bytes)', async () => {
+        const log = store.messageLog;
+        const long = `long/${'x'.repeat(65_000)}`;
+        const [seq] = await log.append([{ topic: long, message: message(1) }]);
+        assert.equal(log.getTopic(long)?.topic, long);
+        assert.deepEqual(log.readTopic(long, { limit: 5 }).map((m) => m.sequence), [seq]);
+        await log.deleteTopic(long);
+        assert.equal(log.getTopic(long), undefined);
+      });
+
       it('reads one topic by sequence range, forward and reverse, with a limit', async () => {
         const log = store.messageLog;
         for (let i = 1; i <= 10; i++) await log.append([{ topic: i % 2 ? 'odd' : 'even', message: message(i) }]);

@@ -128,8 +128,9 @@ export function registerCursorCommands(data: DataContext): void {
     resource: cursorResource,
     handler: (p, ctx) => {
       const entry = data.cursors.use(ownerOf(ctx), p.cursorId);
-      data.engine.authorize(ctx, 'record.find', { kind: 'table', database: entry.database, table: entry.table.name });
       return data.cursors.exclusive(entry, () => {
+        // Checked when the fetch runs (it may have waited behind another on this cursor).
+        data.engine.authorize(ctx, 'record.find', { kind: 'table', database: entry.database, table: entry.table.name });
         const { cursor } = entry;
         const direction = p.direction ?? 'forward';
         const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;

@@ -4,7 +4,8 @@
  * Persisted in the `_catalog` sub-database, held in memory. Keys:
  * - ['db', name]               → { name, createdAt }
  * - ['table', database, name]  → PersistedTable
- * - ['topic', topic]           → LogTopic (topic, table name, topic id: message-log.ts)
+ * - ['topic', topic]           → LogTopic (topic, table name, topic id: message-log.ts); a topic of
+ *   more than 1,024 bytes under ['topic-hash', sha256 hex] (LMDB keys hold at most 1,978 bytes)
  * - ['log-seq'], ['topic-id']  → the message log's next sequence and next topic id
  * - ['seq']                    → the last number used for a sub-database name
  * - ['key-format']             → the index-key format the index sub-databases are written in
@@ -14,6 +15,7 @@
  * In-memory changes are made inside the write-transaction callback that persists them, so the
  * writers (which run one after another) always see each other's catalog changes.
  */
+import { createHash } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
 import type { LogTopic } from '../../kernel/storage/message-log-port';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
@@ -112,7 +114,8 @@ export class Catalog {
           map.set(persisted.definition.name, state);
           break;
         }
-        case 'topic': {
+        case 'topic':
+        case 'topic-hash': {
           const info = value as LogTopic;
           // An entry without a topic id is from before the message log (a table per topic):
           // that table stays an ordinary read-only table; the topic starts afresh in the log.
@@ -221,7 +224,7 @@ export class Catalog {
     map.set(def.name, state);
   }
 
-  /** Drops a table's sub-databases and catalog entry (and its topic mapping). */
+  /** Drops a table's sub-databases and catalog entry (an integration table's view goes through its topic: message-log.ts). */
   dropTable(state: TableState): void {
     if (state.topicId !== undefined) {
       this.views?.drop(state);
@@ -237,7 +240,7 @@ export class Catalog {
   }
 
   putTopic(info: LogTopic): void {
-    this.db.put(['topic', info.topic], info);
+    this.db.put(topicCatalogKey(info.topic), info);
     this.registerTopic(info);
   }
 
@@ -251,7 +254,7 @@ export class Catalog {
 
   removeTopic(topic: string): void {
     const info = this.topics.get(topic);
-    this.db.remove(['topic', topic]);
+    this.db.remove(topicCatalogKey(topic));
     this.topics.delete(topic);
     if (info) {
       this.topicsById.delete(info.topicId);
@@ -335,4 +338,13 @@ export function checkName(name: unknown, param: string): string {
     throw new EngineError('INVALID_PARAMETER', { param, reason: 'names cannot contain control characters' });
   }
   return name.toLowerCase();
+}
+
+/** Topics up to this many UTF-8 bytes are catalog keys themselves; longer ones (MQTT allows 65,500) by hash. */
+const TOPIC_KEY_BYTES = 1024;
+
+/** The catalog key of a topic: LMDB keys hold at most 1,978 bytes, topics up to 65,500. */
+function topicCatalogKey(topic: string): string[] {
+  if (Buffer.byteLength(topic, 'utf8') <= TOPIC_KEY_BYTES) return ['topic', topic];
+  return ['topic-hash', createHash('sha256').update(topic, 'utf8').digest('hex')];
 }

@@ -39,7 +39,11 @@ export function checkTopic(topic: unknown): string {
     throw new EngineError('INVALID_TOPIC', { topic, reason: 'wildcards are not allowed in a topic name' });
   }
   if (topic.includes('\u0000')) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the null character is not allowed' });
-  if (Buffer.byteLength(topic, 'utf8') > 65535) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'too long' });
+  // An unpaired surrogate has no UTF-8 form: stored, the topic would come back as another one.
+  if (!(topic as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+    throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic is not valid Unicode (an unpaired surrogate)' });
+  }
+  if (Buffer.byteLength(topic, 'utf8') > 65500) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'longer than 65,500 bytes' });
   return topic;
 }
 

@@ -47,13 +47,19 @@ export function topicKey(topicId: number, seq: number): Buffer {
   return key;
 }
 
+const CANONICAL_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
+
 function invalidMessage(reason: string): EngineError {
   return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
 }
 
 function checkMessage(message: MessageInput): void {
   if (message === null || typeof message !== 'object') throw invalidMessage('a message is an object');
-  if (typeof message.createTs !== 'string') throw invalidMessage('createTs must be a canonical timestamp');
+  // create_ts never goes back along the log (compared as text), so one bad value would stick.
+  if (typeof message.createTs !== 'string' || !CANONICAL_TIMESTAMP.test(message.createTs)) {
+    throw invalidMessage('createTs must be a canonical timestamp (YYYY-MM-DDThh:mm:ss.sss)');
+  }
+  if (message.qos !== undefined && message.qos !== 0 && message.qos !== 1 && message.qos !== 2) throw invalidMessage('qos is 0, 1 or 2');
   const payload = message.payload;
   if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
     throw invalidMessage('payload must be a variant value');
@@ -73,6 +79,8 @@ export class LmdbMessageLog implements MessageLogPort {
   /** The create_ts of the last appended message: create_ts never goes back along the log. */
   private lastCreateTs = '';
   private readonly views = new Map<number, TableState>();
+  /** Topics the running atomic write created (forgotten again if it fails). */
+  private createdInTxn: LogTopic[] | undefined;
   private viewDefinitionTemplate: TableDefinition | null = null;
   private createTsSpecs: KeySegmentSpec[] | null = null;
   private viewColumnPos: Map<string, number> | null = null;
@@ -113,7 +121,7 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.env.write(() => this.topicInTxn(topic));
+    return this.atomically(() => this.topicInTxn(topic));
   }
 
   getTopic(topic: string): LogTopic | undefined {
@@ -141,6 +149,7 @@ export class LmdbMessageLog implements MessageLogPort {
     const table = topicTableName(topic, (name) => this.catalog.findTable(database, name) !== undefined);
     const info: LogTopic = { topic, database, table, createdAt: new Date().toISOString(), topicId: this.nextTopicId++ };
     this.catalog.putTopic(info);
+    this.createdInTxn?.push(info);
     this.env.catalog.put(['topic-id'], this.nextTopicId);
     return info;
   }
@@ -169,6 +178,33 @@ export class LmdbMessageLog implements MessageLogPort {
 
   // ---- appends -------------------------------------------------------------------------------
 
+  /**
+   * Runs a write all or nothing: in a child transaction (a throw rolls back what it wrote, e.g. a
+   * payload msgpack cannot encode as the third message of a call), with the counters and the
+   * topics it created in memory restored, so a refused call leaves no trace and no retry doubles.
+   */
+  private atomically<T>(action: () => T): Promise<T> {
+    return this.env.writeAtomic(() => {
+      const { nextSeq, nextTopicId, lastCreateTs } = this;
+      const created: LogTopic[] = [];
+      this.createdInTxn = created;
+      try {
+        return action();
+      } catch (error) {
+        this.nextSeq = nextSeq;
+        this.nextTopicId = nextTopicId;
+        this.lastCreateTs = lastCreateTs;
+        for (const info of created) {
+          this.catalog.removeTopic(info.topic);
+          this.views.delete(info.topicId);
+        }
+        throw error;
+      } finally {
+        this.createdInTxn = undefined;
+      }
+    });
+  }
+
   append(messages: LogAppend[]): Promise<number[]> {
     try {
       this.checkAppends(messages);
@@ -177,7 +213,7 @@ export class LmdbMessageLog implements MessageLogPort {
     }
     const n = messages.length;
     if (n === 0) return Promise.resolve([]);
-    return this.env.write(() => {
+    return this.atomically(() => {
       const seqs = new Array<number>(n);
       for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(this.topicInTxn(messages[i].topic), messages[i].message);
       return seqs;
@@ -204,7 +240,7 @@ export class LmdbMessageLog implements MessageLogPort {
       // the topic exists after a call, even an empty one
       return this.catalog.topics.has(topic) ? Promise.resolve([]) : this.ensureTopic(topic).then(() => []);
     }
-    return this.env.write(() => {
+    return this.atomically(() => {
       const info = this.topicInTxn(topic);
       const seqs = new Array<number>(n);
       for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(info, messages[i]);
@@ -305,7 +341,12 @@ export class LmdbMessageLog implements MessageLogPort {
   /** The integration table of a topic: a read-only TableState over the log. */
   view(info: LogTopic): TableState {
     let ts = this.views.get(info.topicId);
-    if (ts) return ts;
+    if (ts) {
+      // least recently used goes first: a hit moves to the end
+      this.views.delete(info.topicId);
+      this.views.set(info.topicId, ts);
+      return ts;
+    }
     const template = this.template();
     const def = freezeDefinition({
       ...template, database: info.database, name: info.table, topic: info.topic, createdAt: info.createdAt,

@@ -85,4 +85,13 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
     assert.deepEqual(await store.appendMessages('one/more', [message(TOPICS)]), [TOPICS + 1]);
     assert.equal(store.listTopics().length, TOPICS + 1);
   });
+
+  it('keeps a topic longer than an LMDB key (up to 65,500 bytes) across a reopen', async () => {
+    const long = `very/long/${'é'.repeat(3000)}`;
+    const [seq] = await store.messageLog.append([{ topic: long, message: message(1) }]);
+    await store.close();
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    assert.equal(store.messageLog.getTopic(long)?.topic, long);
+    assert.deepEqual(store.messageLog.readTopic(long, { limit: 2 }).map((m) => m.sequence), [seq]);
+  });
 });
