@@ -85,6 +85,7 @@ export function readMessages(ts: TableState, options: MessageReadOptions): Store
     const byTime = planScan(ts, CREATE_TS_INDEX, { lower: { values: [since], inclusive: true } });
     let first: number | null = null;
     for (const entry of scan(ts, byTime, false)) {
+      if (entry.guarded) continue;
       first = entry.id;
       break;
     }

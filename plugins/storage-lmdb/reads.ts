@@ -69,6 +69,11 @@ export interface ScanEntry {
   id: number;
   /** Present for record-order scans (the value comes with the key). */
   values: unknown[] | undefined;
+  /**
+   * A key a null guard leaves out: yielded (not skipped inside the scan) so that readers walking
+   * in slices count it as a visit, never as a record (rowOfEntry gives undefined).
+   */
+  guarded?: true;
 }
 
 function invalidQuery(reason: string): EngineError {
@@ -248,7 +253,10 @@ export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after
   for (const key of plan.index.db.getKeys(options)) {
     scanStats.entriesRead++;
     const k = key as Buffer;
-    if (guards !== null && guarded(guards, k)) continue;
+    if (guards !== null && guarded(guards, k)) {
+      yield { key: k, id: 0, values: undefined, guarded: true };
+      continue;
+    }
     yield { key: k, id: readRecordId(k), values: undefined };
   }
 }
@@ -298,6 +306,7 @@ export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean
 
 /** The row of a scan entry (fetching the record for index scans); undefined if it vanished. */
 export function rowOfEntry(ts: TableState, entry: ScanEntry): Row | undefined {
+  if (entry.guarded) return undefined;
   let values = entry.values;
   if (values === undefined) {
     values = ts.records.get(entry.id);
@@ -318,6 +327,7 @@ export function collect(
   const out: StoredRecord[] = [];
   if (limit <= 0) return out;
   for (const entry of overlayScan(ts, plan, descending, overlay, after)) {
+    if (entry.guarded) continue;
     if (predicate === null && skip > 0) {
       skip--;
       continue;

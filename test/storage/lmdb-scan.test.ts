@@ -77,4 +77,25 @@ describe('lmdb storage: reads touch only what they return', function () {
     assert.ok(scanStats.entriesRead - before <= 16, `read ${scanStats.entriesRead - before} entries`);
     cursor.close();
   });
+
+  it('a sliced read counts keys a null guard leaves out as visits (a slice never walks further than asked)', async () => {
+    await store.createTable('main', 'pairs', [{ name: 'g', type: 'varchar', length: 4 }, { name: 'n', type: 'integer' }]);
+    await store.createIndex('main', 'pairs', 'by_g_n', { fields: [{ name: 'g', ascending: true }, { name: 'n', ascending: true }] });
+    await store.insertRecords('main', 'pairs', [...Array.from({ length: 100 }, () => ({ g: 'a', n: null })), { g: 'a', n: 5 }]);
+    // keys ('a', null) sort before ('a', 5) and are left out by the null guard of an upper bound on both segments
+    const range = { upper: { values: ['a', 10], inclusive: true } };
+    assert.deepEqual(store.readRecords('main', 'pairs', { index: 'by_g_n', range }).map((r) => r.row.n), [5]);
+    const scan = store.openScan!('main', 'pairs', { index: 'by_g_n', range });
+    const first = scan.next(3);
+    assert.deepEqual(first, { records: [], done: false }, 'three visits, all guarded');
+    let records = 0;
+    let slices = 1;
+    for (let done = false; !done; slices++) {
+      const slice = scan.next(3);
+      records += slice.records.length;
+      done = slice.done;
+    }
+    assert.equal(records, 1);
+    assert.ok(slices >= 34, `101 entries in slices of 3 take at least 34 slices (took ${slices})`);
+  });
 });
