@@ -947,6 +947,23 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await log.deleteTopic('whole/a');
       });
 
+      it('lastSequence moves only when the append is durable (a position no crash can hand out again)', async () => {
+        const log = store.messageLog;
+        const before = log.lastSequence();
+        let resolved = false;
+        const appended = log.append([{ topic: 'durable/a', message: message(1) }]).then((seqs) => { resolved = true; return seqs; });
+        // Look at every turn while the commit is on its way to disk (the write runs, then syncs).
+        const seen = new Set<number>();
+        while (!resolved) {
+          seen.add(log.lastSequence());
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        assert.deepEqual([...seen], [before], 'not before the append resolves');
+        const [seq] = await appended;
+        assert.equal(log.lastSequence(), seq);
+        await log.deleteTopic('durable/a');
+      });
+
       it('stores a topic of any length MQTT allows (65,500 bytes)', async () => {
         const log = store.messageLog;
         const long = `long/${'x'.repeat(65_000)}`;

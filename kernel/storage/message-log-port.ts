@@ -59,7 +59,7 @@ export interface MessageLogPort {
   readTopic(topic: string, options: TopicReadOptions): LoggedMessage[];
   /** How many messages of the topic the log holds (0 when unknown). */
   countTopic(topic: string): number;
-  /** The highest sequence handed out so far (0 when none). */
+  /** The highest sequence whose commit is durable (0 when none): a position no crash can hand out again. */
   lastSequence(): number;
 
   /** The topic's entry, created (in its own commit) when absent. */

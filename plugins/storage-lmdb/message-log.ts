@@ -81,6 +81,10 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly views = new Map<number, TableState>();
   /** Topics the running atomic write created (forgotten again if it fails). */
   private createdInTxn: LogTopic[] | undefined;
+  /** Topics created by a write not yet durable: ensureTopic answers with that write's outcome. */
+  private readonly pendingTopics = new Map<string, Promise<LogTopic>>();
+  /** The last sequence whose commit is durable (lastSequence): never one a crash could hand out again. */
+  private durableSeq = 0;
   private viewDefinitionTemplate: TableDefinition | null = null;
   private createTsSpecs: KeySegmentSpec[] | null = null;
   private viewColumnPos: Map<string, number> | null = null;
@@ -106,6 +110,7 @@ export class LmdbMessageLog implements MessageLogPort {
       this.nextSeq = Math.max(this.nextSeq, (key as number) + 1);
       this.lastCreateTs = (value as unknown[])[1] as string;
     }
+    this.durableSeq = this.nextSeq - 1;
     let topicId = (this.env.catalog.get(['topic-id']) as number | undefined) ?? 1;
     for (const id of this.catalog.topicsById.keys()) if (id >= topicId) topicId = id + 1;
     this.nextTopicId = topicId;
@@ -114,6 +119,8 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- topics --------------------------------------------------------------------------------
 
   ensureTopic(topic: string): Promise<LogTopic> {
+    const pending = this.pendingTopics.get(topic);
+    if (pending) return pending;
     const existing = this.catalog.topics.get(topic);
     if (existing) return Promise.resolve(existing);
     try {
@@ -184,12 +191,26 @@ export class LmdbMessageLog implements MessageLogPort {
    * topics it created in memory restored, so a refused call leaves no trace and no retry doubles.
    */
   private atomically<T>(action: () => T): Promise<T> {
-    return this.env.writeAtomic(() => {
+    let settle!: (durable: boolean) => void;
+    const outcome = new Promise<boolean>((resolve) => { settle = resolve; });
+    let created: LogTopic[] = [];
+    let lastSeq = 0;
+    const written = this.env.writeAtomic(() => {
       const { nextSeq, nextTopicId, lastCreateTs } = this;
-      const created: LogTopic[] = [];
+      created = [];
       this.createdInTxn = created;
       try {
-        return action();
+        const result = action();
+        lastSeq = this.nextSeq - 1;
+        for (const info of created) {
+          const ensured = outcome.then((durable) => {
+            if (!durable) throw new EngineError('INTERNAL', { reason: `the commit creating topic "${info.topic}" failed` });
+            return info;
+          });
+          ensured.catch(() => undefined); // answered to whoever asks; nobody may
+          this.pendingTopics.set(info.topic, ensured);
+        }
+        return result;
       } catch (error) {
         this.nextSeq = nextSeq;
         this.nextTopicId = nextTopicId;
@@ -198,12 +219,21 @@ export class LmdbMessageLog implements MessageLogPort {
           this.catalog.removeTopic(info.topic);
           this.views.delete(info.topicId);
         }
+        created = [];
         throw error;
       } finally {
         this.createdInTxn = undefined;
       }
     });
+    const done = (durable: boolean): void => {
+      if (durable && lastSeq > this.durableSeq) this.durableSeq = lastSeq;
+      for (const info of created) this.pendingTopics.delete(info.topic);
+      settle(durable);
+    };
+    written.then(() => done(true), () => done(false));
+    return written;
   }
+
 
   append(messages: LogAppend[]): Promise<number[]> {
     try {
@@ -264,7 +294,7 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- reads ---------------------------------------------------------------------------------
 
   lastSequence(): number {
-    return this.nextSeq - 1;
+    return this.durableSeq;
   }
 
   private message(seq: number, v: unknown[]): LoggedMessage | undefined {
