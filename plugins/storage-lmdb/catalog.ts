@@ -9,6 +9,7 @@
  * - ['log-seq'], ['topic-id']  → the message log's next sequence and next topic id
  * - ['seq']                    → the last number used for a sub-database name
  * - ['key-format']             → the index-key format the index sub-databases are written in
+ * - ['purge', topicId]         → a deleted topic whose messages are still being purged
  * - ['next-id', recordsDb]     → the next automatic record id of a table, written in the same
  *                                transaction as the inserts, so deleted ids are never reissued
  *
@@ -88,6 +89,8 @@ export class Catalog {
   private seq = 0;
   /** The index-key format of the stored indexes; undefined in a folder written before formats were recorded. */
   keyFormat: number | undefined;
+  /** Topic ids whose messages a topic delete left to purge (message-log.ts). */
+  readonly purgesPending: number[] = [];
   private readonly db: CatalogDb;
 
   constructor(private readonly env: LmdbEnvironment) {
@@ -127,6 +130,9 @@ export class Catalog {
           break;
         case 'key-format':
           this.keyFormat = value as number;
+          break;
+        case 'purge':
+          this.purgesPending.push(k[1] as number);
           break;
         default:
           break;

@@ -320,6 +320,7 @@ export class LmdbStorage implements StoragePort {
   async close(): Promise<void> {
     if (this.env.isClosed) return;
     this.transactions.close();
+    await this.topics.close();
     await this.env.close();
   }
 }

@@ -47,6 +47,9 @@ export function topicKey(topicId: number, seq: number): Buffer {
   return key;
 }
 
+/** Messages a deleted topic's purge removes per commit (a few milliseconds each). */
+const PURGE_CHUNK = 2000;
+
 const CANONICAL_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
 function invalidMessage(reason: string): EngineError {
@@ -85,6 +88,9 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly pendingTopics = new Map<string, Promise<LogTopic>>();
   /** The last sequence whose commit is durable (lastSequence): never one a crash could hand out again. */
   private durableSeq = 0;
+  /** Purges of deleted topics' messages, one after another. */
+  private purging: Promise<void> = Promise.resolve();
+  private closing = false;
   private viewDefinitionTemplate: TableDefinition | null = null;
   private createTsSpecs: KeySegmentSpec[] | null = null;
   private viewColumnPos: Map<string, number> | null = null;
@@ -114,6 +120,7 @@ export class LmdbMessageLog implements MessageLogPort {
     let topicId = (this.env.catalog.get(['topic-id']) as number | undefined) ?? 1;
     for (const id of this.catalog.topicsById.keys()) if (id >= topicId) topicId = id + 1;
     this.nextTopicId = topicId;
+    for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
   }
 
   // ---- topics --------------------------------------------------------------------------------
@@ -161,21 +168,55 @@ export class LmdbMessageLog implements MessageLogPort {
     return info;
   }
 
-  /** Removes a topic's messages (index and log) and its entry. Inside a write transaction. */
+  /**
+   * Removes a topic's entry at once (its messages can no longer be read) and marks it for the
+   * purge of its messages, which runs afterwards in short commits. Inside a write transaction.
+   */
   private removeTopicInTxn(info: LogTopic): void {
-    const keys: Buffer[] = [];
-    for (const key of this.index.getKeys({ start: topicKey(info.topicId, 0), end: topicKey(info.topicId + 1, 0) })) {
-      keys.push(Buffer.from(key as Buffer));
-    }
-    for (const key of keys) {
-      this.log.remove(readRecordId(key));
-      this.index.remove(key);
-    }
     this.catalog.removeTopic(info.topic);
     this.views.delete(info.topicId);
     // The next sequence is the last `log` key + 1 on open, unless the newest messages were just
     // deleted: record it with the delete, so no sequence is ever handed out twice.
     this.env.catalog.put(['log-seq'], this.nextSeq);
+    this.env.catalog.put(['purge', info.topicId], true);
+    setImmediate(() => void this.purge(info.topicId));
+  }
+
+  /**
+   * Removes a deleted topic's messages (index and log), PURGE_CHUNK per commit, so a topic of
+   * millions of messages never holds the event loop (the broker shares it). Its mark goes with
+   * the last chunk; a purge cut short by a close or a crash goes on at the next open.
+   */
+  private purge(topicId: number): Promise<void> {
+    this.purging = this.purging.then(async () => {
+      for (let more = true; more && !this.closing;) {
+        more = await this.env.write(() => {
+          const keys: Buffer[] = [];
+          for (const key of this.index.getKeys({ start: topicKey(topicId, 0), end: topicKey(topicId + 1, 0), limit: PURGE_CHUNK })) {
+            keys.push(Buffer.from(key as Buffer));
+          }
+          for (const key of keys) {
+            this.log.remove(readRecordId(key));
+            this.index.remove(key);
+          }
+          if (keys.length < PURGE_CHUNK) this.env.catalog.remove(['purge', topicId]);
+          return keys.length === PURGE_CHUNK;
+        });
+      }
+    }).catch(() => undefined); // an environment closed meanwhile: the mark stays, the next open goes on
+    return this.purging;
+  }
+
+  /** Resolves when the purges scheduled so far have finished (or stopped at a close). */
+  async purged(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve)); // a delete schedules its purge on the next turn
+    await this.purging;
+  }
+
+  /** Before the environment closes: stops purging after the current chunk. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.purging;
   }
 
   private dropInTxn(ts: TableState): void {

@@ -9,7 +9,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
+import { open } from 'lmdb';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
+import type { LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
 
 const TOPICS = 100_000;
 const BATCH = 10_000;
@@ -93,5 +95,55 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
     store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
     assert.equal(store.messageLog.getTopic(long)?.topic, long);
     assert.deepEqual(store.messageLog.readTopic(long, { limit: 2 }).map((m) => m.sequence), [seq]);
+  });
+});
+
+describe('lmdb storage: deleting a topic purges its messages in short commits', function () {
+  this.timeout(60000);
+
+  /** Entries of the log and its topic index, read from the folder itself. */
+  async function rawCounts(dir: string): Promise<{ log: number; index: number; purgeMarks: number }> {
+    const root = open({ path: dir, maxDbs: 8192, noSubdir: false });
+    const log = root.openDB('log', {}).getStats() as { entryCount: number };
+    const index = root.openDB('log:topic', { keyEncoding: 'binary' }).getStats() as { entryCount: number };
+    let purgeMarks = 0;
+    for (const { key } of root.openDB<unknown, any>('_catalog', {}).getRange({})) if (Array.isArray(key) && key[0] === 'purge') purgeMarks++;
+    await root.close();
+    return { log: log.entryCount, index: index.entryCount, purgeMarks };
+  }
+
+  async function withTopics(dir: string): Promise<StoragePort> {
+    const store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    await store.messageLog.append(Array.from({ length: 5000 }, (_, i): LogAppend => ({ topic: 'big', message: message(i) })));
+    await store.messageLog.append([{ topic: 'keep', message: message(1) }]);
+    return store;
+  }
+
+  it('removes the topic at once and its messages after, leaving the others', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-purge-'));
+    const store = await withTopics(dir);
+    await store.messageLog.deleteTopic('big');
+    assert.equal(store.messageLog.getTopic('big'), undefined);
+    assert.deepEqual(store.messageLog.readFrom(0, 10).map((m) => m.topic), ['keep'], 'a deleted topic\'s messages are never read');
+    await (store.messageLog as LmdbMessageLog).purged();
+    await store.close();
+    assert.deepEqual(await rawCounts(dir), { log: 1, index: 1, purgeMarks: 0 });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a purge cut short by a close goes on at the next open', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-purge-'));
+    const store = await withTopics(dir);
+    await store.messageLog.deleteTopic('big');
+    await store.close(); // stops the purge after at most one chunk
+    const cut = await rawCounts(dir);
+    assert.equal(cut.purgeMarks, 1, 'the mark stays while messages remain');
+    assert.ok(cut.log > 1, `messages remain to purge (${cut.log})`);
+    const reopened = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    await (reopened.messageLog as LmdbMessageLog).purged();
+    assert.deepEqual(reopened.messageLog.readFrom(0, 10).map((m) => m.topic), ['keep']);
+    await reopened.close();
+    assert.deepEqual(await rawCounts(dir), { log: 1, index: 1, purgeMarks: 0 });
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
