@@ -22,6 +22,8 @@ const WORKER_FILE = join(__dirname, 'password-hash-worker.js');
 const IDLE_WORKER_MS = 30_000;
 /** A check that cannot get a worker within this long fails (503) instead of waiting forever. */
 const QUEUE_TIMEOUT_MS = 60_000;
+/** Checks that may wait per worker; beyond that a check is refused at once (a flood must not queue without end). */
+const WAITING_PER_WORKER = 100;
 
 /** One worker thread, running one task at a time. */
 class HashWorker {
@@ -77,7 +79,10 @@ export class PasswordHasher implements PasswordHashing {
   private mostRunning = 0;
   private done = 0;
 
-  constructor(readonly workers: number) {
+  private readonly maxWaiting: number;
+
+  constructor(readonly workers: number, { maxWaiting = workers * WAITING_PER_WORKER }: { maxWaiting?: number } = {}) {
+    this.maxWaiting = maxWaiting;
     this.pool = new Pool<HashWorker>({
       create: () => HashWorker.start(),
       destroy: (worker) => worker.stop(),
@@ -108,6 +113,9 @@ export class PasswordHasher implements PasswordHashing {
   }
 
   private async run(task: HashTask): Promise<string | boolean> {
+    if (this.pool.numPendingAcquires() >= this.maxWaiting) {
+      throw new EngineError('NOT_AVAILABLE', { feature: 'password checking', reason: 'too many checks are waiting; try again' });
+    }
     let worker: HashWorker;
     try {
       worker = await this.pool.acquire().promise;

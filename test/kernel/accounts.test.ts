@@ -27,6 +27,20 @@ describe('kernel/auth/accounts', () => {
     assert.ok(!(await hasher.verify('secret', 'garbage')));
   });
 
+  it('refuses a check at once (503) when too many are already waiting, and serves the rest', async () => {
+    const small = new PasswordHasher(1, { maxWaiting: 3 });
+    try {
+      const stored = await small.hash('pw');
+      const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => small.verify('pw', stored)));
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      assert.equal(outcomes.filter((o) => o.status === 'fulfilled' && o.value === true).length, 4, 'one running and three waiting are served');
+      assert.equal(refused.length, 6);
+      for (const o of refused) assert.equal(((o as PromiseRejectedResult).reason as EngineError).id, 'NOT_AVAILABLE');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('bootstraps admin with ADMIN, or with the given password', async () => {
     const accounts = new Accounts(new RoleCatalog(), 60, hasher);
     await accounts.open(memory(), undefined);
