@@ -80,7 +80,7 @@ export class Engine {
     this.log = options.logger ?? pino({ name: 'engine', level: options.settings.log_level });
     this.roles = new RoleCatalog(options.settings.roles);
     this.passwordHasher = new PasswordHasher(options.settings.password_hash_workers);
-    this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds, this.passwordHasher);
+    this.accounts = new Accounts(this.roles, options.settings.credential_cache_seconds, this.passwordHasher, this.clock);
     this.logins = new LoginGuard(this.accounts, new LoginThrottle({
       threshold: options.settings.login_failures_before_backoff,
       maxSeconds: options.settings.login_backoff_max_seconds,

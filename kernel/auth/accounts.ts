@@ -5,6 +5,7 @@
  * would dominate request cost; the cache keeps a keyed digest, never the password. Protocols log
  * clients in through the login guard (login-guard.ts), which throttles failures.
  */
+import { systemClock, type Clock } from '../clock';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors';
 import type { InternalStore } from '../storage/storage-port';
@@ -51,7 +52,13 @@ export class Accounts {
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
   passwordPolicy?: (account: string, password: string) => void;
 
-  constructor(private readonly roles: RoleCatalog, private readonly cacheSeconds: number, private readonly hasher: PasswordHashing) {}
+  constructor(
+    private readonly roles: RoleCatalog,
+    private readonly cacheSeconds: number,
+    private readonly hasher: PasswordHashing,
+    /** The engine's clock: verified credentials expire on it like everything else. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Loads the stored accounts; a fresh store gets `admin` with ENGINE_ADMIN_PASSWORD or ADMIN. */
   async open(store: InternalStore<AccountRecord> | undefined, initialAdminPassword: string | undefined): Promise<void> {
@@ -80,7 +87,7 @@ export class Accounts {
   cachedPrincipal(name: string, password: string): Principal | undefined {
     const key = name.toLowerCase();
     const cached = this.cache.get(key);
-    if (!cached || cached.expiresAt <= Date.now()) return undefined;
+    if (!cached || cached.expiresAt <= this.clock.now()) return undefined;
     const record = this.records.get(key);
     if (!record || !timingSafeEqual(cached.digest, this.digest(key, password))) return undefined;
     return this.principalOf(record);
@@ -100,7 +107,7 @@ export class Accounts {
     const candidate = record && password.length <= MAX_PASSWORD_LENGTH ? record : undefined;
     const matches = await this.hasher.verify(password.slice(0, MAX_PASSWORD_LENGTH), candidate?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
     if (!candidate || !matches) throw new EngineError('BAD_CREDENTIALS');
-    if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: Date.now() + this.cacheSeconds * 1000 });
+    if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: this.clock.now() + this.cacheSeconds * 1000 });
     return this.principalOf(candidate);
   }
 

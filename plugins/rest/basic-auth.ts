@@ -62,7 +62,7 @@ export function basicAuth(engine: Engine) {
     const header = request.headers.authorization;
     const socket = request.raw.socket;
     const memo = memos.get(socket);
-    if (memo !== undefined && memo.header === header && memo.accountsVersion === accounts.version && memo.expiresAt > Date.now()) {
+    if (memo !== undefined && memo.header === header && memo.accountsVersion === accounts.version && memo.expiresAt > engine.clock.now()) {
       contexts.set(request, memo.ctx);
       done();
       return;
@@ -75,7 +75,7 @@ export function basicAuth(engine: Engine) {
     const accept = (principal: Principal): void => {
       const ctx: CommandContext = { principal, origin: 'rest' };
       contexts.set(request, ctx);
-      if (memoMs > 0) memos.set(socket, { header: header!, ctx, accountsVersion: accounts.version, expiresAt: Date.now() + memoMs });
+      if (memoMs > 0) memos.set(socket, { header: header!, ctx, accountsVersion: accounts.version, expiresAt: engine.clock.now() + memoMs });
       done();
     };
     const cached = accounts.cachedPrincipal(credentials[0], credentials[1]);

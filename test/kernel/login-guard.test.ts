@@ -150,4 +150,28 @@ describe('logins: bounded hashing, backoff, no enumeration', function () {
       assert.equal(scryptInThreadPool, 0, 'no scrypt ran in libuv\'s thread pool');
     });
   });
+
+  describe('verified credentials expire on the engine clock', () => {
+    it('a cached password is checked again once credential_cache_seconds have passed (REST and createSession)', async () => {
+      const clock = new ManualClock();
+      const server = await startServer({ plugins, credential_cache_seconds: 30 }, { clock });
+      try {
+        await server.engine.accounts.create('cora', 'cora-pw', ['reader']);
+        const checks = () => server.engine.passwordHasher.stats.done;
+        let before = checks();
+        assert.equal((await restGet(server, '127.0.0.1', ['cora', 'cora-pw'])).status, 200);
+        assert.equal(checks() - before, 1, 'the first request checks the password');
+        before = checks();
+        assert.equal((await restGet(server, '127.0.0.1', ['cora', 'cora-pw'])).status, 200);
+        assert.equal((await createSession(server, '127.0.0.1', 'cora', 'cora-pw')).errorCode, 0);
+        assert.equal(checks() - before, 0, 'within the cache time no check runs');
+        clock.advanceSeconds(31);
+        before = checks();
+        assert.equal((await restGet(server, '127.0.0.1', ['cora', 'cora-pw'])).status, 200);
+        assert.equal(checks() - before, 1, 'after it, the password is checked again');
+      } finally {
+        await server.close();
+      }
+    });
+  });
 });
