@@ -29,7 +29,8 @@ export const BUILTIN_ROLES: readonly Role[] = Object.freeze([
     name: 'reader',
     description: 'read-only: list, describe and read tables, records and topics',
     grants: [{
-      commands: ['*.list', '*.get', '*.describe', '*.find', '*.count', 'cursor.*', 'mq.retrieve'],
+      // mq.connect: a reader may connect an MQTT client (with any client id) to read messages.
+      commands: ['*.list', '*.get', '*.describe', '*.find', '*.count', 'cursor.*', 'mq.retrieve', 'mq.connect'],
       resources: ['*'],
     }],
     origin: 'builtin' as const,

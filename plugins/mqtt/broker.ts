@@ -1,0 +1,89 @@
+/**
+ * What every MQTT connection shares: the engine, the limits from the settings, the set of open
+ * connections and the ONE coarse timer that enforces keep alive for all of them (no timer per
+ * connection): a connected client silent for 1.5 × its keep alive is closed [MQTT-3.1.2-24], a
+ * connection that sends no CONNECT within CONNECT_TIMEOUT_MS is closed, and a closed
+ * connection whose peer never read its last bytes is destroyed.
+ */
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Engine } from '../../kernel/engine';
+import { Connection } from './connection';
+import { REASON } from './reason-codes';
+
+/** How often the keep-alive sweep runs. */
+export const SWEEP_INTERVAL_MS = 500;
+/** A connection must send CONNECT within this time. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** A closed connection's last bytes get this long to drain before the socket is destroyed. */
+const CLOSE_GRACE_MS = 5_000;
+
+export class Broker {
+  readonly log: Logger;
+  readonly maxPacketSize: number;
+  readonly connections = new Set<Connection>();
+  private readonly closingSince = new Map<Connection, number>();
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(readonly engine: Engine) {
+    this.log = engine.log.child({ plugin: 'mqtt' });
+    this.maxPacketSize = engine.settings.mqtt_max_packet_size;
+  }
+
+  /** The one entry of every transport: a new client's byte stream and its address. */
+  accept(stream: Duplex, address: string): void {
+    if (this.stopped) {
+      stream.destroy();
+      return;
+    }
+    this.connections.add(new Connection(this, stream, address));
+    this.timer ??= setInterval(() => this.sweep(Date.now()), SWEEP_INTERVAL_MS).unref();
+  }
+
+  /** Called by a connection that ended itself: destroyed by the sweep if the peer does not read. */
+  closing(connection: Connection): void {
+    if (!connection.stream.destroyed) this.closingSince.set(connection, Date.now());
+  }
+
+  /** Called when a connection's stream has closed. */
+  closed(connection: Connection): void {
+    this.connections.delete(connection);
+    this.closingSince.delete(connection);
+    if (connection.clientId) this.engine.clientSessions.detach(connection.clientId, connection);
+    if (this.connections.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  sweep(now: number): void {
+    for (const connection of this.connections) {
+      if (connection.state === 'connected') {
+        // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet.
+        if (connection.keepAliveMs > 0 && now - connection.lastActivity > connection.keepAliveMs * 1.5) {
+          connection.close(REASON.KEEP_ALIVE_TIMEOUT, 'keep alive timeout');
+        }
+      } else if (connection.state === 'new' || connection.state === 'connecting') {
+        if (now - connection.openedAt > CONNECT_TIMEOUT_MS) connection.close();
+      }
+    }
+    for (const [connection, since] of this.closingSince) {
+      if (now - since > CLOSE_GRACE_MS) {
+        this.closingSince.delete(connection);
+        connection.stream.destroy();
+      }
+    }
+  }
+
+  /** Server shutdown: MQTT 5 clients hear DISCONNECT 0x8B. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const all = [...this.connections];
+    for (const connection of all) connection.close(REASON.SERVER_SHUTTING_DOWN, 'the server is shutting down');
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const connection of all) connection.stream.destroy();
+  }
+}

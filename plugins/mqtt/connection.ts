@@ -1,0 +1,183 @@
+/**
+ * One MQTT connection, whatever the transport (TCP, TLS, WebSocket, secure WebSocket hand it a
+ * duplex stream): an mqtt-packet parser at the negotiated protocol level, the dispatcher that
+ * enforces CONNECT first, and the one way to answer (`send`) and to end (`close`).
+ */
+import type { Duplex } from 'node:stream';
+import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
+import type { Principal } from '../../kernel/auth/principal';
+import type { ClientConnection } from '../../kernel/sessions/client-sessions';
+import type { Broker } from './broker';
+import { REASON } from './reason-codes';
+import { handleConnect } from './packets/connect';
+import { handleDisconnect } from './packets/disconnect';
+import { handlePingreq } from './packets/ping';
+import { handleNotAvailable } from './packets/not-available';
+
+export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
+
+export class Connection implements ClientConnection {
+  state: ConnectionState = 'new';
+  /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
+  protocolVersion = 4;
+  clientId?: string;
+  principal?: Principal;
+  /** The keep alive the client is held to, in ms (0: none). Read by the broker's one timer. */
+  keepAliveMs = 0;
+  /** Date.now() of the last bytes received. */
+  lastActivity: number;
+  readonly openedAt: number;
+  /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
+  clientMaxPacketSize = Infinity;
+  /** MQTT 5 Session Expiry Interval of the CONNECT (a DISCONNECT may not raise it from 0). */
+  sessionExpiryInterval = 0;
+  /** CONNACK sent: from now on an MQTT 5 client is told why it is closed (DISCONNECT). */
+  private connackSent = false;
+  private readonly parser = mqttPacket.parser();
+  /** Packets that arrived behind the CONNECT while it was being checked. */
+  private pending: Packet[] = [];
+
+  constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
+    this.openedAt = this.lastActivity = Date.now();
+    this.parser.on('packet', (packet: Packet) => this.onPacket(packet));
+    this.parser.on('error', (error: Error) => this.onMalformed(error));
+    stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    stream.on('error', (error: Error) => this.broker.log.debug({ err: error, address }, 'connection error'));
+    stream.on('close', () => this.onClosed());
+    stream.on('end', () => this.stream.end());
+  }
+
+  /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
+  takeOver(): void {
+    this.close(REASON.SESSION_TAKEN_OVER, 'another connection took over this client identifier');
+  }
+
+  /** Encodes and writes a packet for this client's protocol level; false when it was not sent. */
+  send(packet: Packet): boolean {
+    if (this.state === 'closed' || this.stream.destroyed) return false;
+    let bytes = mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+    if (bytes.length > this.clientMaxPacketSize) {
+      // [MQTT-3.1.2-25]: a reason string or user properties are dropped first [MQTT-3.2.2-19].
+      const properties = (packet as { properties?: Record<string, unknown> }).properties;
+      if (properties) {
+        delete properties.reasonString;
+        delete properties.userProperties;
+        bytes = mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+      }
+      if (bytes.length > this.clientMaxPacketSize) return false;
+    }
+    if (packet.cmd === 'connack') this.connackSent = true;
+    this.stream.write(bytes);
+    return true;
+  }
+
+  /**
+   * Ends the connection. An MQTT 5 client that had its CONNACK is first sent DISCONNECT with
+   * `reasonCode` (when given) [MQTT-4.13.2-1]; a 3.1.1 client is just closed.
+   */
+  close(reasonCode?: number, reasonString?: string): void {
+    if (this.state === 'closed') return;
+    if (reasonCode !== undefined && this.protocolVersion === 5 && this.connackSent) {
+      this.send({ cmd: 'disconnect', reasonCode, properties: reasonString ? { reasonString } : undefined });
+    }
+    this.state = 'closed';
+    this.pending = [];
+    const stream = this.stream;
+    stream.end(() => stream.destroy());
+    // A peer that never reads would keep the socket: destroyed by the broker's sweep.
+    this.broker.closing(this);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.state === 'closed') return;
+    this.lastActivity = Date.now();
+    this.parser.parse(chunk);
+    // A packet still arriving whose announced length is over the limit is refused now, before
+    // its body is buffered.
+    const partial = (this.parser as unknown as { packet: { length: number } }).packet;
+    if ((this.state as ConnectionState) !== 'closed' && partial.length > 0 && packetSize(partial.length) > this.broker.maxPacketSize) this.tooLarge();
+  }
+
+  private onPacket(packet: Packet): void {
+    if (this.state === 'closed') return;
+    if (packetSize(packet.length ?? 0) > this.broker.maxPacketSize) return this.tooLarge();
+    switch (this.state) {
+      case 'new':
+        // The first packet must be CONNECT [MQTT-3.1.0-1].
+        if (packet.cmd !== 'connect') return this.close();
+        this.state = 'connecting';
+        this.stream.pause();
+        void handleConnect(this, packet as IConnectPacket).then(() => this.connected(), (error: unknown) => {
+          this.broker.log.error({ err: error }, 'CONNECT failed');
+          this.close();
+        });
+        return;
+      case 'connecting':
+        this.pending.push(packet);
+        return;
+      case 'connected':
+        this.dispatch(packet);
+    }
+  }
+
+  private connected(): void {
+    if (this.state !== 'connected') return;
+    const pending = this.pending;
+    this.pending = [];
+    for (const packet of pending) {
+      if (this.state !== 'connected') return;
+      this.dispatch(packet);
+    }
+    this.stream.resume();
+  }
+
+  private dispatch(packet: Packet): void {
+    switch (packet.cmd) {
+      case 'pingreq': return handlePingreq(this);
+      case 'disconnect': return handleDisconnect(this, packet);
+      case 'publish':
+      case 'puback':
+      case 'pubrec':
+      case 'pubrel':
+      case 'pubcomp':
+      case 'subscribe':
+      case 'unsubscribe':
+        return handleNotAvailable(this, packet);
+      case 'connect':
+        // A second CONNECT is a protocol violation [MQTT-3.1.0-2].
+        return this.close(REASON.PROTOCOL_ERROR, 'a second CONNECT on one connection');
+      case 'auth':
+        // No Authentication Method was accepted in CONNECT, so AUTH is a protocol error [MQTT-4.12.0-6].
+        return this.close(REASON.PROTOCOL_ERROR, 'AUTH without an authentication method');
+      default:
+        // CONNACK, SUBACK, PINGRESP, …: packets only a server sends.
+        return this.close(REASON.PROTOCOL_ERROR, `${packet.cmd} is not a packet a client sends`);
+    }
+  }
+
+  /** A malformed packet closes the connection [MQTT-4.8.0-1]; MQTT 5 hears 0x81 when connected. */
+  private onMalformed(error: Error): void {
+    if (this.state === 'closed') return;
+    this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
+    this.close(REASON.MALFORMED_PACKET, `malformed packet: ${error.message}`);
+  }
+
+  /** Larger than mqtt_max_packet_size [MQTT-3.2.2-15]: MQTT 5 hears 0x95. */
+  private tooLarge(): void {
+    this.close(REASON.PACKET_TOO_LARGE, `packets are limited to ${this.broker.maxPacketSize} bytes`);
+  }
+
+  private onClosed(): void {
+    if (this.state !== 'closed') {
+      this.state = 'closed';
+      this.pending = [];
+    }
+    this.broker.closed(this);
+  }
+}
+
+/** Fixed header (1 byte + the remaining length's variable byte integer) plus the remaining length. */
+function packetSize(remainingLength: number): number {
+  const lengthBytes = remainingLength < 128 ? 1 : remainingLength < 16_384 ? 2 : remainingLength < 2_097_152 ? 3 : 4;
+  return 1 + lengthBytes + remainingLength;
+}

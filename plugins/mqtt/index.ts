@@ -1,0 +1,71 @@
+/**
+ * plugins/mqtt: the MQTT 3.1.1 and 5 broker, first layer. TCP (`mqtt_port`), TLS (`mqtts_port`),
+ * WebSocket (`mqtt_ws_port`) and secure WebSocket (`mqtt_wss_port`) all hand their streams to one
+ * connection handler (connection.ts). CONNECT, keep alive, PINGREQ and DISCONNECT work;
+ * PUBLISH, SUBSCRIBE and UNSUBSCRIBE close the connection (not built yet: docs/mqtt.md).
+ */
+import type { Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { definePlugin } from '../../kernel/plugin';
+import { loadTlsMaterial } from '../http/tls-certificate';
+import { Broker } from './broker';
+import type { MqttService } from './mqtt-service';
+import { tcpServer, tlsServer } from './transports/tcp';
+import { webSocketServer, type WebSocketListener } from './transports/websocket';
+
+export default definePlugin({
+  name: 'mqtt',
+  description: 'MQTT 3.1.1 and 5 broker over TCP, TLS, WebSocket and secure WebSocket: CONNECT, keep alive, PINGREQ and DISCONNECT; publish and subscribe are not available yet (they close the connection)',
+  register(engine) {
+    const { settings } = engine;
+    const broker = new Broker(engine);
+    const ports: MqttService['ports'] = {};
+    engine.provide('mqtt', { ports });
+    const servers: Server[] = [];
+    const webSockets: WebSocketListener[] = [];
+
+    engine.onStart(async () => {
+      const host = engine.listenHost;
+      const secure = settings.mqtts_port !== null || settings.mqtt_wss_port !== null;
+      // The HTTPS certificate pair when the http plugin serves one, else the same files
+      // (tls_cert_file / tls_key_file) or self-signed pair in data_dir/tls it would use.
+      const tls = !secure ? undefined : (engine.has('http') ? engine.need('http').tls : undefined)
+        ?? await loadTlsMaterial({ dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file });
+      if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host);
+      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host);
+      if (settings.mqtt_ws_port !== null) {
+        const listener = webSocketServer(broker);
+        webSockets.push(listener);
+        ports.ws = await listen([], listener.server, settings.mqtt_ws_port, host);
+      }
+      if (tls && settings.mqtt_wss_port !== null) {
+        const listener = webSocketServer(broker, tls);
+        webSockets.push(listener);
+        ports.wss = await listen([], listener.server, settings.mqtt_wss_port, host);
+      }
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+      const urls: Record<string, string> = {};
+      if (ports.mqtt !== undefined) urls.mqtt = `mqtt://${shown}:${ports.mqtt}`;
+      if (ports.mqtts !== undefined) urls.mqtts = `mqtts://${shown}:${ports.mqtts}`;
+      if (ports.ws !== undefined) urls.ws = `ws://${shown}:${ports.ws}`;
+      if (ports.wss !== undefined) urls.wss = `wss://${shown}:${ports.wss}`;
+      broker.log.info({ host, ...urls }, 'listening');
+    });
+
+    engine.onClose(async () => {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))).concat([broker.stop()]));
+      await Promise.all(webSockets.map((listener) => listener.close()));
+    });
+  },
+});
+
+function listen(servers: Server[], server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      servers.push(server);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * CONNECT, MQTT 3.1.1 (level 4) and 5: protocol level, credentials through the kernel's login
+ * guard (`engine.logins`, so the failed-login backoff applies), anonymous clients only when
+ * `mqtt_allow_anonymous`, the client identifier (assigned when empty, authorized as
+ * `mq.connect` on `client:<id>`), takeover of an identifier in use, keep alive, CONNACK.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IConnackPacket, IConnectPacket } from 'mqtt-packet';
+import { EngineError, toEngineError } from '../../../kernel/errors';
+import type { Principal } from '../../../kernel/auth/principal';
+import type { Connection } from '../connection';
+import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
+
+/** The command a client identifier is authorized with (resource `client:<id>`). */
+export const CONNECT_COMMAND = 'mq.connect';
+
+export async function handleConnect(connection: Connection, packet: IConnectPacket): Promise<void> {
+  const { engine } = connection.broker;
+  const settings = engine.settings;
+  const level = packet.protocolVersion ?? 4;
+  if (level !== 4 && level !== 5) {
+    // 3.1 (MQIsdp, level 3) and unknown levels: 0x01 in the 3.1.1 encoding [MQTT-3.1.2-2].
+    connection.protocolVersion = 4;
+    return refuse(connection, { code: RETURN_CODE_311.UNACCEPTABLE_PROTOCOL_VERSION });
+  }
+  connection.protocolVersion = level;
+  const v5 = level === 5;
+  const properties = packet.properties ?? {};
+  if (v5 && properties.maximumPacketSize) connection.clientMaxPacketSize = properties.maximumPacketSize;
+  if (v5) connection.sessionExpiryInterval = properties.sessionExpiryInterval ?? 0;
+
+  // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
+  if (v5 && properties.authenticationMethod !== undefined) {
+    return refuse(connection, { code: 0x8c, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
+  }
+
+  // Keep alive. mqtt_max_keepalive (0 = no cap) is sent to MQTT 5 clients as Server Keep Alive,
+  // also to one asking 0, and they are held to it [MQTT-3.2.2-21]. A 3.1.1 client cannot be told
+  // another value, so, as Mosquitto does, one asking more than the cap (or 0) is refused with
+  // 0x02 rather than being closed for a silence it was allowed.
+  const maxKeepAlive = settings.mqtt_max_keepalive;
+  const asked = packet.keepalive ?? 0;
+  let keepAlive = asked;
+  let serverKeepAlive: number | undefined;
+  if (maxKeepAlive > 0 && (asked === 0 || asked > maxKeepAlive)) {
+    if (!v5) return refuse(connection, { code: RETURN_CODE_311.IDENTIFIER_REJECTED });
+    keepAlive = maxKeepAlive;
+  }
+  if (v5 && maxKeepAlive > 0) serverKeepAlive = keepAlive;
+
+  // Client identifier: an empty one is assigned, except for a 3.1.1 client that wants its session
+  // kept (it could never find it again) [MQTT-3.1.3-7, MQTT-3.1.3-8].
+  let clientId = packet.clientId;
+  let assigned: string | undefined;
+  if (clientId === '') {
+    if (!v5 && !packet.clean) return refuse(connection, { code: RETURN_CODE_311.IDENTIFIER_REJECTED });
+    clientId = assigned = `auto-${randomBytes(12).toString('hex')}`;
+  }
+
+  let principal: Principal;
+  try {
+    principal = await logIn(connection, packet, clientId);
+    engine.authorize({ principal, origin: 'mqtt', clientId }, CONNECT_COMMAND, { kind: 'client', clientName: clientId });
+  } catch (error) {
+    const engineError = toEngineError(error);
+    if (engineError.id === 'INTERNAL') connection.broker.log.error({ err: error, reference: engineError.details.reference }, 'CONNECT failed');
+    else connection.broker.log.info({ address: connection.address, clientId, error: engineError.errorName }, 'MQTT CONNECT refused');
+    return refuse(connection, connackRefusal(engineError, level));
+  }
+  // The client may have gone while its password was checked.
+  if (connection.state !== 'connecting') return;
+
+  connection.clientId = clientId;
+  connection.principal = principal;
+  connection.keepAliveMs = keepAlive * 1000;
+  // A second connection with this identifier takes over: the first is closed [MQTT-3.1.4-2].
+  engine.clientSessions.attach(clientId, connection);
+
+  const connack: IConnackPacket = { cmd: 'connack', sessionPresent: false };
+  if (v5) {
+    connack.reasonCode = REASON.SUCCESS;
+    connack.properties = {
+      maximumPacketSize: connection.broker.maxPacketSize,
+      // Nothing is kept between connections yet (sessions arrive with the message core): the
+      // session ends with the connection, and CONNACK says so (MQTT 5 section 3.2.2.3.2).
+      ...(connection.sessionExpiryInterval > 0 ? { sessionExpiryInterval: 0 } : {}),
+      retainAvailable: false,
+      wildcardSubscriptionAvailable: false,
+      subscriptionIdentifiersAvailable: false,
+      sharedSubscriptionAvailable: false,
+      ...(serverKeepAlive !== undefined ? { serverKeepAlive } : {}),
+      ...(assigned !== undefined ? { assignedClientIdentifier: assigned } : {}),
+    };
+    connection.sessionExpiryInterval = 0;
+  } else {
+    connack.returnCode = RETURN_CODE_311.ACCEPTED;
+  }
+  connection.state = 'connected';
+  connection.lastActivity = Date.now();
+  connection.send(connack);
+  connection.broker.log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
+}
+
+/** The account of the CONNECT's user name and password, or the anonymous identity when allowed. */
+async function logIn(connection: Connection, packet: IConnectPacket, clientId: string): Promise<Principal> {
+  const { engine } = connection.broker;
+  const anonymous = (packet.username === undefined || packet.username === '') && packet.password === undefined;
+  if (anonymous) {
+    const role = engine.settings.mqtt_anonymous_role;
+    if (!engine.settings.mqtt_allow_anonymous) throw new EngineError('NOT_AUTHORIZED', { account: '$anonymous', command: CONNECT_COMMAND, resource: `client:${clientId}` });
+    return { account: '$anonymous', roles: role ? [role] : [] };
+  }
+  if (packet.username === undefined) throw new EngineError('BAD_CREDENTIALS');
+  return engine.logins.authenticate({
+    username: packet.username,
+    password: packet.password === undefined ? '' : packet.password.toString('utf8'),
+    address: connection.address,
+  });
+}
+
+/** CONNACK with a refusal, then close [MQTT-3.2.2-5]: no session is present [MQTT-3.2.2-4]. */
+function refuse(connection: Connection, refusal: ConnackRefusal): void {
+  if (connection.state !== 'connecting') return;
+  const connack: IConnackPacket = { cmd: 'connack', sessionPresent: false };
+  if (connection.protocolVersion === 5) {
+    connack.reasonCode = refusal.code;
+    if (refusal.reasonString) connack.properties = { reasonString: refusal.reasonString };
+  } else {
+    connack.returnCode = refusal.code;
+  }
+  connection.send(connack);
+  connection.close();
+}

@@ -1,0 +1,68 @@
+/**
+ * The one place an EngineError (or a protocol failure) becomes an MQTT return / reason code:
+ * CONNACK return codes of 3.1.1 (section 3.2.2.3) and reason codes of MQTT 5 (section 2.4).
+ */
+import type { EngineError } from '../../kernel/errors';
+
+/** MQTT 5 reason codes the broker sends (OASIS MQTT 5.0, table 2-6). */
+export const REASON = {
+  SUCCESS: 0x00,
+  UNSPECIFIED_ERROR: 0x80,
+  MALFORMED_PACKET: 0x81,
+  PROTOCOL_ERROR: 0x82,
+  IMPLEMENTATION_SPECIFIC_ERROR: 0x83,
+  UNSUPPORTED_PROTOCOL_VERSION: 0x84,
+  CLIENT_IDENTIFIER_NOT_VALID: 0x85,
+  BAD_USER_NAME_OR_PASSWORD: 0x86,
+  NOT_AUTHORIZED: 0x87,
+  SERVER_UNAVAILABLE: 0x88,
+  SERVER_SHUTTING_DOWN: 0x8b,
+  KEEP_ALIVE_TIMEOUT: 0x8d,
+  SESSION_TAKEN_OVER: 0x8e,
+  PACKET_TOO_LARGE: 0x95,
+  CONNECTION_RATE_EXCEEDED: 0x9f,
+} as const;
+
+/** MQTT 3.1.1 CONNACK return codes (section 3.2.2.3). */
+export const RETURN_CODE_311 = {
+  ACCEPTED: 0x00,
+  UNACCEPTABLE_PROTOCOL_VERSION: 0x01,
+  IDENTIFIER_REJECTED: 0x02,
+  SERVER_UNAVAILABLE: 0x03,
+  BAD_USER_NAME_OR_PASSWORD: 0x04,
+  NOT_AUTHORIZED: 0x05,
+} as const;
+
+export interface ConnackRefusal {
+  /** The code for the client's protocol level (3.1.1 return code or MQTT 5 reason code). */
+  code: number;
+  /** MQTT 5 Reason String (never sent to 3.1.1 clients). */
+  reasonString?: string;
+}
+
+/**
+ * The CONNACK refusal for an error raised while logging a client in.
+ * - BAD_CREDENTIALS: 3.1.1 0x04, MQTT 5 0x86.
+ * - NOT_AUTHORIZED (the client id or the anonymous role): 3.1.1 0x05, MQTT 5 0x87.
+ * - TOO_MANY_FAILED_LOGINS (login backoff, 12034): MQTT 5 0x9F "Connection rate exceeded", the
+ *   code for a temporary refusal (0x8A "Banned" says the client should not come back, 0x86
+ *   would say the password is wrong when it was never checked); 3.1.1 0x03 "Server
+ *   unavailable", its only temporary code. The MQTT 5 reason string says when to retry.
+ * - NOT_AVAILABLE: 3.1.1 0x03, MQTT 5 0x88.
+ * - anything else: 3.1.1 0x03, MQTT 5 0x80 (the detail stays in the server log).
+ */
+export function connackRefusal(error: EngineError, protocolVersion: number): ConnackRefusal {
+  const v5 = protocolVersion === 5;
+  switch (error.id) {
+    case 'BAD_CREDENTIALS':
+      return { code: v5 ? REASON.BAD_USER_NAME_OR_PASSWORD : RETURN_CODE_311.BAD_USER_NAME_OR_PASSWORD, reasonString: error.message };
+    case 'NOT_AUTHORIZED':
+      return { code: v5 ? REASON.NOT_AUTHORIZED : RETURN_CODE_311.NOT_AUTHORIZED, reasonString: error.message };
+    case 'TOO_MANY_FAILED_LOGINS':
+      return { code: v5 ? REASON.CONNECTION_RATE_EXCEEDED : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
+    case 'NOT_AVAILABLE':
+      return { code: v5 ? REASON.SERVER_UNAVAILABLE : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
+    default:
+      return { code: v5 ? REASON.UNSPECIFIED_ERROR : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
+  }
+}

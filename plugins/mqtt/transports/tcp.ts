@@ -1,0 +1,19 @@
+/** MQTT over TCP (`mqtt_port`) and over TLS (`mqtts_port`): each socket goes to the broker. */
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import type { Broker } from '../broker';
+
+export function tcpServer(broker: Broker): Server {
+  return createNetServer({ noDelay: true }, (socket: Socket) => broker.accept(socket, socket.remoteAddress ?? ''));
+}
+
+export function tlsServer(broker: Broker, tls: { cert: string; key: string }): Server {
+  const server = createTlsServer({ cert: tls.cert, key: tls.key }, (socket: TLSSocket) => {
+    socket.setNoDelay(true);
+    broker.accept(socket, socket.remoteAddress ?? '');
+  });
+  // A failed handshake (a plain-TCP client, a client that rejects the certificate) is the
+  // client's problem: logged at debug, never thrown.
+  server.on('tlsClientError', (error) => broker.log.debug({ err: error }, 'TLS handshake failed'));
+  return server;
+}
