@@ -29,8 +29,12 @@ export default definePlugin({
       const secure = settings.mqtts_port !== null || settings.mqtt_wss_port !== null;
       // The HTTPS certificate pair when the http plugin serves one, else the same files
       // (tls_cert_file / tls_key_file) or self-signed pair in data_dir/tls it would use.
-      const tls = !secure ? undefined : (engine.has('http') ? engine.need('http').tls : undefined)
-        ?? await loadTlsMaterial({ dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file });
+      let tls = secure && engine.has('http') ? engine.need('http').tls : undefined;
+      if (secure && !tls) {
+        const material = await loadTlsMaterial({ dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file });
+        if (material.generated) broker.log.info({ fingerprint: material.fingerprint }, 'generated a self-signed TLS certificate');
+        tls = { cert: material.cert, key: material.key };
+      }
       if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host);
       if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host);
       if (settings.mqtt_ws_port !== null) {

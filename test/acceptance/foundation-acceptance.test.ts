@@ -126,7 +126,11 @@ interface Proc {
 }
 
 const REPORT_LISTENING = join(ROOT, 'dist', 'test', 'helpers', 'report-listening.js');
-const isListeningLine = (line: any) => line.msg === 'listening';
+/** MQTT listeners of builds that load the broker, on free ports. */
+const MQTT_PORTS_ZERO = { ENGINE_MQTT_PORT: '0', ENGINE_MQTTS_PORT: '0', ENGINE_MQTT_WS_PORT: '0', ENGINE_MQTT_WSS_PORT: '0' };
+/** The http plugin's `listening` line (the mqtt plugin logs its own, with `plugin: 'mqtt'`). */
+
+const isListeningLine = (line: any) => line.msg === 'listening' && line.plugin !== 'mqtt';
 
 function spawnEngine(options: { env?: Record<string, string>; args?: string[]; cwd?: string; reportListening?: boolean }): Proc {
   const preload = options.reportListening ? ['--require', REPORT_LISTENING] : [];
@@ -920,8 +924,8 @@ describe('foundation acceptance (real processes)', function () {
       } finally { await engine.stop(); }
     });
 
-    it('config/mq-only.json loads only its plugins (storage-lmdb, http, actions) and keeps HTTPS closed', async () => {
-      const engine = await startEngine({ dataDir: tempDir(), args: ['--config', 'config/mq-only.json'], env: { ENGINE_LISTENING_HTTPS_PORT: 'off' } });
+    it('config/mq-only.json loads only its plugins (storage-lmdb, http, actions, mqtt) and keeps HTTPS closed', async () => {
+      const engine = await startEngine({ dataDir: tempDir(), args: ['--config', 'config/mq-only.json'], env: { ENGINE_LISTENING_HTTPS_PORT: 'off', ...MQTT_PORTS_ZERO } });
       try {
         const expected = JSON.parse(readFileSync(join(ROOT, 'config', 'mq-only.json'), 'utf8')).plugins as string[];
         const root = await call('GET', `${engine.http}/`, { auth: null });
@@ -933,10 +937,11 @@ describe('foundation acceptance (real processes)', function () {
     });
 
     it('config/mq-only.json on its own (no port variables for HTTPS) does not open HTTPS', async () => {
-      const engine = await startEngine({ dataDir: tempDir(), args: ['--config', 'config/mq-only.json'], ports: false, env: { ENGINE_LISTENING_HTTP_PORT: '0' } });
+      const engine = await startEngine({ dataDir: tempDir(), args: ['--config', 'config/mq-only.json'], ports: false, env: { ENGINE_LISTENING_HTTP_PORT: '0', ...MQTT_PORTS_ZERO } });
       try {
         assert.equal(engine.https, undefined);
-        assert.equal(listeningSockets(engine.pid).length, 1);
+        assert.ok(await within(30_000, engine.firstLog((line) => line.msg === 'listening' && line.plugin === 'mqtt'), () => 'the mqtt plugin did not log listening'));
+        assert.equal(listeningSockets(engine.pid).length, 5, 'HTTP and the four MQTT listeners (TCP, TLS, WS, WSS)');
       } finally { await engine.stop(); }
     });
 

@@ -95,7 +95,7 @@ describe('one-protocol builds (config/*.json)', () => {
   });
 
   it('mq-only serves the action interface and not REST', async () => {
-    const server = await startServer({ plugins: pluginsOf('mq-only.json') });
+    const server = await startServer({ plugins: pluginsOf('mq-only.json'), mqtt_port: 0, mqtts_port: 0, mqtt_ws_port: 0, mqtt_wss_port: 0 });
     try {
       assert.ok(!(await call('GET', `${server.http}/`)).json.plugins.includes('rest'));
       assert.equal((await call('GET', `${server.http}/engine/api/v1/table/main`)).status, 404);
