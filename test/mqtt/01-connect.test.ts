@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
+import { captureLog } from '../helpers/log-capture';
 import { RawClient, brokerUrl, connectOk, connectPacket, refusedCode, startBroker, tryConnect } from './mqtt-helpers';
 
 const LEVELS = [4, 5] as const;
@@ -215,6 +216,18 @@ describe('mqtt 01: connect', function () {
     await raw.closed;
   });
 
+  it('a packet only a server sends, or AUTH, is a protocol error (MQTT 5: DISCONNECT 0x82)', async () => {
+    // CONNACK, PINGRESP, AUTH "continue authentication" (no Authentication Method was accepted).
+    for (const bytes of [[0x20, 0x02, 0x00, 0x00], [0xd0, 0x00], [0xf0, 0x02, 0x18, 0x00]]) {
+      const raw = await RawClient.open(port, 5);
+      raw.send(connectPacket({ protocolVersion: 5, clientId: 'server-only' }), 5);
+      await raw.next('connack');
+      raw.write(bytes);
+      assert.equal((await raw.next('disconnect')).reasonCode, 0x82, `bytes ${JSON.stringify(bytes)}`);
+      await raw.closed;
+    }
+  });
+
   it('raising the session expiry in DISCONNECT from 0 is a protocol error (0x82)', async () => {
     const raw = await RawClient.open(port, 5);
     raw.send(connectPacket({ protocolVersion: 5, clientId: 'expiry' }), 5);
@@ -225,8 +238,27 @@ describe('mqtt 01: connect', function () {
   });
 });
 
-describe('mqtt 01: anonymous clients and keep alive', function () {
+describe('mqtt 01: anonymous clients, keep alive, listening and shutdown', function () {
   this.timeout(30_000);
+
+  it('logs one listening line with the four URLs on engine.listenHost, and MQTT 5 clients hear DISCONNECT 0x8B at shutdown', async () => {
+    const log = captureLog();
+    const server = await startBroker({}, { logger: log.logger });
+    const line = log.entries().find((entry) => entry.msg === 'listening' && entry.plugin === 'mqtt');
+    assert.ok(line, 'a listening line');
+    assert.equal(line.host, server.engine.listenHost);
+    const { ports } = server.engine.need('mqtt');
+    assert.equal(line.mqtt, `mqtt://127.0.0.1:${ports.mqtt}`);
+    assert.equal(line.mqtts, `mqtts://127.0.0.1:${ports.mqtts}`);
+    assert.equal(line.ws, `ws://127.0.0.1:${ports.ws}`);
+    assert.equal(line.wss, `wss://127.0.0.1:${ports.wss}`);
+    const raw = await RawClient.open(ports.mqtt!, 5);
+    raw.send(connectPacket({ protocolVersion: 5, clientId: 'until-shutdown' }), 5);
+    await raw.next('connack');
+    await server.close();
+    assert.equal((await raw.next('disconnect')).reasonCode, 0x8b);
+    await raw.closed;
+  });
 
   it('mqtt_allow_anonymous with mqtt_anonymous_role lets a client connect without credentials; without a role it is refused', async () => {
     const server = await startBroker({ mqtt_allow_anonymous: true, mqtt_anonymous_role: 'reader' });

@@ -8,10 +8,11 @@ import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startServer, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
 import type { Clock } from '../../kernel/clock';
+import type { Logger } from 'pino';
 
 export const MQTT_PORTS = { mqtt_port: 0, mqtts_port: 0, mqtt_ws_port: 0, mqtt_wss_port: 0 } as const;
 
-export async function startBroker(overrides: Partial<Settings> = {}, options: { clock?: Clock } = {}): Promise<TestServer> {
+export async function startBroker(overrides: Partial<Settings> = {}, options: { clock?: Clock; logger?: Logger } = {}): Promise<TestServer> {
   return startServer({ plugins: ['storage-lmdb', 'mqtt'], ...MQTT_PORTS, ...overrides }, options);
 }
 
