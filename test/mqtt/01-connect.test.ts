@@ -122,6 +122,16 @@ describe('mqtt 01: connect', function () {
     raw5.destroy();
   });
 
+  it('answers packets pipelined behind CONNECT after the CONNACK, in order', async () => {
+    const raw = await RawClient.open(port, 5);
+    const mqttPacket = (await import('mqtt-packet')).default;
+    raw.write(Buffer.concat([mqttPacket.generate(connectPacket({ protocolVersion: 5, clientId: 'pipelined' }), { protocolVersion: 5 }), Buffer.from([0xc0, 0x00, 0xc0, 0x00])]));
+    await raw.next('pingresp');
+    await raw.next('pingresp');
+    raw.destroy();
+    assert.deepEqual(raw.received, ['connack', 'pingresp', 'pingresp']);
+  });
+
   it('refuses an empty client id without clean session on 3.1.1 (0x02)', async () => {
     const raw = await RawClient.open(port, 4);
     // mqtt-packet will not encode this CONNECT: level 4, no flags, keep alive 0, client id ''.

@@ -69,6 +69,8 @@ export async function refusedCode(url: string, options: IClientOptions = {}): Pr
 /** A raw TCP connection that collects every packet the server sends and notes when it closes. */
 export class RawClient {
   readonly packets: Packet[] = [];
+  /** The cmd of every packet received, in order (kept when `next` takes packets). */
+  readonly received: string[] = [];
   readonly closed: Promise<void>;
   private readonly parser: ReturnType<typeof mqttPacket.parser>;
   private waiters: Array<() => void> = [];
@@ -77,6 +79,7 @@ export class RawClient {
     this.parser = mqttPacket.parser({ protocolVersion });
     this.parser.on('packet', (packet: Packet) => {
       this.packets.push(packet);
+      this.received.push(packet.cmd);
       for (const wake of this.waiters.splice(0)) wake();
     });
     socket.on('data', (chunk: Buffer) => this.parser.parse(chunk));
