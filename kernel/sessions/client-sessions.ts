@@ -32,6 +32,8 @@ export interface ClientSessionRecord {
 
 /** What a live connection must do when another one takes its client name. */
 export interface ClientConnection {
+  /** The account the connection logged in as. */
+  readonly account?: string;
   takeOver(): void;
 }
 
@@ -85,6 +87,11 @@ export class ClientSessions {
     const previous = this.connections.get(clientName);
     this.connections.set(clientName, connection);
     if (previous && previous !== connection) previous.takeOver();
+  }
+
+  /** The live connection holding a client name, if any. */
+  holder(clientName: string): ClientConnection | undefined {
+    return this.connections.get(clientName);
   }
 
   detach(clientName: string, connection: ClientConnection): void {

@@ -16,6 +16,12 @@ import { handleNotAvailable } from './packets/not-available';
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
 
+/**
+ * Bytes that may wait unsent for one client: a client that sends requests but does not read the
+ * answers is closed rather than buffered without end (one larger packet alone may exceed it).
+ */
+const OUTPUT_LIMIT = 1 << 20;
+
 export class Connection implements ClientConnection {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
@@ -36,6 +42,8 @@ export class Connection implements ClientConnection {
   private readonly parser = mqttPacket.parser();
   /** Packets that arrived behind the CONNECT while it was being checked. */
   private pending: Packet[] = [];
+  /** The output is over the stream's high-water mark: reading waits for 'drain'. */
+  private draining = false;
 
   constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
     this.openedAt = this.lastActivity = Date.now();
@@ -45,6 +53,11 @@ export class Connection implements ClientConnection {
     stream.on('error', (error: Error) => this.broker.log.debug({ err: error, address }, 'connection error'));
     stream.on('close', () => this.onClosed());
     stream.on('end', () => this.stream.end());
+  }
+
+  /** The account holding this connection (a takeover by another account needs mq.takeover). */
+  get account(): string | undefined {
+    return this.principal?.account;
   }
 
   /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
@@ -67,7 +80,24 @@ export class Connection implements ClientConnection {
       if (bytes.length > this.clientMaxPacketSize) return false;
     }
     if (packet.cmd === 'connack') this.connackSent = true;
-    this.stream.write(bytes);
+    const stream = this.stream;
+    if (!stream.write(bytes) && !this.draining) {
+      // Backpressure: read no more requests until the client has taken its answers.
+      this.draining = true;
+      stream.pause();
+      stream.once('drain', () => {
+        this.draining = false;
+        if (this.state === 'connected') stream.resume();
+      });
+    }
+    if (stream.writableLength > OUTPUT_LIMIT && stream.writableLength > bytes.length) {
+      // Requests already parsed from one chunk keep answering: a client that never reads is closed.
+      this.state = 'closed';
+      this.pending = [];
+      stream.destroy();
+      this.broker.closing(this);
+      return false;
+    }
     return true;
   }
 
@@ -128,7 +158,7 @@ export class Connection implements ClientConnection {
       if (this.state !== 'connected') return;
       this.dispatch(packet);
     }
-    this.stream.resume();
+    if (!this.draining) this.stream.resume();
   }
 
   private dispatch(packet: Packet): void {
@@ -158,6 +188,11 @@ export class Connection implements ClientConnection {
   /** A malformed packet closes the connection [MQTT-4.8.0-1]; MQTT 5 hears 0x81 when connected. */
   private onMalformed(error: Error): void {
     if (this.state === 'closed') return;
+    if (this.state === 'new' && /protocol version/i.test(error.message)) {
+      // A CONNECT of a level mqtt-packet cannot read: CONNACK 0x01 in the 3.1.1 encoding [MQTT-3.1.2-2].
+      this.send({ cmd: 'connack', returnCode: 0x01, sessionPresent: false });
+      return this.close();
+    }
     this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
     this.close(REASON.MALFORMED_PACKET, `malformed packet: ${error.message}`);
   }

@@ -13,6 +13,8 @@ import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '..
 
 /** The command a client identifier is authorized with (resource `client:<id>`). */
 export const CONNECT_COMMAND = 'mq.connect';
+/** The command taking over a client identifier another account's connection holds needs. */
+export const TAKEOVER_COMMAND = 'mq.takeover';
 
 export async function handleConnect(connection: Connection, packet: IConnectPacket): Promise<void> {
   const { engine } = connection.broker;
@@ -28,6 +30,11 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   const properties = packet.properties ?? {};
   if (v5 && properties.maximumPacketSize) connection.clientMaxPacketSize = properties.maximumPacketSize;
   if (v5) connection.sessionExpiryInterval = properties.sessionExpiryInterval ?? 0;
+
+  // Wills are accepted but not published yet (the message core arrives with publish); a v5 will
+  // asking for what CONNACK says is unavailable is refused [MQTT-3.2.2-12, MQTT-3.2.2-13].
+  if (v5 && packet.will?.retain) return refuse(connection, { code: 0x9a, reasonString: 'retained messages are not available yet' });
+  if (v5 && (packet.will?.qos ?? 0) > 0) return refuse(connection, { code: 0x9b, reasonString: 'only QoS 0 is available yet' });
 
   // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
   if (v5 && properties.authenticationMethod !== undefined) {
@@ -60,7 +67,13 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   let principal: Principal;
   try {
     principal = await logIn(connection, packet, clientId);
-    engine.authorize({ principal, origin: 'mqtt', clientId }, CONNECT_COMMAND, { kind: 'client', clientName: clientId });
+    const ctx = { principal, origin: 'mqtt', clientId };
+    engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName: clientId });
+    // Taking over an identifier another account's client holds needs more than connecting.
+    const holder = engine.clientSessions.holder(clientId);
+    if (holder !== undefined && holder.account !== principal.account) {
+      engine.authorize(ctx, TAKEOVER_COMMAND, { kind: 'client', clientName: clientId });
+    }
   } catch (error) {
     const engineError = toEngineError(error);
     if (engineError.id === 'INTERNAL') connection.broker.log.error({ err: error, reference: engineError.details.reference }, 'CONNECT failed');
@@ -84,6 +97,7 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
       // Nothing is kept between connections yet (sessions arrive with the message core): the
       // session ends with the connection, and CONNACK says so (MQTT 5 section 3.2.2.3.2).
       ...(connection.sessionExpiryInterval > 0 ? { sessionExpiryInterval: 0 } : {}),
+      maximumQoS: 0,
       retainAvailable: false,
       wildcardSubscriptionAvailable: false,
       subscriptionIdentifiersAvailable: false,

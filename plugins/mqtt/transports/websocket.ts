@@ -29,6 +29,13 @@ export function webSocketServer(broker: Broker, tls?: { cert: string; key: strin
   });
   wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
     const stream = createWebSocketStream(socket);
+    // MQTT travels in binary frames only [MQTT-6.0.0-1]: a text frame closes the connection,
+    // before the stream (whose listener comes after this one) can pass its bytes on.
+    socket.prependListener('message', (_data: unknown, isBinary: boolean) => {
+      if (isBinary) return;
+      stream.destroy();
+      socket.terminate();
+    });
     broker.accept(stream, req.socket.remoteAddress ?? '');
   });
   wss.on('error', (error) => broker.log.debug({ err: error }, 'WebSocket server error'));

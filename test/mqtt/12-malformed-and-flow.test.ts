@@ -1,0 +1,103 @@
+/**
+ * MQTT first layer, what a review found: a client that does not read its answers is closed (not
+ * buffered without end), a client id held by another account is not taken over without
+ * `mq.takeover`, unknown protocol levels get CONNACK 0x01, a v5 will asking for retain or QoS 1
+ * is refused, and WebSocket text frames close the connection.
+ */
+import assert from 'node:assert/strict';
+import { Duplex } from 'node:stream';
+import mqttPacket from 'mqtt-packet';
+import { Broker } from '../../plugins/mqtt/broker';
+import WebSocket from 'ws';
+import type { TestServer } from '../helpers/server';
+import { RawClient, brokerUrl, connectOk, connectPacket, refusedCode, startBroker } from './mqtt-helpers';
+
+describe('mqtt 12: flow and refusals', function () {
+  this.timeout(30_000);
+  let server: TestServer;
+  let url: string;
+  let port: number;
+
+  before(async () => {
+    server = await startBroker();
+    url = brokerUrl(server);
+    port = server.engine.need('mqtt').ports.mqtt!;
+    await server.engine.accounts.create('reading', 'reading-pw', ['reader']);
+  });
+  after(() => server.close());
+
+  it('stops reading from a client that does not read its answers, and closes one whose answers pile up', async () => {
+    // A peer that never takes what is written to it: its writes stay buffered (never acknowledged).
+    let firstWrite!: (bytes: Buffer) => void;
+    const wrote = new Promise<Buffer>((resolve) => { firstWrite = resolve; });
+    const peer = new Duplex({
+      read() { /* bytes are pushed by the test */ },
+      write(chunk: Buffer, _encoding, _callback) { firstWrite(chunk); /* never calls back: the peer does not read */ },
+    });
+    const broker = new Broker(server.engine);
+    broker.accept(peer, '127.0.0.1');
+    peer.push(mqttPacket.generate(connectPacket({ clientId: 'slow-reader' })));
+    assert.equal((await wrote)[0], 0x20, 'CONNACK');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const pings = (count: number): Buffer => Buffer.alloc(count * 2).fill(Buffer.from([0xc0, 0x00]));
+    peer.push(pings(10_000)); // 20 KB of answers: over the stream's high-water mark
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.ok(peer.isPaused(), 'reading paused until the answers drain');
+    assert.ok(!peer.destroyed);
+    peer.emit('data', pings(600_000)); // a chunk already read: 1.2 MB of answers
+    assert.ok(peer.destroyed, 'a client whose answers pile up past the limit is closed');
+    const other = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'after-slow-reader' });
+    other.client.end(true);
+    await broker.stop();
+  });
+
+  it('a client id another account holds is not taken over without mq.takeover', async () => {
+    const first = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'shared-id', protocolVersion: 5 });
+    try {
+      assert.equal(await refusedCode(url, { username: 'reading', password: 'reading-pw', clientId: 'shared-id', protocolVersion: 5 }), 0x87);
+      assert.equal(await refusedCode(url, { username: 'reading', password: 'reading-pw', clientId: 'shared-id', protocolVersion: 4 }), 5);
+      assert.ok(first.client.connected, 'the holder stays connected');
+      // the same account takes over as before
+      const second = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'shared-id', protocolVersion: 5 });
+      second.client.end(true);
+    } finally {
+      first.client.end(true);
+    }
+  });
+
+  it('a CONNECT of a protocol level mqtt-packet does not know gets CONNACK 0x01', async () => {
+    const raw = await RawClient.open(port);
+    const bytes = Buffer.from(mqttConnectBytes());
+    bytes[8] = 6; // protocol level
+    raw.write(bytes);
+    const connack = await raw.next('connack');
+    assert.equal(connack?.returnCode, 1);
+    await raw.closed;
+  });
+
+  it('an MQTT 5 will asking for retain (0x9A) or QoS 1 (0x9B) is refused: CONNACK said they are not available', async () => {
+    assert.equal(await refusedCode(url, { username: 'admin', password: 'ADMIN', clientId: 'w1', protocolVersion: 5, will: { topic: 'w', payload: Buffer.from('x'), retain: true, qos: 0 } }), 0x9a);
+    assert.equal(await refusedCode(url, { username: 'admin', password: 'ADMIN', clientId: 'w2', protocolVersion: 5, will: { topic: 'w', payload: Buffer.from('x'), retain: false, qos: 1 } }), 0x9b);
+    const ok = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'w3', protocolVersion: 5 });
+    assert.equal(ok.connack.properties?.maximumQoS, 0);
+    ok.client.end(true);
+  });
+
+  it('a WebSocket text frame closes the connection without an answer', async () => {
+    const ws = new WebSocket(brokerUrl(server, 'ws'), 'mqtt');
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    const answers: Buffer[] = [];
+    ws.on('message', (data: Buffer) => answers.push(data));
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    ws.send(Buffer.from(mqttConnectBytes()).toString('latin1'), { binary: false });
+    await closed;
+    assert.deepEqual(answers, []);
+  });
+});
+
+/** A 3.1.1 CONNECT of admin with client id "t" (level at byte 8). */
+function mqttConnectBytes(): number[] {
+  const body = [0x00, 0x04, 0x4d, 0x51, 0x54, 0x54, 0x04, 0xc2, 0x00, 0x00, 0x00, 0x01, 0x74,
+    0x00, 0x05, ...Buffer.from('admin'), 0x00, 0x05, ...Buffer.from('ADMIN')];
+  return [0x10, body.length, ...body];
+}
