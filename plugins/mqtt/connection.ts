@@ -35,7 +35,7 @@ export class Connection implements ClientConnection {
   readonly openedAt: number;
   /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
   clientMaxPacketSize = Infinity;
-  /** MQTT 5 Session Expiry Interval of the CONNECT (a DISCONNECT may not raise it from 0). */
+  /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
   sessionExpiryInterval = 0;
   /** CONNACK sent: from now on an MQTT 5 client is told why it is closed (DISCONNECT). */
   private connackSent = false;
@@ -77,7 +77,11 @@ export class Connection implements ClientConnection {
         delete properties.userProperties;
         bytes = mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
       }
-      if (bytes.length > this.clientMaxPacketSize) return false;
+      if (bytes.length > this.clientMaxPacketSize) {
+        // Not even a CONNACK fits what the client accepts: nothing can be said to it.
+        if (packet.cmd === 'connack') this.destroyNow();
+        return false;
+      }
     }
     if (packet.cmd === 'connack') this.connackSent = true;
     const stream = this.stream;
@@ -92,13 +96,18 @@ export class Connection implements ClientConnection {
     }
     if (stream.writableLength > OUTPUT_LIMIT && stream.writableLength > bytes.length) {
       // Requests already parsed from one chunk keep answering: a client that never reads is closed.
-      this.state = 'closed';
-      this.pending = [];
-      stream.destroy();
-      this.broker.closing(this);
+      this.destroyNow();
       return false;
     }
     return true;
+  }
+
+  /** Ends the connection without a word (nothing more can be sent to this client). */
+  private destroyNow(): void {
+    this.state = 'closed';
+    this.pending = [];
+    this.stream.destroy();
+    this.broker.closing(this);
   }
 
   /**

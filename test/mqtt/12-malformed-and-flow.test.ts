@@ -93,6 +93,22 @@ describe('mqtt 12: flow and refusals', function () {
     await closed;
     assert.deepEqual(answers, []);
   });
+
+  it('closes an MQTT 5 client whose Maximum Packet Size no CONNACK fits, instead of leaving it waiting', async () => {
+    const raw = await RawClient.open(port, 5);
+    raw.send(connectPacket({ protocolVersion: 5, clientId: 'tiny', properties: { maximumPacketSize: 4 } }), 5);
+    await raw.closed;
+    assert.deepEqual(raw.received, []);
+  });
+
+  it('an MQTT 5 DISCONNECT may repeat the session expiry its CONNECT asked for', async () => {
+    const raw = await RawClient.open(port, 5);
+    raw.send(connectPacket({ protocolVersion: 5, clientId: 'expiry', properties: { sessionExpiryInterval: 100 } }), 5);
+    assert.ok(await raw.next('connack'));
+    raw.send({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 100 } } as never, 5);
+    await raw.closed;
+    assert.deepEqual(raw.received, ['connack'], 'closed without a DISCONNECT 0x82');
+  });
 });
 
 /** A 3.1.1 CONNECT of admin with client id "t" (level at byte 8). */

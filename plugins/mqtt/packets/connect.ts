@@ -105,7 +105,6 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
       ...(serverKeepAlive !== undefined ? { serverKeepAlive } : {}),
       ...(assigned !== undefined ? { assignedClientIdentifier: assigned } : {}),
     };
-    connection.sessionExpiryInterval = 0;
   } else {
     connack.returnCode = RETURN_CODE_311.ACCEPTED;
   }

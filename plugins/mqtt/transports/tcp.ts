@@ -3,13 +3,17 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Broker } from '../broker';
 
+/** TCP keepalive probes (an OS feature, no timer here): a peer that vanished with keep alive 0 is found. */
+const TCP_KEEPALIVE_MS = 60_000;
+
 export function tcpServer(broker: Broker): Server {
-  return createNetServer({ noDelay: true }, (socket: Socket) => broker.accept(socket, socket.remoteAddress ?? ''));
+  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => broker.accept(socket, socket.remoteAddress ?? ''));
 }
 
 export function tlsServer(broker: Broker, tls: { cert: string; key: string }): Server {
   const server = createTlsServer({ cert: tls.cert, key: tls.key }, (socket: TLSSocket) => {
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
     broker.accept(socket, socket.remoteAddress ?? '');
   });
   // A failed handshake (a plain-TCP client, a client that rejects the certificate) is the
