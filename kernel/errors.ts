@@ -62,6 +62,7 @@ export const ERRORS = {
   // Message queues
   MQ_SESSION_NOT_FOUND: { code: 14237, status: 404, message: 'no MQ session exists for client "{clientName}"' },
   INVALID_TOPIC: { code: 14243, status: 400, message: 'invalid topic name "{topic}": {reason}' },
+  TOPIC_NOT_FOUND: { code: 14244, status: 404, message: 'topic "{topic}" does not exist (no message was ever published to it)' },
   CLIENT_NAME_IN_USE: { code: 14221, status: 400, message: 'client name "{clientName}" is in use' },
 
   // Server

@@ -17,6 +17,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   rest: '../plugins/rest',
   actions: '../plugins/actions',
   mqtt: '../plugins/mqtt',
+  messaging: '../plugins/messaging',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

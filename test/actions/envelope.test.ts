@@ -101,9 +101,11 @@ describe('actions: envelope', function () {
     await fails(server, { api: 'nope', action: 'pingSession', authToken: token }, 14701);
   });
 
-  it('answers mq actions with 14701 until the broker lands', async function () {
+  it('answers mq actions that have not landed with 14701; getMessagesFromMqTopic without the messaging plugin with 12006', async function () {
     await fails(server, { api: 'mq', action: 'publishMessagesToMq', params: {}, authToken: token }, 14701);
-    await fails(server, { api: 'mq', action: 'getMessagesFromMqTopic', params: {}, authToken: token }, 14701);
+    await fails(server, { api: 'mq', action: 'subscribeToMq', params: {}, authToken: token }, 14701);
+    const response = await fails(server, { api: 'mq', action: 'getMessagesFromMqTopic', params: { topic: 'a' }, authToken: token }, 12006);
+    assert.match(response.errorMessage, /messaging plugin/);
   });
 
   it('echoes requestId unchanged, whatever its JSON type, and only when supplied', async function () {

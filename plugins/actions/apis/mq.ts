@@ -1,8 +1,96 @@
 /**
- * The `mq` api. Empty until the message broker lands: every mq action answers 14701 (unknown
- * action) for now. publishMessagesToMq, getMessagesFromMqTopic, subscribeToMq and the MQ session
- * actions will map here to the `mq.*` bus commands.
+ * The `mq` api. getMessagesFromMqTopic maps to the `mq.retrieve` bus command (plugins/messaging);
+ * the other mq actions (publishMessagesToMq, subscribeToMq, the MQ session and topic actions)
+ * still answer 14701 (unknown action) until they land.
  */
+import { EngineError } from '../../../kernel/errors';
 import type { ActionDefinition } from '../action-table';
+import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
+import { parseTimestamp } from '../../data/values/wire-format';
+import { NAME, schema, type Params } from './db/db-call';
 
-export const mqActions: readonly ActionDefinition[] = [];
+const MAX_MESSAGES = 100_000;
+
+/** The spec's startFrom: head, tail, an ISO 8601 date-time, or a message id (integer or digits). */
+function startFrom(value: unknown): 'head' | 'tail' | number | { since: string } {
+  if (value === undefined || value === null) return 'tail';
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'a message id is a non-negative integer' });
+    return value;
+  }
+  if (typeof value !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'expected "head", "tail", an ISO 8601 date-time or a message id' });
+  const text = value.trim();
+  const lower = text.toLowerCase();
+  if (lower === 'head' || lower === 'tail') return lower;
+  if (/^[0-9]{1,16}$/.test(text)) return Number(text);
+  const since = parseTimestamp(text);
+  if (since === null) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: `expected "head", "tail", an ISO 8601 date-time or a message id, not ${JSON.stringify(value)}` });
+  return { since };
+}
+
+function expiredFilter(p: Params): 'include' | 'exclude' | 'only' {
+  const filter = p.expiredMessagesFilter === undefined ? 'include' : enumValue(p.expiredMessagesFilter, ['include', 'exclude', 'only'] as const, 'expiredMessagesFilter');
+  if (p.includeExpiredMessages === false) {
+    if (filter === 'only') throw new EngineError('INVALID_PARAMETER', { param: 'includeExpiredMessages', reason: 'false contradicts expiredMessagesFilter "only"' });
+    return 'exclude';
+  }
+  return filter;
+}
+
+export const mqActions: readonly ActionDefinition[] = [
+  {
+    action: 'getMessagesFromMqTopic',
+    summary: "Read a topic's messages (stateless: removes nothing, moves no client's position).",
+    params: schema({
+      topic: { type: 'string' },
+      tableName: NAME,
+      databaseName: NAME,
+      ownerName: NAME,
+      startFrom: { type: ['string', 'integer'] },
+      maxMessages: { type: 'integer', minimum: 1, maximum: MAX_MESSAGES, default: 20 },
+      binaryFormat: { type: 'string' },
+      expiredMessagesFilter: { type: 'string' },
+      includeExpiredMessages: { type: 'boolean', default: true },
+      includeMessageMetadata: { type: 'boolean', default: false },
+      includeMqttProperties: { type: 'boolean', default: false },
+      includeTransformFields: { type: 'boolean', default: false },
+      includeOtherFields: { type: 'boolean', default: false },
+    }),
+    async handler(call) {
+      const p = call.params as Params;
+      const settings = call.session!.settings;
+      const database = p.databaseName ?? settings.defaultDatabaseName;
+      const owner = p.ownerName ?? settings.defaultOwnerName;
+      for (const [param, value] of [['databaseName', database], ['ownerName', owner]] as const) {
+        if (typeof value !== 'string' || value === '' || Buffer.byteLength(value) > 64) {
+          throw new EngineError('INVALID_PARAMETER', { param, reason: '1 to 64 bytes' });
+        }
+      }
+      const hasTopic = p.topic !== undefined && p.topic !== '';
+      const hasTable = p.tableName !== undefined;
+      if (hasTopic === hasTable) {
+        if (!hasTopic) throw new EngineError('MISSING_PARAMETER', { param: 'topic' });
+        throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: 'give exactly one of topic and tableName' });
+      }
+      if (hasTopic && Buffer.byteLength(p.topic) > 65_500) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'at most 65,500 bytes' });
+      const binaryFormat = p.binaryFormat !== undefined
+        ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat')
+        : call.options.binaryFormat;
+      if (!call.engine.bus.has('mq.retrieve')) {
+        throw new EngineError('NOT_AVAILABLE', { feature: 'getMessagesFromMqTopic', reason: 'no loaded plugin registers the command mq.retrieve (load the messaging plugin)' });
+      }
+      const result = await call.engine.bus.execute<{ messages: unknown[] }>('mq.retrieve', {
+        ...(hasTopic ? { topic: p.topic } : { table: p.tableName, database }),
+        startFrom: startFrom(p.startFrom),
+        maxMessages: p.maxMessages,
+        binaryFormat,
+        expired: expiredFilter(p),
+        includeMessageMetadata: p.includeMessageMetadata,
+        includeMqttProperties: p.includeMqttProperties,
+        includeTransformFields: p.includeTransformFields,
+        includeOtherFields: p.includeOtherFields,
+      }, call.ctx!);
+      return { messages: result.messages };
+    },
+  },
+];

@@ -1,0 +1,213 @@
+/**
+ * `mq.retrieve`: a stateless read of one topic's messages from the message log
+ * (getMessagesFromMqTopic; docs/commands.md). Nothing is removed and no position moves.
+ *
+ * - The topic is named by `topic` or by its integration table (`database` + `table`), exactly one.
+ * - `startFrom`: `head` (oldest first), `tail` (the newest `maxMessages`, returned oldest first),
+ *   a message id (messages with an id at or above it) or `{ since }` (a canonical timestamp:
+ *   messages created at or after it; found by a binary search, since create_ts order is
+ *   sequence order along the log).
+ * - `expired`: `include` | `exclude` | `only`. A message has expired when its create_ts +
+ *   mqtt_expiry_seconds is at or before the engine clock's now. Filtered messages do not count
+ *   against `maxMessages`; the read goes on in chunks until the page is full or the topic ends.
+ * - Messages are returned in the spec's shape (CONTRACT "Message topics and integration tables").
+ */
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
+import { bytesToWire, timestampToMs, type BinaryFormat } from '../data/values/wire-format';
+
+export const MAX_MESSAGES_PER_CALL = 100_000;
+export const DEFAULT_MAX_MESSAGES = 20;
+/** Messages read from the log per step (bounds memory besides the page itself). */
+const CHUNK = 1_000;
+
+export type StartFrom = 'head' | 'tail' | number | { since: string };
+
+export interface RetrieveParams {
+  topic?: string;
+  database?: string;
+  table?: string;
+  startFrom?: StartFrom;
+  maxMessages?: number;
+  binaryFormat?: BinaryFormat;
+  expired?: 'include' | 'exclude' | 'only';
+  includeMessageMetadata?: boolean;
+  includeMqttProperties?: boolean;
+  includeTransformFields?: boolean;
+  includeOtherFields?: boolean;
+}
+
+export interface RetrieveResult {
+  topic: string;
+  messages: Array<Record<string, unknown>>;
+}
+
+const NAME = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+export const retrieveParamsSchema = {
+  type: 'object',
+  properties: {
+    topic: { type: 'string', minLength: 1 },
+    database: NAME,
+    table: NAME,
+    startFrom: {
+      anyOf: [
+        { enum: ['head', 'tail'] },
+        { type: 'integer', minimum: 0 },
+        { type: 'object', properties: { since: { type: 'string' } }, required: ['since'], additionalProperties: false },
+      ],
+    },
+    maxMessages: { type: 'integer', minimum: 1, maximum: MAX_MESSAGES_PER_CALL },
+    binaryFormat: { enum: ['hex', 'base64', 'byteArray'] },
+    expired: { enum: ['include', 'exclude', 'only'] },
+    includeMessageMetadata: { type: 'boolean' },
+    includeMqttProperties: { type: 'boolean' },
+    includeTransformFields: { type: 'boolean' },
+    includeOtherFields: { type: 'boolean' },
+  },
+  additionalProperties: false,
+} as const;
+
+/** The topic the params name (a table is resolved through the catalog). */
+function topicOf(engine: Engine, p: RetrieveParams): string {
+  const byTopic = p.topic !== undefined;
+  const byTable = p.table !== undefined;
+  if (byTopic === byTable) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'give exactly one of topic and tableName' });
+  }
+  if (byTopic) {
+    if (Buffer.byteLength(p.topic!) > 65_500) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'at most 65,500 bytes' });
+    if (/[#+]/.test(p.topic!)) throw new EngineError('INVALID_TOPIC', { topic: p.topic!, reason: 'wildcards are not allowed' });
+    return p.topic!;
+  }
+  const database = (p.database ?? engine.settings.default_database_name).toLowerCase();
+  const table = p.table!.toLowerCase();
+  const definition = engine.need('storage').getTable(database, table);
+  const topic = (definition as { topic?: string }).topic;
+  if (typeof topic !== 'string') {
+    throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: `table "${table}" is not an integration table of a topic` });
+  }
+  return topic;
+}
+
+export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
+  return message.expirySeconds !== null && message.expirySeconds !== undefined
+    && timestampToMs(message.createTs) + message.expirySeconds * 1000 <= nowMs;
+}
+
+/** The first sequence of the topic whose createTs is at or after `since` (undefined: none). */
+function firstSince(log: MessageLogPort, topic: string, since: string): number | undefined {
+  const first = log.readTopic(topic, { limit: 1 })[0];
+  const last = log.readTopic(topic, { limit: 1, reverse: true })[0];
+  if (!first || !last || last.createTs < since) return undefined;
+  if (first.createTs >= since) return first.sequence;
+  // P(s) = "the first message at or after s was created at or after since" is monotone in s;
+  // P(lo) is false and P(hi) true throughout.
+  const at = (s: number): LoggedMessage => log.readTopic(topic, { from: s, limit: 1 })[0];
+  let lo = first.sequence;
+  let hi = last.sequence;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (at(mid).createTs >= since) hi = mid;
+    else lo = mid;
+  }
+  return at(hi).sequence;
+}
+
+function shape(message: LoggedMessage, p: RetrieveParams, binaryFormat: BinaryFormat, expired: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (p.includeMessageMetadata) {
+    out.id = message.sequence;
+    out.timestamp = message.createTs;
+    out.error = false;
+    out.log = null;
+  }
+  const payload = message.payload;
+  switch (payload.type) {
+    case 'json': out.payload = JSON.parse(payload.value); break;
+    case 'string': out.payload = payload.value; break;
+    case 'boolean': out.payload = payload.value; break;
+    case 'binary': out.payload = bytesToWire(payload.value, binaryFormat); out.binaryFormat = binaryFormat; break;
+  }
+  if (p.includeMqttProperties) {
+    out.qos = message.qos;
+    out.retain = message.retain;
+    out.contentType = message.contentType ?? '';
+    out.correlationData = message.correlationData ? bytesToWire(message.correlationData, binaryFormat) : '';
+    out.responseTopic = message.responseTopic ?? '';
+    out.expirySeconds = message.expirySeconds ?? null;
+    out.userProperties = message.userProperties ?? null;
+    out.payloadFormatIndicator = message.payloadFormat ?? 0;
+    out.publisher = message.publisher ?? '';
+  }
+  // includeTransformFields: integration tables over the log have no custom transform fields yet.
+  if (p.includeOtherFields) out.topic = message.topic;
+  if (expired) out.messageHasExpired = true;
+  return out;
+}
+
+export function retrieve(engine: Engine, p: RetrieveParams, topic: string): RetrieveResult {
+  const log = engine.need('storage').messageLog;
+  if (!log.getTopic(topic)) throw new EngineError('TOPIC_NOT_FOUND', { topic });
+  const max = p.maxMessages ?? DEFAULT_MAX_MESSAGES;
+  const filter = p.expired ?? 'include';
+  const binaryFormat = p.binaryFormat ?? 'hex';
+  const now = engine.clock.now();
+  const keep = (message: LoggedMessage): boolean | null => {
+    const expired = hasExpired(message, now);
+    if (filter === 'exclude' && expired) return null;
+    if (filter === 'only' && !expired) return null;
+    return expired;
+  };
+  const messages: Array<Record<string, unknown>> = [];
+  const startFrom = p.startFrom ?? 'tail';
+
+  if (startFrom === 'tail') {
+    // newest first, then put back in log order
+    let to: number | undefined;
+    const picked: Array<[LoggedMessage, boolean]> = [];
+    while (picked.length < max) {
+      const chunk = log.readTopic(topic, { to, reverse: true, limit: Math.min(CHUNK, filter === 'include' ? max - picked.length : CHUNK) });
+      for (const message of chunk) {
+        const expired = keep(message);
+        if (expired !== null) picked.push([message, expired]);
+        if (picked.length === max) break;
+      }
+      if (chunk.length === 0) break;
+      to = chunk[chunk.length - 1].sequence - 1;
+      if (to < 1) break;
+    }
+    for (let i = picked.length - 1; i >= 0; i--) messages.push(shape(picked[i][0], p, binaryFormat, picked[i][1]));
+    return { topic, messages };
+  }
+
+  let from: number | undefined;
+  if (startFrom === 'head') from = undefined;
+  else if (typeof startFrom === 'number') from = startFrom;
+  else {
+    from = firstSince(log, topic, startFrom.since);
+    if (from === undefined) return { topic, messages };
+  }
+  while (messages.length < max) {
+    const chunk = log.readTopic(topic, { from, limit: Math.min(CHUNK, filter === 'include' ? max - messages.length : CHUNK) });
+    for (const message of chunk) {
+      const expired = keep(message);
+      if (expired !== null) messages.push(shape(message, p, binaryFormat, expired));
+      if (messages.length === max) break;
+    }
+    if (chunk.length === 0) break;
+    from = chunk[chunk.length - 1].sequence + 1;
+  }
+  return { topic, messages };
+}
+
+export function registerRetrieveCommand(engine: Engine): void {
+  engine.bus.register<RetrieveParams, RetrieveResult>({
+    name: 'mq.retrieve',
+    summary: "Read one topic's messages from the message log (stateless: removes nothing, moves nothing).",
+    params: retrieveParamsSchema as unknown as { type: 'object' },
+    resource: (p) => ({ kind: 'topic', topic: topicOf(engine, p) }),
+    handler: (p) => retrieve(engine, p, topicOf(engine, p)),
+  });
+}
