@@ -12,6 +12,7 @@
  *   against `maxMessages`; the read goes on in chunks until the page is full or the topic ends.
  * - Messages are returned in the spec's shape (CONTRACT "Message topics and integration tables").
  */
+import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
@@ -70,7 +71,7 @@ export const retrieveParamsSchema = {
 } as const;
 
 /** The topic the params name (a table is resolved through the catalog). */
-function topicOf(engine: Engine, p: RetrieveParams): string {
+function topicOf(engine: Engine, p: RetrieveParams, ctx?: CommandContext): string {
   const byTopic = p.topic !== undefined;
   const byTable = p.table !== undefined;
   if (byTopic === byTable) {
@@ -83,12 +84,18 @@ function topicOf(engine: Engine, p: RetrieveParams): string {
   }
   const database = (p.database ?? engine.settings.default_database_name).toLowerCase();
   const table = p.table!.toLowerCase();
-  const definition = engine.need('storage').getTable(database, table);
-  const topic = (definition as { topic?: string }).topic;
-  if (typeof topic !== 'string') {
-    throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: `table "${table}" is not an integration table of a topic` });
+  try {
+    const definition = engine.need('storage').getTable(database, table);
+    const topic = (definition as { topic?: string }).topic;
+    if (typeof topic !== 'string') {
+      throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: `table "${table}" is not an integration table of a topic` });
+    }
+    return topic;
+  } catch (error) {
+    // Only someone who may read that table learns why it names no topic (or that it does not exist).
+    if (ctx) engine.authorize(ctx, 'mq.retrieve', { kind: 'table', database, table });
+    throw error;
   }
-  return topic;
 }
 
 export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
@@ -207,7 +214,7 @@ export function registerRetrieveCommand(engine: Engine): void {
     name: 'mq.retrieve',
     summary: "Read one topic's messages from the message log (stateless: removes nothing, moves nothing).",
     params: retrieveParamsSchema as unknown as { type: 'object' },
-    resource: (p) => ({ kind: 'topic', topic: topicOf(engine, p) }),
+    resource: (p, ctx) => ({ kind: 'topic', topic: topicOf(engine, p, ctx) }),
     handler: (p) => retrieve(engine, p, topicOf(engine, p)),
   });
 }

@@ -261,4 +261,14 @@ describe('getMessagesFromMqTopic (mq.retrieve)', function () {
     assert.equal((await ok(server, mq('getMessagesFromMqTopic', rita, { topic: 'secret/x' }))).messages[0].payload, 'hidden');
     await fails(server, mq('getMessagesFromMqTopic', 'not-a-token', { topic: 'a/b' }), 12031);
   });
+
+  it('by tableName, someone who may not read tables learns nothing of one that does not exist', async function () {
+    await ok(server, admin('createRole', root, { roleName: 'topics_only', grants: [{ commands: ['mq.retrieve'], resources: ['topic:a/#'] }] }));
+    await ok(server, admin('createAccount', root, { username: 'tim', password: 'pw-tim', roles: ['topics_only'] }));
+    const tim = await login(server, 'tim', 'pw-tim');
+    await fails(server, mq('getMessagesFromMqTopic', tim, { tableName: 'no_such_table' }), 12030);
+    const table = server.engine.need('storage').messageLog.getTopic('a/b')!.table;
+    assert.equal((await ok(server, mq('getMessagesFromMqTopic', tim, { tableName: table }))).messages.length, 10);
+    await fails(server, mq('getMessagesFromMqTopic', root, { tableName: 'no_such_table' }), 4023);
+  });
 });
