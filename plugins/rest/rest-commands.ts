@@ -8,9 +8,9 @@
  */
 import type { CommandContext, Executor, Resource } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
-import { EngineError } from '../../kernel/errors';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { DataService } from '../data/data-service';
+import { findIndex } from '../data/index-commands';
 import { REST_FORMAT } from '../data/values/wire-format';
 
 export const FORMAT = REST_FORMAT;
@@ -43,11 +43,8 @@ export class RestCommands {
     return this.data.tableDefinition(database, table);
   }
 
-  /** An index of a table definition; throws INDEX_NOT_FOUND. */
+  /** An index of a table definition; throws INDEX_NOT_FOUND (the data plugin's lookup). */
   index(definition: TableDefinition, index: string): IndexDefinition {
-    const name = index.toLowerCase();
-    const found = definition.indexes.find((candidate) => candidate.name === name);
-    if (!found) throw new EngineError('INDEX_NOT_FOUND', { index, table: definition.name });
-    return found;
+    return findIndex(definition, index);
   }
 }
