@@ -46,7 +46,26 @@ export interface TopicReadOptions {
   limit: number;
 }
 
+/**
+ * The message core's durable state beside the log (sessions, retained pointers, QoS 2 receipts):
+ * string keys, values of any msgpack-able shape. A write joins the commit of the appends of the
+ * same event-loop turn (one commit for both), so a session's position and in-flight map are
+ * durable with the messages they concern; its promise resolves once that commit is durable.
+ * Reads see every write issued so far (also before it is durable).
+ */
+export interface LogStatePort {
+  get(key: string): unknown;
+  /** Every entry whose key starts with `prefix`, in key order. */
+  entries(prefix: string): Iterable<[string, unknown]>;
+  put(key: string, value: unknown): Promise<void>;
+  remove(key: string): Promise<void>;
+}
+
 export interface MessageLogPort {
+  /** Durable state of the message core, committed with the appends (LogStatePort). */
+  readonly state: LogStatePort;
+  /** One message by its sequence; undefined when absent (never appended, or removed). */
+  read(sequence: number): LoggedMessage | undefined;
   /**
    * Appends messages (of any topics, created on first use) in the current turn's commit;
    * resolves with their sequences, in input order and increasing, once the commit is durable.
