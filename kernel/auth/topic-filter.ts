@@ -35,8 +35,12 @@ export function topicMatches(filter: string, topic: string): boolean {
   return f.length === t.length;
 }
 
-/** Does every topic matched by `inner` also match `outer`? (grants on filters) */
+/**
+ * Does every topic matched by `inner` also match `outer`? (grants on filters) A grant whose first
+ * level is a wildcard never reaches `$` topics (`#` does not grant `$SYS/...`) [MQTT-4.7.2-1].
+ */
 export function filterCovers(outer: string, inner: string): boolean {
+  if (inner.startsWith('$') && (outer.startsWith('#') || outer.startsWith('+'))) return false;
   const o = outer.split('/');
   const n = inner.split('/');
   for (let i = 0; i < o.length; i++) {

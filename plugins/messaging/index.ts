@@ -1,15 +1,33 @@
 /**
- * plugins/messaging: the message core's bus commands over the message log
- * (`engine.need('storage').messageLog`). Today: `mq.retrieve`, the stateless read of one topic's
- * messages (getMessagesFromMqTopic). It removes nothing and moves no session's position.
+ * plugins/messaging: the message core (docs/message-core.md) over the message log
+ * (`engine.need('storage').messageLog`): subscription tree, router, retained store and client
+ * sessions, shared by the MQTT broker and the mq actions; and the `mq.retrieve` command, the
+ * stateless read of one topic's messages (getMessagesFromMqTopic).
  */
 import { definePlugin } from '../../kernel/plugin';
+import { MessageCore } from './message-core';
 import { registerRetrieveCommand } from './retrieve';
+import { SysTopics } from './sys-topics';
+
+declare module '../../kernel/services' {
+  interface EngineServices {
+    messaging: MessageCore;
+  }
+}
 
 export default definePlugin({
   name: 'messaging',
-  description: 'message commands over the message log: mq.retrieve',
+  description: 'the message core over the message log (subscriptions, router, retained messages, sessions) and mq.retrieve',
   register(engine) {
     registerRetrieveCommand(engine);
+    const core = new MessageCore(engine);
+    engine.provide('messaging', core);
+    core.load();
+    const sys = new SysTopics(core);
+    engine.onStart(() => sys.start());
+    engine.onClose(async () => {
+      sys.stop();
+      await core.close();
+    });
   },
 });

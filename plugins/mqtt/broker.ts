@@ -8,6 +8,7 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
+import type { MessageCore } from '../messaging/message-core';
 import { Connection } from './connection';
 import { REASON } from './reason-codes';
 
@@ -22,6 +23,9 @@ export class Broker {
   readonly log: Logger;
   readonly maxPacketSize: number;
   readonly connections = new Set<Connection>();
+  readonly core: MessageCore;
+  /** Connections whose output of this turn waits to be written at once. */
+  private corked: Connection[] = [];
   private readonly closingSince = new Map<Connection, number>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
@@ -29,6 +33,22 @@ export class Broker {
   constructor(readonly engine: Engine) {
     this.log = engine.log.child({ plugin: 'mqtt' });
     this.maxPacketSize = engine.settings.mqtt_max_packet_size;
+    this.core = engine.need('messaging');
+  }
+
+  /** Uncorks the connection at the end of this turn: its output of the turn goes in one write. */
+  uncorkLater(connection: Connection): void {
+    if (this.corked.length === 0) setImmediate(() => this.uncork());
+    this.corked.push(connection);
+  }
+
+  private uncork(): void {
+    const corked = this.corked;
+    this.corked = [];
+    for (const connection of corked) {
+      connection.corked = false;
+      connection.stream.uncork();
+    }
   }
 
   /** The one entry of every transport: a new client's byte stream and its address. */

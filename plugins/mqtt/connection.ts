@@ -7,12 +7,20 @@ import type { Duplex } from 'node:stream';
 import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import type { Principal } from '../../kernel/auth/principal';
 import type { ClientConnection } from '../../kernel/sessions/client-sessions';
+import type { Delivery, Session, SessionOutlet } from '../messaging/session';
+import type { PublishOrigin } from '../messaging/publish-batch';
+import type { Pausable } from '../messaging/message-core';
+import type { CoreMessage } from '../messaging/message';
 import type { Broker } from './broker';
 import { REASON } from './reason-codes';
+import { encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { handleDisconnect } from './packets/disconnect';
 import { handlePingreq } from './packets/ping';
-import { handleNotAvailable } from './packets/not-available';
+import { handlePublish, publishStored } from './packets/publish';
+import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packets/acks';
+import { handleSubscribe } from './packets/subscribe';
+import { handleUnsubscribe } from './packets/unsubscribe';
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
 
@@ -21,8 +29,14 @@ export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
  * answers is closed rather than buffered without end (one larger packet alone may exceed it).
  */
 const OUTPUT_LIMIT = 1 << 20;
+/** Output waiting above which no more messages are delivered (the session lags, served from the log later). */
+const DELIVERY_HIGH_WATER = 256 * 1024;
+/** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */
+export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
+/** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
+export const SERVER_RECEIVE_MAXIMUM = 65535;
 
-export class Connection implements ClientConnection {
+export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, Pausable {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
   protocolVersion = 4;
@@ -37,8 +51,31 @@ export class Connection implements ClientConnection {
   clientMaxPacketSize = Infinity;
   /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
   sessionExpiryInterval = 0;
+  /** The message core's session, once CONNECT is accepted. */
+  session?: Session;
+  /** The client's Receive Maximum (MQTT 5; 3.1.1 clients get the broker's window). */
+  receiveMaximum = 65535;
+  /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
+  clientTopicAliasMaximum = 0;
+  /** Aliases the broker assigned towards the client: topic → alias. */
+  readonly outboundAliases = new Map<string, number>();
+  /** Aliases the client set: alias → topic. */
+  readonly inboundAliases = new Map<number, string>();
+  /** Publish decisions of this connection's principal, per topic, for one roles generation. */
+  readonly publishDecisions = new Map<string, boolean>();
+  publishDecisionsGeneration = -1;
+  /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
+  unacknowledged = 0;
+  /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
+  readonly qos2Storing = new Set<number>();
+  /** The will goes out when the connection ends (not after a normal DISCONNECT). */
+  sendWillOnClose = true;
   /** CONNACK sent: from now on an MQTT 5 client is told why it is closed (DISCONNECT). */
   private connackSent = false;
+  /** The largest delivery written (the output limit for answers allows one of them). */
+  private largestDelivery = 0;
+  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
+  corked = false;
   private readonly parser = mqttPacket.parser();
   /** Packets that arrived behind the CONNECT while it was being checked. */
   private pending: Packet[] = [];
@@ -84,8 +121,14 @@ export class Connection implements ClientConnection {
       }
     }
     if (packet.cmd === 'connack') this.connackSent = true;
+    return this.writeAnswer(bytes);
+  }
+
+  /** Writes an answer to the client's request; reading waits while the client does not read. */
+  writeAnswer(bytes: Buffer): boolean {
+    if (this.state === 'closed' || this.stream.destroyed) return false;
     const stream = this.stream;
-    if (!stream.write(bytes) && !this.draining) {
+    if (!this.write(bytes) && !this.draining) {
       // Backpressure: read no more requests until the client has taken its answers.
       this.draining = true;
       stream.pause();
@@ -94,7 +137,7 @@ export class Connection implements ClientConnection {
         if (this.state === 'connected') stream.resume();
       });
     }
-    if (stream.writableLength > OUTPUT_LIMIT && stream.writableLength > bytes.length) {
+    if (stream.writableLength > OUTPUT_LIMIT + this.largestDelivery && stream.writableLength > bytes.length) {
       // Requests already parsed from one chunk keep answering: a client that never reads is closed.
       this.destroyNow();
       return false;
@@ -102,8 +145,79 @@ export class Connection implements ClientConnection {
     return true;
   }
 
+  /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
+  private write(bytes: Buffer): boolean {
+    if (!this.corked) {
+      this.corked = true;
+      this.stream.cork();
+      this.broker.uncorkLater(this);
+    }
+    this.broker.core.stats.bytesSent += bytes.length;
+    return this.stream.write(bytes);
+  }
+
+  // ---- SessionOutlet: messages to the client ------------------------------------------------
+
+  writable(): boolean {
+    return this.state === 'connected' && this.stream.writableLength < DELIVERY_HIGH_WATER;
+  }
+
+  deliver(delivery: Delivery): boolean {
+    // Closing: kept in flight (a persistent session gets it again on reconnect).
+    if (this.state !== 'connected' || this.stream.destroyed) return true;
+    const { message } = delivery;
+    let alias: number | undefined;
+    let aliasOnly = false;
+    if (this.clientTopicAliasMaximum > 0) {
+      // The broker uses topic aliases towards MQTT 5 clients that accept them.
+      alias = this.outboundAliases.get(message.topic);
+      if (alias !== undefined) aliasOnly = true;
+      else if (this.outboundAliases.size < this.clientTopicAliasMaximum) {
+        alias = this.outboundAliases.size + 1;
+        this.outboundAliases.set(message.topic, alias);
+      }
+    }
+    const bytes = encodePublish(message, {
+      level: this.protocolVersion, qos: delivery.qos, retain: delivery.retain, dup: delivery.dup, packetId: delivery.packetId,
+      subscriptionIds: this.protocolVersion === 5 ? delivery.subscriptionIds : undefined, alias, aliasOnly, now: this.broker.engine.clock.now(),
+    });
+    if (bytes.length > this.clientMaxPacketSize) {
+      if (alias !== undefined && !aliasOnly) this.outboundAliases.delete(message.topic);
+      return false;
+    }
+    if (bytes.length > this.largestDelivery) this.largestDelivery = bytes.length;
+    if (!this.write(bytes)) this.watchDrain();
+    return true;
+  }
+
+  resendPubrel(packetId: number): void {
+    this.write(encodeAck('pubrel', packetId, this.protocolVersion));
+  }
+
+  /** The output went over the stream's mark: the session is served again once it drains. */
+  private watchingDrain = false;
+  private watchDrain(): void {
+    if (this.watchingDrain) return;
+    this.watchingDrain = true;
+    this.stream.once('drain', () => {
+      this.watchingDrain = false;
+      if (this.session && this.state === 'connected') this.broker.core.writable(this.session);
+    });
+  }
+
+  // ---- PublishOrigin / Pausable: the client's messages -----------------------------------------
+
+  stored(token: number, ok: boolean, message: CoreMessage): void {
+    publishStored(this, token, ok, message);
+  }
+
+  resumeAfterBacklog(): void {
+    if (this.state === 'connected' && !this.draining) this.stream.resume();
+  }
+
   /** Ends the connection without a word (nothing more can be sent to this client). */
   private destroyNow(): void {
+    this.endSession();
     this.state = 'closed';
     this.pending = [];
     this.stream.destroy();
@@ -116,6 +230,7 @@ export class Connection implements ClientConnection {
    */
   close(reasonCode?: number, reasonString?: string): void {
     if (this.state === 'closed') return;
+    this.endSession();
     if (reasonCode !== undefined && this.protocolVersion === 5 && this.connackSent) {
       this.send({ cmd: 'disconnect', reasonCode, properties: reasonString ? { reasonString } : undefined });
     }
@@ -130,6 +245,7 @@ export class Connection implements ClientConnection {
   private onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
     this.lastActivity = Date.now();
+    this.broker.core.stats.bytesReceived += chunk.length;
     this.parser.parse(chunk);
     // A packet still arriving whose announced length is over the limit is refused now, before
     // its body is buffered.
@@ -174,14 +290,13 @@ export class Connection implements ClientConnection {
     switch (packet.cmd) {
       case 'pingreq': return handlePingreq(this);
       case 'disconnect': return handleDisconnect(this, packet);
-      case 'publish':
-      case 'puback':
-      case 'pubrec':
-      case 'pubrel':
-      case 'pubcomp':
-      case 'subscribe':
-      case 'unsubscribe':
-        return handleNotAvailable(this, packet);
+      case 'publish': return handlePublish(this, packet);
+      case 'puback': return handlePuback(this, packet);
+      case 'pubrec': return handlePubrec(this, packet);
+      case 'pubrel': return handlePubrel(this, packet);
+      case 'pubcomp': return handlePubcomp(this, packet);
+      case 'subscribe': return handleSubscribe(this, packet);
+      case 'unsubscribe': return handleUnsubscribe(this, packet);
       case 'connect':
         // A second CONNECT is a protocol violation [MQTT-3.1.0-2].
         return this.close(REASON.PROTOCOL_ERROR, 'a second CONNECT on one connection');
@@ -216,7 +331,16 @@ export class Connection implements ClientConnection {
       this.state = 'closed';
       this.pending = [];
     }
+    this.endSession();
     this.broker.closed(this);
+  }
+
+  /** The session lets go of this connection (once): the will, the session's expiry apply. */
+  private endSession(): void {
+    const session = this.session;
+    if (!session) return;
+    this.session = undefined;
+    this.broker.core.closeSession(session, this, this.sendWillOnClose);
   }
 }
 

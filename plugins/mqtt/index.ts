@@ -1,8 +1,8 @@
 /**
- * plugins/mqtt: the MQTT 3.1.1 and 5 broker, first layer. TCP (`mqtt_port`), TLS (`mqtts_port`),
+ * plugins/mqtt: the MQTT 3.1.1 and 5 broker (docs/mqtt.md). TCP (`mqtt_port`), TLS (`mqtts_port`),
  * WebSocket (`mqtt_ws_port`) and secure WebSocket (`mqtt_wss_port`) all hand their streams to one
- * connection handler (connection.ts). CONNECT, keep alive, PINGREQ and DISCONNECT work;
- * PUBLISH, SUBSCRIBE and UNSUBSCRIBE close the connection (not built yet: docs/mqtt.md).
+ * connection handler (connection.ts); messages, subscriptions and sessions are the message core's
+ * (plugins/messaging), on the durable message log.
  */
 import type { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +15,8 @@ import { webSocketServer, type WebSocketListener } from './transports/websocket'
 
 export default definePlugin({
   name: 'mqtt',
-  description: 'MQTT 3.1.1 and 5 broker over TCP, TLS, WebSocket and secure WebSocket: CONNECT, keep alive, PINGREQ and DISCONNECT; publish and subscribe are not available yet (they close the connection)',
+  description: 'MQTT 3.1.1 and 5 broker over TCP, TLS, WebSocket and secure WebSocket, on the message core',
+  dependencies: ['messaging'],
   register(engine) {
     const { settings } = engine;
     const broker = new Broker(engine);

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 export const MQTT_PORTS = { mqtt_port: 0, mqtts_port: 0, mqtt_ws_port: 0, mqtt_wss_port: 0 } as const;
 
 export async function startBroker(overrides: Partial<Settings> = {}, options: { clock?: Clock; logger?: Logger } = {}): Promise<TestServer> {
-  return startServer({ plugins: ['storage-lmdb', 'mqtt'], ...MQTT_PORTS, ...overrides }, options);
+  return startServer({ plugins: ['storage-lmdb', 'messaging', 'mqtt'], ...MQTT_PORTS, ...overrides }, options);
 }
 
 export function brokerUrl(server: TestServer, scheme: 'mqtt' | 'mqtts' | 'ws' | 'wss' = 'mqtt', path = ''): string {

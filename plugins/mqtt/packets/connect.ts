@@ -10,6 +10,11 @@ import { EngineError, toEngineError } from '../../../kernel/errors';
 import type { Principal } from '../../../kernel/auth/principal';
 import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
+import { SESSION_NEVER_EXPIRES, type WillMessage } from '../../messaging/session';
+import type { QoS } from '../../messaging/message';
+import { topicNameProblem } from '../../messaging/subscription-tree';
+import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
+import { messageProperties } from './publish';
 
 /** The command a client identifier is authorized with (resource `client:<id>`). */
 export const CONNECT_COMMAND = 'mq.connect';
@@ -30,11 +35,18 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   const properties = packet.properties ?? {};
   if (v5 && properties.maximumPacketSize) connection.clientMaxPacketSize = properties.maximumPacketSize;
   if (v5) connection.sessionExpiryInterval = properties.sessionExpiryInterval ?? 0;
+  if (v5 && properties.receiveMaximum) connection.receiveMaximum = properties.receiveMaximum;
+  if (v5 && properties.topicAliasMaximum) connection.clientTopicAliasMaximum = properties.topicAliasMaximum;
 
-  // Wills are accepted but not published yet (the message core arrives with publish); a v5 will
-  // asking for what CONNACK says is unavailable is refused [MQTT-3.2.2-12, MQTT-3.2.2-13].
-  if (v5 && packet.will?.retain) return refuse(connection, { code: 0x9a, reasonString: 'retained messages are not available yet' });
-  if (v5 && (packet.will?.qos ?? 0) > 0) return refuse(connection, { code: 0x9b, reasonString: 'only QoS 0 is available yet' });
+  // The will topic is a topic name like any other [MQTT-3.1.3-11]: no wildcards.
+  const will = packet.will;
+  if (will) {
+    const problem = will.topic.includes('\uFFFD') ? 'the will topic must be valid UTF-8' : topicNameProblem(will.topic);
+    if (problem) {
+      if (!v5) return connection.close();
+      return refuse(connection, { code: REASON.TOPIC_NAME_INVALID, reasonString: problem });
+    }
+  }
 
   // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
   if (v5 && properties.authenticationMethod !== undefined) {
@@ -89,19 +101,22 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   // A second connection with this identifier takes over: the first is closed [MQTT-3.1.4-2].
   engine.clientSessions.attach(clientId, connection);
 
-  const connack: IConnackPacket = { cmd: 'connack', sessionPresent: false };
+  // The session: 3.1.1 clean session 0 keeps it without end; MQTT 5 keeps it Session Expiry
+  // Interval seconds after the connection [MQTT-3.1.2-4 … MQTT-3.1.2-6, MQTT 5 §3.1.2.11.2].
+  const core = connection.broker.core;
+  const expiryInterval = v5 ? connection.sessionExpiryInterval : packet.clean ? 0 : SESSION_NEVER_EXPIRES;
+  const { session, present } = core.openSession(clientId, principal, { cleanStart: packet.clean !== false, expiryInterval, kind: 'mqtt' }, connection);
+  connection.session = session;
+  if (will) core.setWill(session, willMessage(connection, will, clientId));
+
+  // Session Present is 0 when a CONNACK refuses [MQTT-3.2.2-4] and after a clean start [MQTT-3.2.2-2].
+  const connack: IConnackPacket = { cmd: 'connack', sessionPresent: present };
   if (v5) {
     connack.reasonCode = REASON.SUCCESS;
     connack.properties = {
       maximumPacketSize: connection.broker.maxPacketSize,
-      // Nothing is kept between connections yet (sessions arrive with the message core): the
-      // session ends with the connection, and CONNACK says so (MQTT 5 section 3.2.2.3.2).
-      ...(connection.sessionExpiryInterval > 0 ? { sessionExpiryInterval: 0 } : {}),
-      maximumQoS: 0,
-      retainAvailable: false,
-      wildcardSubscriptionAvailable: false,
-      subscriptionIdentifiersAvailable: false,
-      sharedSubscriptionAvailable: false,
+      receiveMaximum: SERVER_RECEIVE_MAXIMUM,
+      topicAliasMaximum: SERVER_TOPIC_ALIAS_MAXIMUM,
       ...(serverKeepAlive !== undefined ? { serverKeepAlive } : {}),
       ...(assigned !== undefined ? { assignedClientIdentifier: assigned } : {}),
     };
@@ -111,6 +126,8 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   connection.state = 'connected';
   connection.lastActivity = Date.now();
   connection.send(connack);
+  // Messages in flight and those published while it was away follow the CONNACK.
+  core.resume(session);
   connection.broker.log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
 }
 
@@ -143,4 +160,22 @@ function refuse(connection: Connection, refusal: ConnackRefusal): void {
   }
   connection.send(connack);
   connection.close();
+}
+
+/** The will of a CONNECT as the message it becomes (with its delay, MQTT 5 Will Delay Interval). */
+function willMessage(connection: Connection, will: NonNullable<IConnectPacket['will']>, clientId: string): WillMessage {
+  const properties = connection.protocolVersion === 5 && will.properties ? will.properties : undefined;
+  return {
+    delay: properties?.willDelayInterval ?? 0,
+    message: {
+      topic: will.topic,
+      payload: typeof will.payload === 'string' ? Buffer.from(will.payload) : Buffer.from(will.payload ?? []),
+      qos: (will.qos ?? 0) as QoS,
+      retain: will.retain === true,
+      properties: properties ? messageProperties(properties) : undefined,
+      publisher: clientId,
+      createdAt: 0,
+      sequence: 0,
+    },
+  };
 }

@@ -1,7 +1,7 @@
 /**
- * DISCONNECT from the client: the connection closes cleanly [MQTT-3.14.4-1]. MQTT 5 reason
- * codes are read and logged (0x04 "disconnect with will message" will matter once wills exist);
- * raising the Session Expiry Interval from 0 is a protocol error [MQTT-3.14.2-2].
+ * DISCONNECT from the client: the connection closes cleanly [MQTT-3.14.4-1] and the will is not
+ * sent [MQTT-3.1.2-10], except on MQTT 5 reason 0x04 "disconnect with will message". MQTT 5 may
+ * change the Session Expiry Interval here, but not raise it from 0 [MQTT-3.14.2-2].
  */
 import type { IDisconnectPacket } from 'mqtt-packet';
 import type { Connection } from '../connection';
@@ -13,6 +13,11 @@ export function handleDisconnect(connection: Connection, packet: IDisconnectPack
     connection.close(REASON.PROTOCOL_ERROR, 'the session expiry interval cannot be set in DISCONNECT when CONNECT set 0');
     return;
   }
-  connection.broker.log.debug({ clientId: connection.clientId, reasonCode: packet.reasonCode ?? 0, reasonString: packet.properties?.reasonString }, 'client disconnected');
+  const reasonCode = packet.reasonCode ?? 0;
+  connection.broker.log.debug({ clientId: connection.clientId, reasonCode, reasonString: packet.properties?.reasonString }, 'client disconnected');
+  if (connection.protocolVersion === 5 && requestedExpiry !== undefined && connection.session) {
+    connection.session.expiryInterval = requestedExpiry;
+  }
+  connection.sendWillOnClose = connection.protocolVersion === 5 && reasonCode === REASON.DISCONNECT_WITH_WILL;
   connection.close();
 }

@@ -1,0 +1,635 @@
+/**
+ * The message core: protocol-neutral publish, subscribe and sessions over the message log
+ * (docs/message-core.md). MQTT connections and the mq actions use it alike.
+ *
+ * publish → (authorized by the caller through `mayPublish`) → one append per event-loop turn →
+ * once durable: retained store, router (subscription tree → sessions) → the publisher is told.
+ */
+import type { Logger } from 'pino';
+import type { Engine } from '../../kernel/engine';
+import type { Principal } from '../../kernel/auth/principal';
+import type { LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
+import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
+import { PublishBatch, type PublishOrigin } from './publish-batch';
+import { RetainedStore } from './retained-store';
+import {
+  Session, type Delivery, type SessionOutlet, type StoredSession, type SubscriptionOptions, type WillMessage,
+  SESSION_NEVER_EXPIRES,
+} from './session';
+import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch } from './subscription-tree';
+import { topicMatches } from '../../kernel/auth/topic-filter';
+
+export const PUBLISH_COMMAND = 'mq.publish';
+export const SUBSCRIBE_COMMAND = 'mq.subscribe';
+
+/** Messages waiting for their commit above which publishers are paused, and where they resume. */
+const BACKLOG_HIGH = 20_000;
+const BACKLOG_LOW = 5_000;
+/** Messages read from the log per step when a session catches up. */
+const CATCH_UP_CHUNK = 256;
+/** Decisions a session keeps about topics it may receive (cleared when full). */
+const RECEIVE_DECISIONS_LIMIT = 4096;
+
+interface RetainedRef {
+  sequence: number;
+  /** Held for messages never stored (`$SYS`); others are read from the log. */
+  message?: CoreMessage;
+}
+
+/** Something paused because the log's backlog is high (a publisher's socket). */
+export interface Pausable {
+  resumeAfterBacklog(): void;
+}
+
+export interface OpenSessionOptions {
+  cleanStart: boolean;
+  /** Seconds; 0 ends the session with its connection; SESSION_NEVER_EXPIRES keeps it. */
+  expiryInterval: number;
+  kind: 'mqtt' | 'mqApi';
+}
+
+export interface SubscribeResult {
+  /** Granted QoS, or a reason code ≥ 0x80. */
+  code: number;
+  existed: boolean;
+}
+
+/** Counted by the protocols (clients' traffic, not the broker's own `$SYS` reports). */
+export interface Statistics {
+  messagesReceived: number;
+  messagesSent: number;
+  bytesReceived: number;
+  bytesSent: number;
+  publishDropped: number;
+}
+
+export class MessageCore {
+  readonly log: Logger;
+  readonly tree = new SubscriptionTree<Session, SubscriptionOptions>();
+  readonly retained = new RetainedStore<RetainedRef>();
+  readonly sessions = new Map<string, Session>();
+  readonly stats: Statistics = { messagesReceived: 0, messagesSent: 0, bytesReceived: 0, bytesSent: 0, publishDropped: 0 };
+  readonly startedAt = Date.now();
+  /** Bumped when roles change: every cached authorization decision is void. */
+  rolesGeneration = 0;
+  /** The highest sequence the router has offered to live sessions. */
+  private routedUpTo = 0;
+  private readonly messageLog: MessageLogPort;
+  private readonly state: LogStatePort;
+  private readonly batch: PublishBatch;
+  private readonly dirty = new Set<Session>();
+  private readonly catchUps = new Set<Session>();
+  private catchUpScheduled = false;
+  private readonly paused = new Set<Pausable>();
+  private readonly offline = new Set<Session>();
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(readonly engine: Engine) {
+    this.log = engine.log.child({ plugin: 'messaging' });
+    this.messageLog = engine.need('storage').messageLog;
+    this.state = this.messageLog.state;
+    this.batch = new PublishBatch(
+      this.messageLog,
+      () => engine.clock.now(),
+      (messages) => this.durable(messages),
+      () => this.flushDirty(),
+      (error, count) => {
+        this.stats.publishDropped += count;
+        this.log.error({ err: error, count }, 'messages could not be stored');
+      },
+    );
+    engine.roles.onChange(() => { this.rolesGeneration++; });
+  }
+
+  /** Loads persisted sessions and retained messages; starts the expiry timer. */
+  load(): void {
+    this.routedUpTo = this.messageLog.lastSequence();
+    const now = this.engine.clock.now();
+    for (const [, value] of this.state.entries('session/')) {
+      const session = Session.fromStored(value as StoredSession);
+      // Connected when the server stopped: offline since now (its will was not kept).
+      session.disconnectedAt ??= now;
+      this.sessions.set(session.clientId, session);
+      for (const [filter, options] of session.subscriptions) this.tree.add(session, filter, options);
+      this.offline.add(session);
+    }
+    for (const [key, value] of this.state.entries('retained/')) {
+      this.retained.set(key.slice('retained/'.length), { sequence: value as number });
+    }
+    this.timer = setInterval(() => this.sweep(), 1000).unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    const now = this.engine.clock.now();
+    for (const session of this.sessions.values()) {
+      if (session.online && session.persistent) {
+        session.disconnectedAt = now;
+        this.markDirty(session);
+      }
+    }
+    this.flushDirty();
+  }
+
+  /** Messages the log holds (its last sequence: sequences are never reused). */
+  storedMessages(): number {
+    return this.messageLog.lastSequence();
+  }
+
+  // ---- authorization ---------------------------------------------------------------------
+
+  /** May the principal publish to the topic? (the kernel decides; callers cache per connection) */
+  mayPublish(principal: Principal, topic: string): boolean {
+    return this.allowed(principal, PUBLISH_COMMAND, topic);
+  }
+
+  /** May the principal subscribe to the filter (the filter part of a shared one)? */
+  maySubscribe(principal: Principal, filter: string): boolean {
+    return this.allowed(principal, SUBSCRIBE_COMMAND, parseSharedFilter(filter)?.filter ?? filter);
+  }
+
+  private allowed(principal: Principal, command: string, topic: string): boolean {
+    try {
+      this.engine.authorize({ principal, origin: 'mq' }, command, { kind: 'topic', topic });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A wildcard subscription covering denied topics is granted; their messages are withheld here. */
+  private mayReceive(session: Session, topic: string): boolean {
+    if (session.receiveDecisionsGeneration !== this.rolesGeneration) {
+      session.receiveDecisions.clear();
+      session.receiveDecisionsGeneration = this.rolesGeneration;
+    }
+    let allowed = session.receiveDecisions.get(topic);
+    if (allowed === undefined) {
+      allowed = this.allowed(session.principal, SUBSCRIBE_COMMAND, topic);
+      if (session.receiveDecisions.size >= RECEIVE_DECISIONS_LIMIT) session.receiveDecisions.clear();
+      session.receiveDecisions.set(topic, allowed);
+    }
+    return allowed;
+  }
+
+  // ---- publish ---------------------------------------------------------------------------
+
+  /**
+   * Publishes one message: stored in this turn's commit, then routed; `origin.stored(token)` is
+   * called once it is durable. `$SYS/...` messages are never stored (CONTRACT): routed at once.
+   */
+  publish(message: CoreMessage, origin: PublishOrigin | null = null, token = 0): void {
+    if (message.topic.charCodeAt(0) === 0x24 /* $ */ && message.topic.startsWith('$SYS/')) {
+      message.sequence = 0;
+      if (message.retain) this.retain(message);
+      this.route(message);
+      origin?.stored(token, true, message);
+      return;
+    }
+    this.batch.add(message, origin, token);
+  }
+
+  /** Publishes messages all or nothing, in one commit; resolves with their sequences once durable. */
+  async publishAll(messages: CoreMessage[]): Promise<number[]> {
+    this.flushDirty();
+    const createTs = logTimestamp(this.engine.clock.now());
+    const sequences = await this.messageLog.append(messages.map((m) => toLogAppend(m, createTs)));
+    for (let i = 0; i < messages.length; i++) messages[i].sequence = sequences[i];
+    this.durable(messages);
+    return sequences;
+  }
+
+  /** True while the log's backlog is over its high-water mark: the caller pauses and registers. */
+  get overloaded(): boolean {
+    return this.batch.backlog > BACKLOG_HIGH;
+  }
+
+  pauseUntilDrained(pausable: Pausable): void {
+    this.paused.add(pausable);
+  }
+
+  private durable(messages: CoreMessage[]): void {
+    for (const message of messages) {
+      if (message.retain) this.retain(message);
+      this.route(message);
+      this.routedUpTo = message.sequence;
+    }
+    if (this.paused.size > 0 && this.batch.backlog < BACKLOG_LOW) {
+      const paused = [...this.paused];
+      this.paused.clear();
+      for (const pausable of paused) pausable.resumeAfterBacklog();
+    }
+  }
+
+  /** A retained message replaces the topic's; an empty one clears it and is not kept [MQTT-3.3.1-10, MQTT-3.3.1-11]. */
+  private retain(message: CoreMessage): void {
+    const stored = message.sequence !== 0;
+    if (message.payload.length === 0) {
+      if (this.retained.delete(message.topic) && stored) void this.state.remove(`retained/${message.topic}`);
+      return;
+    }
+    this.retained.set(message.topic, stored ? { sequence: message.sequence } : { sequence: 0, message });
+    if (stored) void this.state.put(`retained/${message.topic}`, message.sequence);
+  }
+
+  // ---- routing ---------------------------------------------------------------------------
+
+  private routeStamp = 0;
+
+  private route(message: CoreMessage): void {
+    const matches = this.tree.match(message.topic);
+    const direct = matches.direct;
+    if (direct.length === 1) {
+      const entry = direct[0];
+      if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options, entry.filter);
+    } else if (direct.length > 1) {
+      this.routeMany(direct, message);
+    }
+    for (const group of matches.groups) {
+      const member = pickMember(group, (session) => session.online && !session.lagging);
+      if (!member) continue;
+      const session = member.subscriber;
+      if (member.options.noLocal && session.clientId === message.publisher) continue;
+      if (!this.mayReceive(session, message.topic)) continue;
+      this.offer(session, message, Math.min(message.qos, member.options.qos) as QoS, member.options.retainAsPublished && message.retain,
+        member.options.subscriptionIdentifier === undefined ? undefined : [member.options.subscriptionIdentifier]);
+    }
+  }
+
+  private includes(entry: DirectMatch<Session, SubscriptionOptions>, message: CoreMessage): boolean {
+    return !(entry.options.noLocal && entry.subscriber.clientId === message.publisher);
+  }
+
+  private offerOne(session: Session, message: CoreMessage, options: SubscriptionOptions, filter: string): void {
+    if (hasWildcard(filter) && !this.mayReceive(session, message.topic)) return;
+    this.offer(session, message, Math.min(message.qos, options.qos) as QoS, options.retainAsPublished && message.retain,
+      options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier]);
+  }
+
+  /**
+   * Several subscriptions match: a session with overlapping ones gets ONE copy at the highest
+   * granted QoS carrying every matching subscription identifier (MQTT 5 §3.3.4).
+   */
+  private routeMany(direct: ReadonlyArray<DirectMatch<Session, SubscriptionOptions>>, message: CoreMessage): void {
+    const stamp = ++this.routeStamp;
+    let repeated = false;
+    for (const entry of direct) {
+      const session = entry.subscriber;
+      if (session.routeStamp === stamp) { repeated = true; break; }
+      session.routeStamp = stamp;
+    }
+    if (!repeated) {
+      for (const entry of direct) if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options, entry.filter);
+      return;
+    }
+    const merged = new Map<Session, { qos: number; retain: boolean; ids: number[] | undefined; wildcardOnly: boolean }>();
+    for (const entry of direct) {
+      if (!this.includes(entry, message)) continue;
+      const o = entry.options;
+      let m = merged.get(entry.subscriber);
+      if (!m) merged.set(entry.subscriber, m = { qos: 0, retain: false, ids: undefined, wildcardOnly: true });
+      m.qos = Math.max(m.qos, Math.min(message.qos, o.qos));
+      m.retain ||= o.retainAsPublished && message.retain;
+      if (o.subscriptionIdentifier !== undefined) (m.ids ??= []).push(o.subscriptionIdentifier);
+      if (!hasWildcard(entry.filter)) m.wildcardOnly = false;
+    }
+    for (const [session, m] of merged) {
+      if (m.wildcardOnly && !this.mayReceive(session, message.topic)) continue;
+      this.offer(session, message, m.qos as QoS, m.retain, m.ids);
+    }
+  }
+
+  /** Offers a live message to a session (see session.ts for position and lagging). */
+  private offer(session: Session, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined): void {
+    const outlet = session.outlet;
+    if (outlet === null || session.lagging) return;
+    const sequence = message.sequence;
+    if (sequence !== 0 && sequence <= session.position) return;
+    const lifetime = remainingLifetime(message, this.engine.clock.now());
+    if (lifetime !== undefined && lifetime <= 0) return;
+    if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
+      // Served from the log once it can take more.
+      session.lagging = true;
+      session.position = sequence - 1;
+      return;
+    }
+    if (sequence === 0 && !outlet.writable()) return; // $SYS: nothing to catch up from
+    this.deliver(session, outlet, message, sequence === 0 ? 0 : qos, retain, subscriptionIds, false);
+  }
+
+  private deliver(session: Session, outlet: SessionOutlet, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined, dup: boolean, packetId = 0): void {
+    if (qos > 0) {
+      if (packetId === 0) packetId = session.allocatePacketId();
+      session.inflight.set(packetId, { sequence: message.sequence, qos, state: 'publish', message, retain, subscriptionIds });
+      if (session.persistent) this.markDirty(session);
+    }
+    this.stats.messagesSent++;
+    const delivery: Delivery = { message, qos, retain, packetId, dup, subscriptionIds };
+    // Not sent (larger than the client accepts): as if delivered [MQTT-3.1.2-25].
+    if (!outlet.deliver(delivery) && qos > 0) session.inflight.delete(packetId);
+  }
+
+  // ---- sessions --------------------------------------------------------------------------
+
+  /**
+   * Attaches a connection to the client's session, creating it or (with cleanStart) replacing it.
+   * Returns the session and whether one was present [MQTT-3.2.2-2].
+   */
+  openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
+    let session = this.sessions.get(clientId);
+    let present = false;
+    if (session && session.online) this.detachOutlet(session);
+    if (session && session.will) {
+      // The previous connection's will: a new connection before its delay ends cancels it
+      // [MQTT-3.1.3-9]; a clean start ends the old session, which sends it (§3.1.3.2.2).
+      if (options.cleanStart) this.publishWill(session);
+      session.will = undefined;
+      session.willDueAt = undefined;
+    }
+    if (session && !options.cleanStart) {
+      present = true;
+      session.principal = principal;
+    } else {
+      if (session) this.endSession(session);
+      session = new Session(clientId, principal, options.kind);
+      session.position = this.routedUpTo;
+      this.sessions.set(clientId, session);
+    }
+    session.expiryInterval = options.expiryInterval;
+    session.outlet = outlet;
+    session.disconnectedAt = null;
+    this.offline.delete(session);
+    if (present) {
+      // Messages of QoS 0 published while it was away are not sent (QoS 1 and 2 are); until
+      // `resume`, nothing is offered live.
+      session.skipQos0UpTo = this.messageLog.lastSequence();
+      session.lagging = true;
+    }
+    if (session.persistent) this.markDirty(session);
+    else if (present) void this.state.remove(`session/${clientId}`);
+    return { session, present };
+  }
+
+  /** After the protocol's answer to the connect (CONNACK): in-flight messages again, then the backlog. */
+  resume(session: Session): void {
+    const outlet = session.outlet;
+    if (!outlet || !session.lagging) return;
+    this.resendInflight(session, outlet);
+    this.scheduleCatchUp(session);
+  }
+
+  /** In-flight messages of a resumed session go again, DUP set, same packet ids [MQTT-4.4.0-1]. */
+  private resendInflight(session: Session, outlet: SessionOutlet): void {
+    for (const [packetId, entry] of session.inflight) {
+      if (entry.state === 'pubrel') {
+        outlet.resendPubrel(packetId);
+        continue;
+      }
+      let message = entry.message;
+      if (!message) {
+        const logged = this.messageLog.read(entry.sequence);
+        if (!logged) {
+          session.inflight.delete(packetId);
+          continue;
+        }
+        message = entry.message = fromLogged(logged);
+      }
+      this.stats.messagesSent++;
+      outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup: true, subscriptionIds: entry.subscriptionIds });
+    }
+  }
+
+  /**
+   * The connection of a session ended. `willNow`: it ended without a normal DISCONNECT (the will
+   * is due, after its delay). The session ends now when its expiry interval is 0.
+   */
+  closeSession(session: Session, outlet: SessionOutlet, sendWill: boolean): void {
+    if (session.outlet !== outlet) return; // taken over meanwhile
+    this.detachOutlet(session);
+    const now = this.engine.clock.now();
+    session.disconnectedAt = now;
+    if (!sendWill) {
+      session.will = undefined;
+    } else if (session.will) {
+      if (session.will.delay === 0 || !session.persistent) this.publishWill(session);
+      else session.willDueAt = now + session.will.delay * 1000;
+    }
+    if (!session.persistent) {
+      this.endSession(session);
+      return;
+    }
+    this.offline.add(session);
+    this.markDirty(session);
+  }
+
+  private detachOutlet(session: Session): void {
+    if (!session.lagging) session.position = Math.max(session.position, this.routedUpTo);
+    session.lagging = false;
+    session.outlet = null;
+    this.catchUps.delete(session);
+    // Messages in flight are kept for a persistent session (sent again on reconnect).
+    if (!session.persistent) session.inflight.clear();
+    for (const [, entry] of session.inflight) entry.message = undefined;
+  }
+
+  /** Ends a session: its subscriptions and state go; a will still pending is sent now. */
+  endSession(session: Session): void {
+    if (session.will) this.publishWill(session);
+    this.tree.removeAll(session);
+    this.sessions.delete(session.clientId);
+    this.offline.delete(session);
+    this.dirty.delete(session);
+    void this.state.remove(`session/${session.clientId}`);
+  }
+
+  setWill(session: Session, will: WillMessage | undefined): void {
+    session.will = will;
+    session.willDueAt = undefined;
+  }
+
+  private publishWill(session: Session): void {
+    const will = session.will;
+    session.will = undefined;
+    session.willDueAt = undefined;
+    if (!will) return;
+    if (!this.mayPublish(session.principal, will.message.topic)) {
+      this.log.info({ clientId: session.clientId, topic: will.message.topic }, 'will not published: the account may not publish to its topic');
+      return;
+    }
+    will.message.createdAt = this.engine.clock.now();
+    this.publish(will.message);
+  }
+
+  /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
+  sweep(now = this.engine.clock.now()): void {
+    for (const session of this.offline) {
+      if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
+      if (session.expiryInterval !== SESSION_NEVER_EXPIRES && session.disconnectedAt !== null
+        && session.disconnectedAt + session.expiryInterval * 1000 <= now) {
+        this.endSession(session);
+      }
+    }
+  }
+
+  /** PUBACK / PUBCOMP: the message leaves the window. PUBREC: it waits for PUBCOMP. */
+  acknowledge(session: Session, packetId: number, kind: 'puback' | 'pubrec' | 'pubcomp'): boolean {
+    const entry = session.inflight.get(packetId);
+    if (!entry) return false;
+    if (kind === 'pubrec') {
+      if (entry.qos !== 2) return false;
+      entry.state = 'pubrel';
+      entry.message = undefined;
+    } else {
+      if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
+      session.inflight.delete(packetId);
+      if (session.lagging) this.scheduleCatchUp(session);
+    }
+    if (session.persistent) this.markDirty(session);
+    return true;
+  }
+
+  /** The client's output drained: a session that lagged for it is served from the log. */
+  writable(session: Session): void {
+    if (session.lagging) this.scheduleCatchUp(session);
+  }
+
+  // ---- subscriptions ---------------------------------------------------------------------
+
+  /**
+   * Adds (or replaces) a subscription and sends the retained messages it asks for. The caller
+   * validated the filter and checked `maySubscribe`.
+   */
+  subscribe(session: Session, filter: string, options: SubscriptionOptions): boolean {
+    const existed = this.tree.add(session, filter, options);
+    session.subscriptions.set(filter, options);
+    if (session.persistent) this.markDirty(session);
+    return existed;
+  }
+
+  /**
+   * Retained messages for a new subscription (retain handling 0: always, 1: only when new, 2: never;
+   * none for shared subscriptions [MQTT-3.8.4-?, §4.8.2]). Call after the SUBACK is sent.
+   */
+  sendRetained(session: Session, filter: string, options: SubscriptionOptions, existed: boolean): void {
+    if (options.retainHandling === 2 || (options.retainHandling === 1 && existed)) return;
+    if (parseSharedFilter(filter)) return;
+    const outlet = session.outlet;
+    if (!outlet) return;
+    const now = this.engine.clock.now();
+    const wildcard = hasWildcard(filter);
+    for (const [topic, ref] of this.retained.match(filter)) {
+      let message = ref.message;
+      if (!message) {
+        const logged = this.messageLog.read(ref.sequence);
+        if (!logged) continue;
+        message = fromLogged(logged);
+      }
+      const lifetime = remainingLifetime(message, now);
+      if (lifetime !== undefined && lifetime <= 0) continue;
+      if (wildcard && !this.mayReceive(session, topic)) continue;
+      if (options.noLocal && message.publisher === session.clientId) continue;
+      let qos = (ref.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS;
+      // Beyond the window, retained messages go at QoS 0 rather than over the client's limit.
+      if (qos > 0 && session.inflight.size >= session.window) qos = 0;
+      // Retained messages sent for a subscription carry the RETAIN flag [MQTT-3.3.1-8].
+      this.deliver(session, outlet, message, qos, true,
+        options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
+    }
+  }
+
+  unsubscribe(session: Session, filter: string): boolean {
+    const existed = this.tree.remove(session, filter);
+    session.subscriptions.delete(filter);
+    if (session.persistent) this.markDirty(session);
+    return existed;
+  }
+
+  // ---- catching up from the log ----------------------------------------------------------
+
+  private scheduleCatchUp(session: Session): void {
+    this.catchUps.add(session);
+    if (this.catchUpScheduled) return;
+    this.catchUpScheduled = true;
+    setImmediate(() => {
+      this.catchUpScheduled = false;
+      const sessions = [...this.catchUps];
+      this.catchUps.clear();
+      for (const s of sessions) this.catchUp(s);
+    });
+  }
+
+  /**
+   * Serves a lagging session from the log, from its position, until its window or its output is
+   * full (it stays lagging) or it reaches the end of the log (it is live again).
+   */
+  private catchUp(session: Session): void {
+    const outlet = session.outlet;
+    if (outlet === null || !session.lagging || this.closed) return;
+    const now = this.engine.clock.now();
+    const subscriptions = [...session.subscriptions].filter(([filter]) => parseSharedFilter(filter) === null);
+    for (;;) {
+      const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
+      for (const logged of chunk) {
+        let qos = -1;
+        let retain = false;
+        let ids: number[] | undefined;
+        let wildcardOnly = true;
+        for (const [filter, o] of subscriptions) {
+          if (!topicMatches(filter, logged.topic)) continue;
+          if (o.noLocal && logged.publisher === session.clientId) continue;
+          qos = Math.max(qos, Math.min(logged.qos ?? 0, o.qos));
+          retain ||= o.retainAsPublished && logged.retain === true;
+          if (o.subscriptionIdentifier !== undefined) (ids ??= []).push(o.subscriptionIdentifier);
+          if (!hasWildcard(filter)) wildcardOnly = false;
+        }
+        if (qos < 0 || (qos === 0 && logged.sequence <= session.skipQos0UpTo)
+          || (wildcardOnly && !this.mayReceive(session, logged.topic))) {
+          session.position = logged.sequence;
+          continue;
+        }
+        if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) return;
+        session.position = logged.sequence;
+        const message = fromLogged(logged);
+        const lifetime = remainingLifetime(message, now);
+        if (lifetime !== undefined && lifetime <= 0) continue;
+        this.deliver(session, outlet, message, qos as QoS, retain, ids, false);
+      }
+      if (chunk.length < CATCH_UP_CHUNK) break;
+    }
+    // The log's end: live again (messages up to here that the router offers later are skipped).
+    session.position = Math.max(session.position, this.routedUpTo);
+    session.lagging = false;
+    if (session.persistent) this.markDirty(session);
+  }
+
+  // ---- persistence -----------------------------------------------------------------------
+
+  private flushScheduled = false;
+
+  markDirty(session: Session): void {
+    this.dirty.add(session);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flushDirty());
+  }
+
+  /** Writes changed persistent sessions (into the commit of this turn's appends). */
+  private flushDirty(): void {
+    this.flushScheduled = false;
+    if (this.dirty.size === 0) return;
+    for (const session of this.dirty) {
+      if (!session.persistent || this.sessions.get(session.clientId) !== session) continue;
+      const stored = session.toStored();
+      // A live session's position is the router's.
+      if (session.online && !session.lagging) stored.position = Math.max(stored.position, this.routedUpTo);
+      void this.state.put(`session/${session.clientId}`, stored);
+    }
+    this.dirty.clear();
+  }
+}
+
+function hasWildcard(filter: string): boolean {
+  return filter.includes('+') || filter.includes('#');
+}

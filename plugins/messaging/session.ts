@@ -1,0 +1,176 @@
+/**
+ * One client session (an MQTT client identifier or an MQ API client name: one registry): its
+ * subscriptions, its position in the message log, its in-flight map, and the outlet of the
+ * connection attached to it (none while offline).
+ *
+ * Position: the session has been offered every message with a sequence at or below it. While the
+ * session is live (attached, not lagging) the router offers it messages as they become durable
+ * and its position is implicitly the router's; when it cannot take more (its in-flight window is
+ * full, or its connection's output is over the high-water mark) it becomes lagging at the first
+ * message it could not take, and is served later by reading the log from its position, so nothing
+ * waits in memory beyond the window. An offline session keeps its position the same way.
+ */
+import type { Principal } from '../../kernel/auth/principal';
+import type { CoreMessage, QoS } from './message';
+
+export interface SubscriptionOptions {
+  qos: QoS;
+  noLocal: boolean;
+  retainAsPublished: boolean;
+  retainHandling: 0 | 1 | 2;
+  subscriptionIdentifier?: number;
+}
+
+/** What the core hands a protocol to send one message to its client. */
+export interface Delivery {
+  message: CoreMessage;
+  qos: QoS;
+  retain: boolean;
+  /** 0 for QoS 0. */
+  packetId: number;
+  dup: boolean;
+  /** Identifiers of every subscription that matched (MQTT 5). */
+  subscriptionIds?: number[];
+}
+
+/** The connection side of a session, implemented by each protocol. */
+export interface SessionOutlet {
+  /** Messages of QoS 1 and 2 the client accepts unacknowledged (its Receive Maximum). */
+  readonly receiveMaximum: number;
+  /** false while the client's unsent output is over its high-water mark. */
+  writable(): boolean;
+  /** false when it was not sent (larger than the client accepts [MQTT-3.1.2-25]). */
+  deliver(delivery: Delivery): boolean;
+  /** A QoS 2 message whose PUBREC came before a reconnect: PUBREL again [MQTT-4.4.0-1]. */
+  resendPubrel(packetId: number): void;
+}
+
+export type InflightState = 'publish' | 'pubrel';
+
+export interface InflightEntry {
+  sequence: number;
+  qos: QoS;
+  state: InflightState;
+  /** Held while the broker runs; read back from the log after a restart. */
+  message?: CoreMessage;
+  retain: boolean;
+  subscriptionIds?: number[];
+}
+
+/** A will message, published when the connection ends without a normal DISCONNECT. */
+export interface WillMessage {
+  message: CoreMessage;
+  /** Seconds (MQTT 5 Will Delay Interval). */
+  delay: number;
+}
+
+/** The session as the log's state store keeps it (`session/<clientId>`). */
+export interface StoredSession {
+  clientId: string;
+  owner: string;
+  roles: string[];
+  kind: 'mqtt' | 'mqApi';
+  /** Seconds the session outlives its connection (0xFFFFFFFF: never expires). */
+  expiryInterval: number;
+  subscriptions: Array<[string, SubscriptionOptions]>;
+  position: number;
+  /** [packetId, sequence, qos, state, retain, subscriptionIds] */
+  inflight: Array<[number, number, QoS, InflightState, boolean, number[] | null]>;
+  /** QoS 2 packet ids received (PUBREC sent) whose PUBREL has not come. */
+  qos2Received: number[];
+  nextPacketId: number;
+  /** Engine clock ms of the disconnect (null: connected when last written). */
+  disconnectedAt: number | null;
+}
+
+/** The never-expires value of Session Expiry Interval. */
+export const SESSION_NEVER_EXPIRES = 0xffffffff;
+/** The most QoS 1/2 messages the broker keeps in flight to one client, whatever it accepts. */
+export const MAX_WINDOW = 1024;
+
+export class Session {
+  readonly subscriptions = new Map<string, SubscriptionOptions>();
+  readonly inflight = new Map<number, InflightEntry>();
+  readonly qos2Received = new Set<number>();
+  /** See the file comment. */
+  position = 0;
+  lagging = false;
+  outlet: SessionOutlet | null = null;
+  /** Seconds the session outlives its connection; 0: it ends with it. */
+  expiryInterval = 0;
+  disconnectedAt: number | null = null;
+  will?: WillMessage;
+  /** When the will's delay ends (engine clock ms), once the connection is gone. */
+  willDueAt?: number;
+  /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
+  skipQos0UpTo = 0;
+  /** Topics this session may or may not receive, decided once per roles generation. */
+  readonly receiveDecisions = new Map<string, boolean>();
+  receiveDecisionsGeneration = -1;
+  /** The router's mark, to find a session matched by several subscriptions of one message. */
+  routeStamp = 0;
+  private nextPacketId = 1;
+
+  constructor(
+    readonly clientId: string,
+    public principal: Principal,
+    readonly kind: 'mqtt' | 'mqApi',
+  ) {}
+
+  get persistent(): boolean {
+    return this.expiryInterval > 0;
+  }
+
+  get online(): boolean {
+    return this.outlet !== null;
+  }
+
+  /** How many QoS 1/2 messages may be in flight now. */
+  get window(): number {
+    const outlet = this.outlet;
+    return outlet ? Math.min(outlet.receiveMaximum, MAX_WINDOW) : 0;
+  }
+
+  /** A packet identifier not in flight (1..65535) [MQTT-2.2.1-3]. */
+  allocatePacketId(): number {
+    for (;;) {
+      const id = this.nextPacketId;
+      this.nextPacketId = id === 65535 ? 1 : id + 1;
+      if (!this.inflight.has(id)) return id;
+    }
+  }
+
+  toStored(): StoredSession {
+    const inflight: StoredSession['inflight'] = [];
+    for (const [packetId, entry] of this.inflight) {
+      inflight.push([packetId, entry.sequence, entry.qos, entry.state, entry.retain, entry.subscriptionIds ?? null]);
+    }
+    return {
+      clientId: this.clientId,
+      owner: this.principal.account,
+      roles: [...this.principal.roles],
+      kind: this.kind,
+      expiryInterval: this.expiryInterval,
+      subscriptions: [...this.subscriptions],
+      position: this.position,
+      inflight,
+      qos2Received: [...this.qos2Received],
+      nextPacketId: this.nextPacketId,
+      disconnectedAt: this.disconnectedAt,
+    };
+  }
+
+  static fromStored(stored: StoredSession): Session {
+    const session = new Session(stored.clientId, { account: stored.owner, roles: stored.roles }, stored.kind);
+    session.expiryInterval = stored.expiryInterval;
+    for (const [filter, options] of stored.subscriptions) session.subscriptions.set(filter, options);
+    session.position = stored.position;
+    for (const [packetId, sequence, qos, state, retain, subscriptionIds] of stored.inflight) {
+      session.inflight.set(packetId, { sequence, qos, state, retain, subscriptionIds: subscriptionIds ?? undefined });
+    }
+    for (const packetId of stored.qos2Received) session.qos2Received.add(packetId);
+    session.nextPacketId = stored.nextPacketId;
+    session.disconnectedAt = stored.disconnectedAt;
+    return session;
+  }
+}

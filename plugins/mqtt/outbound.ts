@@ -1,0 +1,97 @@
+/**
+ * PUBLISH and acknowledgement bytes towards clients. A message is encoded ONCE per form
+ * (protocol level × QoS × RETAIN) and the same bytes go to every subscriber of that form; QoS 1/2
+ * deliveries copy them and patch the packet identifier and DUP in. Only deliveries that carry
+ * something of their own (subscription identifiers, a topic alias, a message expiry that counts
+ * down) are encoded for one client.
+ */
+import mqttPacket, { type IPublishPacket } from 'mqtt-packet';
+import type { CoreMessage, QoS } from '../messaging/message';
+import { remainingLifetime } from '../messaging/message';
+
+/** The cache slot of a form: level 4/5 × QoS 0..2 × RETAIN. */
+function formSlot(level: number, qos: QoS, retain: boolean): number {
+  return (level === 5 ? 6 : 0) + qos * 2 + (retain ? 1 : 0);
+}
+
+export interface OutboundOptions {
+  level: number;
+  qos: QoS;
+  retain: boolean;
+  dup: boolean;
+  packetId: number;
+  subscriptionIds?: number[];
+  /** Topic alias to send instead of (aliasOnly) or with the topic name. */
+  alias?: number;
+  aliasOnly?: boolean;
+  now: number;
+}
+
+function publishPacket(message: CoreMessage, o: OutboundOptions, topic: string, lifetime: number | undefined): IPublishPacket {
+  const packet: IPublishPacket = {
+    cmd: 'publish', topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: o.dup,
+    messageId: o.qos > 0 ? (o.packetId || 1) : undefined,
+  };
+  if (o.level === 5) {
+    const p = message.properties;
+    const properties: NonNullable<IPublishPacket['properties']> = {};
+    if (p) {
+      if (p.payloadFormatIndicator !== undefined) properties.payloadFormatIndicator = p.payloadFormatIndicator;
+      // The remaining lifetime is forwarded, not the original interval [MQTT-3.3.2-6].
+      if (lifetime !== undefined) properties.messageExpiryInterval = lifetime;
+      if (p.contentType !== undefined) properties.contentType = p.contentType;
+      if (p.responseTopic !== undefined) properties.responseTopic = p.responseTopic;
+      if (p.correlationData !== undefined) properties.correlationData = p.correlationData;
+      if (p.userProperties !== undefined) properties.userProperties = p.userProperties;
+    }
+    if (o.subscriptionIds && o.subscriptionIds.length > 0) {
+      properties.subscriptionIdentifier = o.subscriptionIds.length === 1 ? o.subscriptionIds[0] : o.subscriptionIds;
+    }
+    if (o.alias !== undefined) properties.topicAlias = o.alias;
+    packet.properties = properties;
+  }
+  return packet;
+}
+
+/** The bytes of a PUBLISH of `message` for one delivery. */
+export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer {
+  const lifetime = remainingLifetime(message, o.now);
+  const own = lifetime !== undefined || o.alias !== undefined || (o.subscriptionIds !== undefined && o.subscriptionIds.length > 0);
+  if (own && o.level === 5) {
+    return mqttPacket.generate(publishPacket(message, o, o.aliasOnly ? '' : message.topic, lifetime), { protocolVersion: 5 });
+  }
+  const slot = formSlot(o.level, o.qos, o.retain);
+  const wire = (message.wire ??= []);
+  let bytes = wire[slot];
+  if (bytes === undefined) {
+    bytes = mqttPacket.generate(publishPacket(message, { ...o, dup: false, packetId: 1, subscriptionIds: undefined, alias: undefined }, message.topic, undefined), { protocolVersion: o.level });
+    wire[slot] = bytes;
+  }
+  if (o.qos === 0) return bytes;
+  const copy = Buffer.allocUnsafe(bytes.length);
+  bytes.copy(copy);
+  if (o.dup) copy[0] |= 0x08;
+  const at = packetIdOffset(copy);
+  copy[at] = o.packetId >> 8;
+  copy[at + 1] = o.packetId & 0xff;
+  return copy;
+}
+
+/** Where a PUBLISH's packet identifier sits: after the fixed header and the topic name. */
+function packetIdOffset(bytes: Buffer): number {
+  let at = 1;
+  while (bytes[at] & 0x80) at++;
+  at++;
+  const topicLength = bytes.readUInt16BE(at);
+  return at + 2 + topicLength;
+}
+
+/**
+ * PUBACK, PUBREC, PUBREL, PUBCOMP: 4 bytes when the reason is success (MQTT 5 allows leaving it
+ * out [MQTT-3.4.2-1]); otherwise with the reason code (MQTT 5 only).
+ */
+export function encodeAck(type: 'puback' | 'pubrec' | 'pubrel' | 'pubcomp', packetId: number, level: number, reasonCode = 0): Buffer {
+  const first = type === 'puback' ? 0x40 : type === 'pubrec' ? 0x50 : type === 'pubrel' ? 0x62 : 0x70;
+  if (reasonCode === 0 || level !== 5) return Buffer.from([first, 2, packetId >> 8, packetId & 0xff]);
+  return Buffer.from([first, 3, packetId >> 8, packetId & 0xff, reasonCode]);
+}

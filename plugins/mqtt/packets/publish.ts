@@ -1,0 +1,147 @@
+/**
+ * PUBLISH from a client: topic (or topic alias) checks, authorization (the kernel decides, cached
+ * per connection), QoS 2 duplicates, then the message core's `publish`: the message is appended
+ * to the log in this turn's commit and PUBACK / PUBREC go out only once that commit is durable.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { IPublishPacket } from 'mqtt-packet';
+import type { CoreMessage, MessageProperties, QoS } from '../../messaging/message';
+import { topicNameProblem } from '../../messaging/subscription-tree';
+import type { Connection } from '../connection';
+import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
+import { encodeAck } from '../outbound';
+import { REASON } from '../reason-codes';
+
+/** Publish decisions a connection keeps (cleared when full). */
+const PUBLISH_DECISIONS_LIMIT = 4096;
+
+export function handlePublish(connection: Connection, packet: IPublishPacket): void {
+  const session = connection.session;
+  if (!session) return;
+  const v5 = connection.protocolVersion === 5;
+  const qos = packet.qos as QoS;
+  const packetId = packet.messageId ?? 0;
+  const properties = packet.properties;
+  let topic = packet.topic;
+
+  if (v5 && properties) {
+    const alias = properties.topicAlias;
+    if (alias !== undefined) {
+      // [MQTT-3.3.2-8, MQTT-3.3.2-9]: 0 and values above what CONNACK allowed are errors.
+      if (alias === 0 || alias > SERVER_TOPIC_ALIAS_MAXIMUM) return connection.close(REASON.TOPIC_ALIAS_INVALID, `topic alias ${alias} is not between 1 and ${SERVER_TOPIC_ALIAS_MAXIMUM}`);
+      if (topic.length > 0) connection.inboundAliases.set(alias, topic);
+      else {
+        const known = connection.inboundAliases.get(alias);
+        if (known === undefined) return connection.close(REASON.PROTOCOL_ERROR, `topic alias ${alias} was never set`);
+        topic = known;
+      }
+    }
+    // A client may not send Subscription Identifiers [MQTT-3.3.4-6].
+    if (properties.subscriptionIdentifier !== undefined) return connection.close(REASON.PROTOCOL_ERROR, 'a PUBLISH from a client carries no subscription identifier');
+  }
+  // Topic Name: no wildcards [MQTT-3.3.2-2], not empty without an alias [MQTT-3.3.2-1], valid UTF-8
+  // (mqtt-packet decodes it; a replacement character means bytes that were not UTF-8) [MQTT-1.5.4-1].
+  const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameProblem(topic);
+  if (problem) return connection.close(topic.length === 0 ? REASON.PROTOCOL_ERROR : REASON.TOPIC_NAME_INVALID, problem);
+
+  if (qos > 0) {
+    // The server's Receive Maximum [MQTT-3.3.4-8]: 0x93 when the client sends more.
+    if (connection.unacknowledged >= SERVER_RECEIVE_MAXIMUM) return connection.close(REASON.RECEIVE_MAXIMUM_EXCEEDED, 'more unacknowledged QoS 1 and 2 PUBLISHes than the receive maximum');
+    // The same QoS 2 message again while it is being stored: its PUBREC is on its way.
+    if (qos === 2 && connection.qos2Storing.has(packetId)) return;
+    if (qos === 2 && session.qos2Received.has(packetId)) {
+      // Already stored: acknowledged again, not published again [MQTT-4.3.3-10].
+      connection.writeAnswer(encodeAck('pubrec', packetId, connection.protocolVersion));
+      return;
+    }
+  }
+  const core = connection.broker.core;
+  core.stats.messagesReceived++;
+
+  if (!mayPublish(connection, topic)) {
+    connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');
+    // MQTT 5 says why [MQTT-3.4.2-1]; a 3.1.1 client cannot be told and is acknowledged (as Mosquitto does).
+    if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion, REASON.NOT_AUTHORIZED));
+    return;
+  }
+  if (v5 && properties?.payloadFormatIndicator === true && !isUtf8(packet.payload as Buffer)) {
+    // The payload says UTF-8 and is not [MQTT-3.3.2-4]: refused with 0x99.
+    if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.PAYLOAD_FORMAT_INVALID));
+    return;
+  }
+
+  const message: CoreMessage = {
+    topic,
+    payload: typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload,
+    qos,
+    retain: packet.retain,
+    properties: v5 && properties ? messageProperties(properties) : undefined,
+    publisher: connection.clientId ?? null,
+    createdAt: connection.broker.engine.clock.now(),
+    sequence: 0,
+  };
+  if (qos > 0) {
+    connection.unacknowledged++;
+    if (qos === 2) {
+      // Written with the message's commit: a restart still knows it was received [MQTT-4.3.3-10].
+      connection.qos2Storing.add(packetId);
+      session.qos2Received.add(packetId);
+      if (session.persistent) core.markDirty(session);
+    }
+  }
+  core.publish(message, qos > 0 ? connection : null, packetId * 4 + qos);
+  if (core.overloaded) {
+    // The log's backlog is high: this publisher waits until it drains.
+    connection.stream.pause();
+    core.pauseUntilDrained(connection);
+  }
+}
+
+/** The message is durable (or its commit failed): PUBACK or PUBREC now [MQTT-4.3.2-2]. */
+export function publishStored(connection: Connection, token: number, ok: boolean, _message: CoreMessage): void {
+  const qos = token & 3;
+  const packetId = token >> 2;
+  connection.unacknowledged--;
+  if (qos === 2) connection.qos2Storing.delete(packetId);
+  if (connection.state !== 'connected') return;
+  if (!ok) {
+    if (qos === 2) connection.session?.qos2Received.delete(packetId);
+    // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again).
+    if (connection.protocolVersion === 5) {
+      connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.UNSPECIFIED_ERROR));
+    } else {
+      connection.close();
+    }
+    return;
+  }
+  connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion));
+}
+
+function mayPublish(connection: Connection, topic: string): boolean {
+  const core = connection.broker.core;
+  const decisions = connection.publishDecisions;
+  if (connection.publishDecisionsGeneration !== core.rolesGeneration) {
+    decisions.clear();
+    connection.publishDecisionsGeneration = core.rolesGeneration;
+  }
+  let allowed = decisions.get(topic);
+  if (allowed === undefined) {
+    allowed = core.mayPublish(connection.principal!, topic);
+    if (decisions.size >= PUBLISH_DECISIONS_LIMIT) decisions.clear();
+    decisions.set(topic, allowed);
+  }
+  return allowed;
+}
+
+/** The properties a message keeps (topic alias and the like belong to one hop). */
+export function messageProperties(p: NonNullable<IPublishPacket['properties']>): MessageProperties | undefined {
+  const out: MessageProperties = {};
+  let any = false;
+  if (p.payloadFormatIndicator !== undefined) { out.payloadFormatIndicator = p.payloadFormatIndicator; any = true; }
+  if (p.messageExpiryInterval !== undefined) { out.messageExpiryInterval = p.messageExpiryInterval; any = true; }
+  if (p.contentType !== undefined) { out.contentType = p.contentType; any = true; }
+  if (p.responseTopic !== undefined) { out.responseTopic = p.responseTopic; any = true; }
+  if (p.correlationData !== undefined) { out.correlationData = p.correlationData; any = true; }
+  if (p.userProperties !== undefined) { out.userProperties = p.userProperties as MessageProperties['userProperties']; any = true; }
+  return any ? out : undefined;
+}

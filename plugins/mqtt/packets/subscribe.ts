@@ -1,0 +1,62 @@
+/**
+ * SUBSCRIBE: each filter is checked (syntax, shared-subscription rules, the kernel's `mq.subscribe`
+ * decision), added to the message core (a subscription on the same filter is replaced
+ * [MQTT-3.8.4-3]), answered in one SUBACK with a code per filter in order [MQTT-3.8.4-6], and then
+ * the retained messages each asks for are sent.
+ */
+import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
+import type { QoS } from '../../messaging/message';
+import type { SubscriptionOptions } from '../../messaging/session';
+import { parseSharedFilter, topicFilterProblem } from '../../messaging/subscription-tree';
+import type { Connection } from '../connection';
+import { REASON } from '../reason-codes';
+
+/** The largest Subscription Identifier (a variable byte integer) [MQTT-3.8.2.1.2]. */
+const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
+
+export function handleSubscribe(connection: Connection, packet: ISubscribePacket): void {
+  const session = connection.session;
+  if (!session) return;
+  const core = connection.broker.core;
+  const v5 = connection.protocolVersion === 5;
+  const subscriptionIdentifier = packet.properties?.subscriptionIdentifier as number | undefined;
+  if (subscriptionIdentifier !== undefined && (subscriptionIdentifier < 1 || subscriptionIdentifier > MAX_SUBSCRIPTION_IDENTIFIER)) {
+    return connection.close(REASON.PROTOCOL_ERROR, 'a subscription identifier is between 1 and 268435455');
+  }
+  const refused = v5 ? REASON.NOT_AUTHORIZED : 0x80;
+  const codes: number[] = [];
+  const granted: Array<{ filter: string; options: SubscriptionOptions; existed: boolean }> = [];
+  for (const subscription of packet.subscriptions as ISubscription[]) {
+    const filter = subscription.topic;
+    const shared = parseSharedFilter(filter);
+    if (shared && subscription.nl) {
+      // No Local on a shared subscription is a protocol error [MQTT-3.8.3-4].
+      return connection.close(REASON.PROTOCOL_ERROR, 'no local is not allowed on a shared subscription');
+    }
+    const problem = filter.includes('\uFFFD') ? 'a topic filter must be valid UTF-8' : topicFilterProblem(filter);
+    if (problem) {
+      connection.broker.log.debug({ clientId: connection.clientId, filter, problem }, 'SUBSCRIBE with an invalid filter');
+      codes.push(v5 ? REASON.TOPIC_FILTER_INVALID : 0x80);
+      continue;
+    }
+    if (!core.maySubscribe(session.principal, filter)) {
+      connection.broker.log.debug({ clientId: connection.clientId, filter }, 'SUBSCRIBE not authorized');
+      codes.push(refused);
+      continue;
+    }
+    const options: SubscriptionOptions = {
+      qos: Math.min(subscription.qos, 2) as QoS,
+      noLocal: v5 && subscription.nl === true,
+      retainAsPublished: v5 && subscription.rap === true,
+      retainHandling: v5 ? ((subscription.rh ?? 0) as 0 | 1 | 2) : 0,
+    };
+    if (subscriptionIdentifier !== undefined) options.subscriptionIdentifier = subscriptionIdentifier;
+    const existed = core.subscribe(session, filter, options);
+    codes.push(options.qos);
+    granted.push({ filter, options, existed });
+  }
+  connection.send(v5
+    ? { cmd: 'suback', messageId: packet.messageId, granted: codes, reasonCode: 0, properties: {} }
+    : { cmd: 'suback', messageId: packet.messageId, granted: codes });
+  for (const { filter, options, existed } of granted) core.sendRetained(session, filter, options, existed);
+}
