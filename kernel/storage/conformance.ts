@@ -1068,6 +1068,84 @@ export function describeStorageConformance(label: string, open: (dataDir: string
       });
     });
 
+    // ---- the message log: read by sequence, the state store --------------------------------
+
+    describe('message log: read by sequence and state', () => {
+      it('reads one message by sequence like readFrom, and nothing absent or of a deleted topic', async () => {
+        const log = store.messageLog;
+        const [a, b] = await log.append([{ topic: 'r/a', message: message(1) }, { topic: 'r/b', message: message(2) }]);
+        assert.deepEqual(log.read(a), log.readFrom(a - 1, 1)[0]);
+        assert.deepEqual(log.read(b), log.readFrom(a, 1)[0]);
+        assert.equal(log.read(b)!.topic, 'r/b');
+        assert.deepEqual(log.read(b)!.payload, { type: 'json', value: '{"i":2}' });
+        for (const absent of [0, -1, 1.5, b + 1, Number.NaN, Number.MAX_SAFE_INTEGER + 2]) assert.equal(log.read(absent), undefined, String(absent));
+        await log.deleteTopic('r/a');
+        assert.equal(log.read(a), undefined, 'a deleted topic\'s message is gone at once (before its purge)');
+        assert.equal(log.read(b)!.sequence, b);
+        await reopen();
+        assert.equal(store.messageLog.read(a), undefined);
+        assert.equal(store.messageLog.read(b)!.topic, 'r/b');
+      });
+
+      it('puts, gets, lists by prefix in key order and removes state, seen by reads before it is durable', async () => {
+        const state = store.messageLog.state;
+        assert.equal(state.get('s/none'), undefined);
+        const value = { position: 3, inflight: { 7: 1 }, bytes: Buffer.from([1, 2]) };
+        const writes = [
+          state.put('s/b', value), state.put('s/a', 1), state.put('s/\u{1F600}', 'astral'), state.put('s/\uFFFD', 'bmp'),
+          state.put('t/a', 'other prefix'),
+        ];
+        value.position = 4; // stored as it was when put
+        const expected: [string, unknown][] = [
+          ['s/a', 1], ['s/b', { position: 3, inflight: { 7: 1 }, bytes: Buffer.from([1, 2]) }], ['s/\uFFFD', 'bmp'], ['s/\u{1F600}', 'astral'],
+        ];
+        assert.deepEqual(state.get('s/b'), expected[1][1], 'seen before the commit');
+        assert.deepEqual([...state.entries('s/')], expected, 'key order is code point order');
+        await Promise.all(writes);
+        assert.deepEqual(state.get('s/b'), expected[1][1]);
+        assert.deepEqual([...state.entries('s/')], expected, 'the same once durable');
+        assert.deepEqual([...state.entries('')].map(([k]) => k), [...expected.map(([k]) => k), 't/a']);
+        assert.deepEqual([...state.entries('s/a')], [['s/a', 1]]);
+        assert.deepEqual([...state.entries('u/')], []);
+        const removed = state.remove('s/a');
+        const replaced = state.put('s/b', 'new');
+        assert.equal(state.get('s/a'), undefined, 'a removal is seen before the commit');
+        assert.deepEqual([...state.entries('s/')].map(([k, v]) => [k, v]).slice(0, 1), [['s/b', 'new']]);
+        await Promise.all([removed, replaced, state.remove('s/never')]);
+        assert.equal(state.get('s/a'), undefined);
+        assert.deepEqual([...state.entries('s/')].map(([k]) => k), ['s/b', 's/\uFFFD', 's/\u{1F600}']);
+        const last = state.put('s/b', 'last');
+        assert.equal(state.get('s/b'), 'last', 'the newest write of a key wins');
+        await last;
+        await reopen();
+        const again = store.messageLog.state;
+        assert.deepEqual([...again.entries('s/')], [['s/b', 'last'], ['s/\uFFFD', 'bmp'], ['s/\u{1F600}', 'astral']]);
+        assert.equal(again.get('t/a'), 'other prefix');
+        await rejectsWith(again.put('', 1), 'INVALID_PARAMETER');
+      });
+
+      it('commits a state write with the appends of its turn', async () => {
+        const log = store.messageLog;
+        const before = log.lastSequence();
+        // The state write issued after the append: once it is durable, so is the append.
+        const appended = log.append([{ topic: 'c/t', message: message(1) }]);
+        await log.state.put('c/position', 1);
+        assert.deepEqual(log.readFrom(before, 10).map((m) => m.topic), ['c/t'], 'the append is durable with the state write');
+        const [seq] = await appended;
+        // Issued before the append: the same.
+        const put = log.state.put('c/position', seq);
+        const next = log.append([{ topic: 'c/t', message: message(2) }]);
+        await put;
+        assert.deepEqual(log.readFrom(seq, 10).map((m) => m.topic), ['c/t']);
+        await next;
+        // A write not awaited before a close is committed by it.
+        void log.state.put('c/closing', true);
+        await reopen();
+        assert.equal(store.messageLog.state.get('c/position'), seq);
+        assert.equal(store.messageLog.state.get('c/closing'), true);
+      });
+    });
+
     // ---- internal stores ------------------------------------------------------------------
 
     describe('internal stores', () => {

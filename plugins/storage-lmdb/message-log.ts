@@ -5,6 +5,7 @@
  *                contentType, correlationData, responseTopic, expirySeconds, userProperties,
  *                payloadFormat, publisher] (msgpack)
  * - `log:topic`  key = topic id (4 bytes BE) ‖ sequence (8 bytes BE), value = empty
+ * - `log:state`  the message core's state, committed with the appends (log-state.ts)
  * - catalog      ['topic', topic] → LogTopic; ['topic-id'] → next topic id, written with each new
  *                topic; ['log-seq'] → next sequence, written with each topic delete (otherwise
  *                the last `log` key + 1 is the next sequence: the counter lives in memory).
@@ -23,6 +24,7 @@ import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage
 import { appendRecordId, encodeIndexKey, keyLength, readRecordId, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
 import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
 import { EMPTY_VALUE, type IndexDb, type LmdbEnvironment, type RecordsDb } from './environment';
+import { LmdbLogState } from './log-state';
 import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
 
@@ -77,6 +79,7 @@ function rowValues(v: unknown[]): unknown[] {
 export class LmdbMessageLog implements MessageLogPort {
   readonly log: LogDb;
   readonly index: TopicIndexDb;
+  readonly state: LmdbLogState;
   private nextSeq = 1;
   private nextTopicId = 1;
   /** The create_ts of the last appended message: create_ts never goes back along the log. */
@@ -103,6 +106,7 @@ export class LmdbMessageLog implements MessageLogPort {
   ) {
     this.log = env.root.openDB<unknown[], number>(LOG_DB, {}) as LogDb;
     this.index = env.root.openDB<Buffer, Buffer>(LOG_INDEX_DB, { keyEncoding: 'binary', encoding: 'binary' }) as TopicIndexDb;
+    this.state = new LmdbLogState(env);
     catalog.views = {
       table: (info) => this.view(info),
       drop: (ts) => this.dropInTxn(ts),
@@ -348,6 +352,12 @@ export class LmdbMessageLog implements MessageLogPort {
       expirySeconds: v[8] as number | null, userProperties: v[9] as LoggedMessage['userProperties'],
       payloadFormat: v[10] as number | null, publisher: v[11] as string | null,
     };
+  }
+
+  read(sequence: number): LoggedMessage | undefined {
+    if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return undefined;
+    const v = this.log.get(sequence);
+    return v === undefined ? undefined : this.message(sequence, v); // undefined too when its topic was deleted (purge pending)
   }
 
   readFrom(after: number, limit: number): LoggedMessage[] {
