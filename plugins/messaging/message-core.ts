@@ -23,10 +23,14 @@ export const PUBLISH_COMMAND = 'mq.publish';
 export const SUBSCRIBE_COMMAND = 'mq.subscribe';
 
 /** Messages waiting for their commit above which publishers are paused, and where they resume. */
-const BACKLOG_HIGH = 20_000;
-const BACKLOG_LOW = 5_000;
+const BACKLOG_HIGH = 10_000;
+const BACKLOG_LOW = 2_500;
 /** Messages read from the log per step when a session catches up. */
 const CATCH_UP_CHUNK = 256;
+/** Messages kept as routed, so sessions catching up share them (decoded and encoded once). */
+const RECENT_MESSAGES = 8192;
+/** A session lagging longer than this no longer slows the publishers (it is stuck, not slow). */
+const SLOW_TARGET_MS = 2000;
 /** Decisions a session keeps about topics it may receive (cleared when full). */
 const RECEIVE_DECISIONS_LIMIT = 4096;
 
@@ -36,10 +40,6 @@ interface RetainedRef {
   message?: CoreMessage;
 }
 
-/** Something paused because the log's backlog is high (a publisher's socket). */
-export interface Pausable {
-  resumeAfterBacklog(): void;
-}
 
 export interface OpenSessionOptions {
   cleanStart: boolean;
@@ -80,7 +80,10 @@ export class MessageCore {
   private readonly dirty = new Set<Session>();
   private readonly catchUps = new Set<Session>();
   private catchUpScheduled = false;
-  private readonly paused = new Set<Pausable>();
+  private readonly paused = new Set<PublishOrigin>();
+  private readonly recent = new Map<number, CoreMessage>();
+  /** A message of the batch being routed met a session that lags (its publishers pause). */
+  private slowTargetSeen = false;
   private readonly offline = new Set<Session>();
   private timer?: NodeJS.Timeout;
   private closed = false;
@@ -92,7 +95,7 @@ export class MessageCore {
     this.batch = new PublishBatch(
       this.messageLog,
       () => engine.clock.now(),
-      (messages) => this.durable(messages),
+      (messages, origins) => this.durable(messages, origins),
       () => this.flushDirty(),
       (error, count) => {
         this.stats.publishDropped += count;
@@ -206,20 +209,36 @@ export class MessageCore {
     return this.batch.backlog > BACKLOG_HIGH;
   }
 
-  pauseUntilDrained(pausable: Pausable): void {
-    this.paused.add(pausable);
+  /** Pauses a publisher until the backlog drains or lagging targets catch up. */
+  pausePublisher(origin: PublishOrigin): void {
+    if (this.paused.has(origin)) return;
+    this.paused.add(origin);
+    origin.pausePublishing();
   }
 
-  private durable(messages: CoreMessage[]): void {
+  private resumePublishers(): void {
+    if (this.paused.size === 0 || this.batch.backlog >= BACKLOG_LOW) return;
+    const paused = [...this.paused];
+    this.paused.clear();
+    for (const origin of paused) origin.resumePublishing();
+  }
+
+  private durable(messages: CoreMessage[], origins?: ReadonlyArray<PublishOrigin | null>): void {
+    this.slowTargetSeen = false;
+    const recent = this.recent;
     for (const message of messages) {
       if (message.retain) this.retain(message);
       this.route(message);
       this.routedUpTo = message.sequence;
+      recent.set(message.sequence, message);
+      if (recent.size > RECENT_MESSAGES) recent.delete(recent.keys().next().value as number);
     }
-    if (this.paused.size > 0 && this.batch.backlog < BACKLOG_LOW) {
-      const paused = [...this.paused];
-      this.paused.clear();
-      for (const pausable of paused) pausable.resumeAfterBacklog();
+    if (this.slowTargetSeen && origins) {
+      // Publishers wait for the subscribers they outpace (served from the log meanwhile), instead
+      // of starving them of the CPU; resumed as those catch up, or by the sweep.
+      for (const origin of origins) if (origin) this.pausePublisher(origin);
+    } else {
+      this.resumePublishers();
     }
   }
 
@@ -304,7 +323,11 @@ export class MessageCore {
   /** Offers a live message to a session (see session.ts for position and lagging). */
   private offer(session: Session, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined): void {
     const outlet = session.outlet;
-    if (outlet === null || session.lagging) return;
+    if (outlet === null) return;
+    if (session.lagging) {
+      if (Date.now() - session.laggingSince < SLOW_TARGET_MS) this.slowTargetSeen = true;
+      return;
+    }
     const sequence = message.sequence;
     if (sequence !== 0 && sequence <= session.position) return;
     const lifetime = remainingLifetime(message, this.engine.clock.now());
@@ -312,7 +335,9 @@ export class MessageCore {
     if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
       // Served from the log once it can take more.
       session.lagging = true;
+      session.laggingSince = Date.now();
       session.position = sequence - 1;
+      this.slowTargetSeen = true;
       return;
     }
     if (sequence === 0 && !outlet.writable()) return; // $SYS: nothing to catch up from
@@ -464,6 +489,7 @@ export class MessageCore {
 
   /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
   sweep(now = this.engine.clock.now()): void {
+    this.resumePublishers();
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
       if (session.expiryInterval !== SESSION_NEVER_EXPIRES && session.disconnectedAt !== null
@@ -589,9 +615,12 @@ export class MessageCore {
           session.position = logged.sequence;
           continue;
         }
-        if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) return;
+        if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) {
+          this.resumePublishers();
+          return;
+        }
         session.position = logged.sequence;
-        const message = fromLogged(logged);
+        const message = this.recent.get(logged.sequence) ?? fromLogged(logged);
         const lifetime = remainingLifetime(message, now);
         if (lifetime !== undefined && lifetime <= 0) continue;
         this.deliver(session, outlet, message, qos as QoS, retain, ids, false);
@@ -602,6 +631,7 @@ export class MessageCore {
     session.position = Math.max(session.position, this.routedUpTo);
     session.lagging = false;
     if (session.persistent) this.markDirty(session);
+    this.resumePublishers();
   }
 
   // ---- persistence -----------------------------------------------------------------------

@@ -9,6 +9,9 @@ import { logTimestamp, toLogAppend, type CoreMessage } from './message';
 
 /** Who is told when a message is durable (an MQTT connection acknowledging a packet id). */
 export interface PublishOrigin {
+  /** Stop reading publishes (a target lags, or the log's backlog is high) until resumed. */
+  pausePublishing(): void;
+  resumePublishing(): void;
   /** `ok`: stored; else the commit failed and nothing of it was stored. */
   stored(token: number, ok: boolean, message: CoreMessage): void;
 }
@@ -21,14 +24,14 @@ interface Turn {
 
 export class PublishBatch {
   private turn: Turn | null = null;
-  /** Messages handed to the log whose commit is not durable yet. */
+  /** Messages taken (this turn's and those handed to the log) whose commit is not durable yet. */
   backlog = 0;
 
   constructor(
     private readonly log: MessageLogPort,
     private readonly now: () => number,
-    /** Runs, in log order, with each turn's messages once durable (sequence set). */
-    private readonly onDurable: (messages: CoreMessage[]) => void,
+    /** Runs, in log order, with each turn's messages once durable (sequence set), and who published them. */
+    private readonly onDurable: (messages: CoreMessage[], origins: ReadonlyArray<PublishOrigin | null>) => void,
     /** Runs before the turn's append is issued (so state writes of the turn join its commit). */
     private readonly beforeFlush: () => void,
     private readonly onFailure: (error: unknown, count: number) => void,
@@ -40,6 +43,7 @@ export class PublishBatch {
       turn = this.turn = { messages: [], origins: [], tokens: [] };
       setImmediate(() => this.flush());
     }
+    this.backlog++;
     turn.messages.push(message);
     turn.origins.push(origin);
     turn.tokens.push(token);
@@ -55,11 +59,10 @@ export class PublishBatch {
     const createTs = logTimestamp(this.now());
     const entries = new Array(n);
     for (let i = 0; i < n; i++) entries[i] = toLogAppend(messages[i], createTs);
-    this.backlog += n;
     this.log.append(entries).then((sequences) => {
       this.backlog -= n;
       for (let i = 0; i < n; i++) messages[i].sequence = sequences[i];
-      this.onDurable(messages);
+      this.onDurable(messages, origins);
       for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], true, messages[i]);
     }, (error: unknown) => {
       this.backlog -= n;

@@ -9,7 +9,6 @@ import type { Principal } from '../../kernel/auth/principal';
 import type { ClientConnection } from '../../kernel/sessions/client-sessions';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
 import type { PublishOrigin } from '../messaging/publish-batch';
-import type { Pausable } from '../messaging/message-core';
 import type { CoreMessage } from '../messaging/message';
 import type { Broker } from './broker';
 import { REASON } from './reason-codes';
@@ -36,7 +35,7 @@ export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
 /** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
 
-export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, Pausable {
+export class Connection implements ClientConnection, SessionOutlet, PublishOrigin {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
   protocolVersion = 4;
@@ -211,7 +210,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     publishStored(this, token, ok, message);
   }
 
-  resumeAfterBacklog(): void {
+  pausePublishing(): void {
+    this.stream.pause();
+  }
+
+  resumePublishing(): void {
     if (this.state === 'connected' && !this.draining) this.stream.resume();
   }
 

@@ -89,17 +89,15 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
       if (session.persistent) core.markDirty(session);
     }
   }
-  core.publish(message, qos > 0 ? connection : null, packetId * 4 + qos);
-  if (core.overloaded) {
-    // The log's backlog is high: this publisher waits until it drains.
-    connection.stream.pause();
-    core.pauseUntilDrained(connection);
-  }
+  core.publish(message, connection, packetId * 4 + qos);
+  // The log's backlog is high: this publisher waits until it drains.
+  if (core.overloaded) core.pausePublisher(connection);
 }
 
 /** The message is durable (or its commit failed): PUBACK or PUBREC now [MQTT-4.3.2-2]. */
 export function publishStored(connection: Connection, token: number, ok: boolean, _message: CoreMessage): void {
   const qos = token & 3;
+  if (qos === 0) return;
   const packetId = token >> 2;
   connection.unacknowledged--;
   if (qos === 2) connection.qos2Storing.delete(packetId);
