@@ -147,3 +147,52 @@ describe('lmdb storage: deleting a topic purges its messages in short commits', 
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('lmdb storage: the log state store', function () {
+  this.timeout(30000);
+  let dir: string;
+  let store: StoragePort;
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-state-'));
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const lastTxnId = (log: LmdbMessageLog): number => (log.log.getStats() as { lastTxnId: number }).lastTxnId;
+
+  it('writes state and appends of one turn in one LMDB commit', async () => {
+    const log = store.messageLog as LmdbMessageLog;
+    await log.append([{ topic: 'warm', message: message(0) }]); // the topic exists: no commit of its own
+    const before = lastTxnId(log);
+    const writes = [
+      log.state.put('session/a', { position: 1 }),
+      log.append([{ topic: 'warm', message: message(1) }]),
+      log.state.remove('session/b'),
+      log.append([{ topic: 'new/topic', message: message(2) }]),
+      log.state.put('session/c', 3),
+    ];
+    await Promise.all(writes);
+    assert.equal(lastTxnId(log), before + 1, 'one transaction committed them all');
+  });
+
+  it('lmdb-js does not show a queued write before its commit: the store keeps it meanwhile', async () => {
+    const log = store.messageLog as LmdbMessageLog;
+    const put = log.state.put('k', 'v');
+    assert.equal(log.state.db.get('k'), undefined, 'not in LMDB yet');
+    assert.equal(log.state.get('k'), 'v');
+    await put;
+    assert.equal(log.state.db.get('k'), 'v');
+  });
+
+  it('refuses a value msgpack cannot encode before queueing anything; the durable value stays', async () => {
+    const log = store.messageLog as LmdbMessageLog;
+    await log.state.put('k', 'durable');
+    await assert.rejects(log.state.put('k', { big: 2n ** 80n }));
+    assert.equal(log.state.get('k'), 'durable');
+  });
+});
