@@ -1124,6 +1124,25 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await rejectsWith(again.put('', 1), 'INVALID_PARAMETER');
       });
 
+      it('keeps keys of any length (a retained topic of 65,000 bytes)', async () => {
+        const state = store.messageLog.state;
+        const long = `l/${'x'.repeat(65_000)}`;
+        const keys = [`${long}b`, 'l/a', `${long}a`, `${long.slice(0, 998)}\u00e9`, `${long}`];
+        await Promise.all(keys.map((k, i) => state.put(k, i)));
+        const sortedKeys = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+        assert.deepEqual([...state.entries('l/')].map(([k]) => k), sortedKeys);
+        await reopen();
+        const again = store.messageLog.state;
+        assert.deepEqual([...again.entries('l/')].map(([k]) => k), sortedKeys);
+        assert.deepEqual([...again.entries(long)].map(([k, v]) => [k.length, v]), [[long.length, 4], [long.length + 1, 2], [long.length + 1, 0]]);
+        assert.equal(again.get(`${long}a`), 2);
+        assert.equal(again.get(`${long}c`), undefined);
+        await again.remove(`${long}a`);
+        assert.equal(again.get(`${long}a`), undefined);
+        assert.equal(again.get(`${long}b`), 0);
+        assert.equal([...again.entries('l/')].length, 4);
+      });
+
       it('commits a state write with the appends of its turn', async () => {
         const log = store.messageLog;
         const before = log.lastSequence();

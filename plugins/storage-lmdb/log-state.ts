@@ -11,14 +11,20 @@
  * afterwards is stored (and read) as it was, and a value msgpack cannot encode is refused before
  * anything is queued.
  */
+import { createHash } from 'node:crypto';
 import { asBinary, type Database } from 'lmdb';
 import { EngineError } from '../../kernel/errors';
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { LmdbEnvironment } from './environment';
 
 export const LOG_STATE_DB = 'log:state';
-/** LMDB's key limit (lmdb-js `maxKeySize`, 1,978 bytes). */
-const MAX_KEY_BYTES = 1978;
+/**
+ * Keys up to this many UTF-8 bytes are LMDB keys as they are. A longer one (a retained topic may
+ * be 65,535 bytes; LMDB keys hold 1,978) is stored under its first bytes (at most this many)
+ * ‖ "#" ‖ its SHA-256, always longer than this, so it never meets a short key; its value is
+ * then [key, value].
+ */
+const SHORT_KEY_BYTES = 1000;
 
 type StateDb = Database<unknown, string>;
 
@@ -39,9 +45,31 @@ function compareKeys(a: string, b: string): number {
 }
 
 function checkKey(key: unknown): asserts key is string {
-  if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
-    throw new EngineError('INVALID_PARAMETER', { param: 'key', reason: `a state key is a string of 1 to ${MAX_KEY_BYTES} bytes` });
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'key', reason: 'a state key is a non-empty string' });
   }
+}
+
+/** The longest start of `key` of at most `bytes` UTF-8 bytes (never splitting a character). */
+function leading(key: string, bytes: number): string {
+  if (Buffer.byteLength(key, 'utf8') <= bytes) return key;
+  let out = '';
+  let used = 0;
+  for (const char of key) {
+    const size = Buffer.byteLength(char, 'utf8');
+    if (used + size > bytes) break;
+    out += char;
+    used += size;
+  }
+  return out;
+}
+
+const isLong = (key: string): boolean => Buffer.byteLength(key, 'utf8') > SHORT_KEY_BYTES;
+
+/** The LMDB key of a state key. */
+function storedKey(key: string): string {
+  if (!isLong(key)) return key;
+  return `${leading(key, SHORT_KEY_BYTES)}#${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 }
 
 export class LmdbLogState implements LogStatePort {
@@ -55,16 +83,22 @@ export class LmdbLogState implements LogStatePort {
   get(key: string): unknown {
     const write = this.pending.get(key);
     if (write) return write.removed ? undefined : write.value;
-    return typeof key === 'string' && key.length > 0 ? this.db.get(key) : undefined;
+    if (typeof key !== 'string' || key.length === 0) return undefined;
+    const stored = this.db.get(storedKey(key));
+    if (stored === undefined || !isLong(key)) return stored;
+    const [fullKey, value] = stored as [string, unknown];
+    return fullKey === key ? value : undefined;
   }
 
   entries(prefix: string): Iterable<[string, unknown]> {
     const text = String(prefix ?? '');
     const overlay: string[] = [];
     for (const key of this.pending.keys()) if (key.startsWith(text)) overlay.push(key);
-    if (overlay.length === 0) return this.committed(text);
-    // Few pending writes at a time: merge them into the committed range, in key order.
-    const merged = new Map<string, unknown>(this.committed(text));
+    let sorted = true;
+    const committed = [...this.committed(text, () => { sorted = false; })];
+    if (overlay.length === 0 && sorted) return committed;
+    // Few pending writes (and long keys) at a time: merge them into the committed range, in key order.
+    const merged = new Map<string, unknown>(committed);
     for (const key of overlay) {
       const write = this.pending.get(key)!;
       if (write.removed) merged.delete(key);
@@ -73,11 +107,22 @@ export class LmdbLogState implements LogStatePort {
     return [...merged].sort((a, b) => compareKeys(a[0], b[0]));
   }
 
-  /** The committed entries whose key starts with `prefix`, in key order. */
-  private *committed(prefix: string): Generator<[string, unknown]> {
-    for (const { key, value } of this.db.getRange(prefix === '' ? {} : { start: prefix })) {
-      if (typeof key !== 'string' || !key.startsWith(prefix)) return;
-      yield [key, value];
+  /**
+   * The committed entries whose key starts with `prefix`, in LMDB order, which is key order
+   * unless a long key is met (`onLong` is told).
+   */
+  private *committed(prefix: string, onLong: () => void): Generator<[string, unknown]> {
+    const start = leading(prefix, SHORT_KEY_BYTES - 4);
+    for (const { key, value } of this.db.getRange(start === '' ? {} : { start })) {
+      if (typeof key !== 'string' || !key.startsWith(start)) return;
+      if (!isLong(key)) {
+        if (key.startsWith(prefix)) yield [key, value];
+        continue;
+      }
+      const [fullKey, fullValue] = value as [string, unknown];
+      if (!fullKey.startsWith(prefix)) continue;
+      onLong();
+      yield [fullKey, fullValue];
     }
   }
 
@@ -88,12 +133,14 @@ export class LmdbLogState implements LogStatePort {
       checkKey(key);
       if (value === undefined) throw new EngineError('INVALID_PARAMETER', { param: 'value', reason: 'undefined is stored as remove' });
       const codec = this.db as unknown as { encoder: Codec; decoder: Codec };
-      bytes = Buffer.from(codec.encoder.encode(value)); // a copy: the encoder reuses its buffer
+      const bytesOf = (v: unknown): Buffer => Buffer.from(codec.encoder.encode(v)); // a copy: the encoder reuses its buffer
+      bytes = bytesOf(value);
       readBack = codec.decoder.decode(bytes);
+      if (isLong(key)) bytes = bytesOf([key, readBack]);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.issue(key, { removed: false, value: readBack }, () => { this.db.put(key, asBinary(bytes)); });
+    return this.issue(key, { removed: false, value: readBack }, () => { this.db.put(storedKey(key), asBinary(bytes)); });
   }
 
   remove(key: string): Promise<void> {
@@ -102,7 +149,7 @@ export class LmdbLogState implements LogStatePort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.issue(key, { removed: true, value: undefined }, () => { this.db.remove(key); });
+    return this.issue(key, { removed: true, value: undefined }, () => { this.db.remove(storedKey(key)); });
   }
 
   /** Queues `action` in the turn's commit, visible to reads until that commit settles. */
