@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- rest|actions|logins]`: runs the REST benchmark, the actions benchmark, or both
- * (no argument); `logins` (insert latency under a flood of failed logins) runs only when named.
+ * `npm run bench [-- rest|actions|logins|mqtt]`: runs the REST benchmark, the actions benchmark, or
+ * both (no argument); `logins` (insert latency under a flood of failed logins) and `mqtt` (the
+ * broker against Aedes; `--quick`, `--only=SCENARIO,...`) run only when named.
  * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
@@ -11,19 +12,21 @@
 import { printActions, runActions } from './actions';
 import { log, stopAllChildren } from './load';
 import { printLogins, runLogins } from './logins';
+import { printMqtt, runMqtt } from './mqtt';
 import { printRest, runRest } from './rest';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions|logins]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
   if (all || which.includes('rest')) printRest(await runRest());
   if (all || which.includes('actions')) printActions(await runActions());
   if (which.includes('logins')) printLogins(await runLogins());
+  if (which.includes('mqtt')) printMqtt(await runMqtt());
 }
 
 main().then(

@@ -1,0 +1,113 @@
+/**
+ * The two brokers of `npm run bench -- mqtt`, each a child process on 127.0.0.1 and a free port:
+ * ours (`node dist/main.js`, plugins storage-lmdb, messaging and mqtt, a fresh temporary data
+ * folder) and Aedes (bench/aedes-server.ts). A broker counts as started once it answers a CONNECT.
+ *
+ * The children and folders made here are removed when the bench ends, fails or is interrupted;
+ * only those children are ever signalled.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort, HOST, log, removeTempDir, tempDir } from './load';
+import { probeBroker } from './mqtt-probe';
+
+export type BrokerName = 'ours' | 'aedes';
+
+export interface Broker {
+  name: BrokerName;
+  port: number;
+  pid: number;
+  /** Whether the process is still running (the flood may take a broker down). */
+  alive(): boolean;
+  /** The last lines the child wrote (for error messages). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<{ child: ChildProcess; dir?: string }>();
+
+let handlersInstalled = false;
+function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on('exit', () => {
+    for (const { child, dir } of running) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (dir) removeTempDir(dir);
+    }
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      log(`${signal}: stopping the brokers started by this bench`);
+      process.exit(130); // the 'exit' handler above kills them
+    });
+  }
+}
+
+/** Environment of our broker: MQTT on `port` only, anonymous clients with the admin role. */
+function oursEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ENGINE_DATA_DIR: dataDir,
+    ENGINE_PLUGINS: JSON.stringify(['storage-lmdb', 'messaging', 'mqtt']),
+    ENGINE_LISTENING_HOST: HOST,
+    ENGINE_LISTENING_HTTP_PORT: 'off',
+    ENGINE_LISTENING_HTTPS_PORT: 'off',
+    ENGINE_MQTT_PORT: String(port),
+    ENGINE_MQTTS_PORT: 'off',
+    ENGINE_MQTT_WS_PORT: 'off',
+    ENGINE_MQTT_WSS_PORT: 'off',
+    // Aedes authenticates nobody by default; ours lets anonymous clients in with the admin role,
+    // so both do the same work per CONNECT and per PUBLISH (authorization is still checked).
+    ENGINE_MQTT_ALLOW_ANONYMOUS: 'true',
+    ENGINE_MQTT_ANONYMOUS_ROLE: 'admin',
+    ENGINE_LOG_LEVEL: 'warn',
+  };
+}
+
+/** Starts a fresh broker and waits (≤ 30 s) until it answers a CONNECT. */
+export async function startBroker(name: BrokerName): Promise<Broker> {
+  installExitHandlers();
+  const port = await freePort();
+  const dist = join(__dirname, '..');
+  const dir = name === 'ours' ? tempDir('mqtt-ours') : undefined;
+  const child = name === 'ours'
+    ? spawn(process.execPath, [join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], {
+      env: { ...process.env, BENCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  const entry = { child, dir };
+  running.add(entry);
+  let tail = '';
+  const keep = (chunk: Buffer): void => { tail = (tail + chunk.toString('utf8')).slice(-4000); };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
+  const broker: Broker = {
+    name, port, pid: child.pid as number, alive, output: () => tail,
+    async stop() {
+      if (alive()) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      running.delete(entry);
+      if (dir) removeTempDir(dir);
+    },
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (!alive()) {
+      await broker.stop();
+      throw new Error(`${name} exited before listening (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+    }
+    if ((await probeBroker(port, 2_000, true)).ok) return broker;
+    if (Date.now() > deadline) {
+      await broker.stop();
+      throw new Error(`${name} did not answer a CONNECT on ${HOST}:${port} within 30 s:\n${tail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
