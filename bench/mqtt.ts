@@ -56,7 +56,7 @@ type Measured = { error: string } | Figures;
 
 const figures = (m: Measured): Figures | undefined => (m.error === undefined ? m as Figures : undefined);
 
-interface FloodProbes { during: ProbeResult; after: ProbeResult; alive: boolean }
+interface FloodProbes { during: ProbeResult; after: ProbeResult }
 
 export interface MqttReport {
   settings: Settings;
@@ -131,7 +131,7 @@ async function measureFlood(broker: Broker, seconds: number, rate: number): Prom
   ]);
   const result = await flood;
   const after = broker.alive() ? await probeBroker(broker.port, 10_000) : { ok: false as const, error: exitNote(broker) };
-  const probes = { during, after, alive: broker.alive() };
+  const probes = { during, after };
   const notes = [failure(result), broker.alive() ? undefined : exitNote(broker)].filter(Boolean);
   return {
     rate: result.deliv_rate ?? 0, p50: result.latency?.p50_ms, p99: result.latency?.p99_ms, cpu: result.broker_cpu_pct, rssMb: result.broker_rss_mb,
