@@ -97,16 +97,17 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
       if (dir) removeTempDir(dir);
     },
   };
+  const lastLine = (): string => tail.trim().split('\n').pop()?.slice(0, 160) ?? '';
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (!alive()) {
       await broker.stop();
-      throw new Error(`${name} exited before listening (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+      throw new Error(`${name} exited before listening (code ${child.exitCode}, signal ${child.signalCode}): ${lastLine()}`);
     }
     if ((await probeBroker(port, 2_000, true)).ok) return broker;
     if (Date.now() > deadline) {
       await broker.stop();
-      throw new Error(`${name} did not answer a CONNECT on ${HOST}:${port} within 30 s:\n${tail}`);
+      throw new Error(`${name} did not answer a CONNECT on ${HOST}:${port} within 30 s: ${lastLine()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
