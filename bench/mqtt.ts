@@ -124,11 +124,11 @@ async function measureFlood(broker: Broker, seconds: number, rate: number): Prom
     '--scenario', 'fanin', '--pubs', '4', '--payload', String(PAYLOAD), '--rate', String(rate),
     '--duration', String(seconds), '--warmup', '1', '--pid', String(broker.pid),
   ], slackMs(seconds), connected);
-  // The second client comes halfway through the measured seconds (after the 1 s warm-up).
-  const during = await Promise.race([
-    loadStarted.then(() => sleep(1_000 + (seconds * 1000) / 2)).then(() => probeBroker(broker.port, 5_000)),
-    flood.then((result): ProbeResult => ({ ok: false, error: `the flood ended before the probe: ${failure(result) ?? 'no error'}` })),
-  ]);
+  // The second client comes halfway through the measured seconds (after the 1 s warm-up); once
+  // it has started it gets its full time, even if the flood ends meanwhile.
+  const floodEnded = flood.then((result): ProbeResult => ({ ok: false, error: `the flood ended before the probe: ${failure(result) ?? 'no error'}` }));
+  const earlyEnd = await Promise.race([loadStarted.then(() => sleep(1_000 + (seconds * 1000) / 2)).then(() => undefined), floodEnded]);
+  const during = earlyEnd ?? await probeBroker(broker.port, 5_000);
   const result = await flood;
   const after = broker.alive() ? await probeBroker(broker.port, 10_000) : { ok: false as const, error: exitNote(broker) };
   const probes = { during, after };
