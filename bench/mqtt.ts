@@ -265,7 +265,8 @@ export function printMqtt(report: MqttReport): void {
   process.stdout.write(
     `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory),\n` +
     `each a fresh child process per scenario; both take anonymous clients (ours: mqtt_allow_anonymous with role admin, so\n` +
-    `neither checks a password per CONNECT). Load: ../shared/tools/mqtt-bench.mjs, MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
+    `neither checks a password per CONNECT). Ours appends every message (any QoS) to its durable LMDB log before delivering\n` +
+    `or acknowledging it; Aedes keeps messages in memory. Load: ../shared/tools/mqtt-bench.mjs, MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
     `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
   );
   const rows = report.results.flatMap(({ scenario, ours, aedes }) => rowsOf(scenario, ours, aedes, settings));
