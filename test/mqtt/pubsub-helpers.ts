@@ -235,6 +235,24 @@ export class WireClient {
     return (await this.nextWire(cmd, match))?.packet;
   }
 
+  /**
+   * Waits until the server closes the connection or sends one of `answers` (which would mean it
+   * did not close): the first such packet, or undefined when it closed. Fails fast either way.
+   */
+  async closedOrAnswered(answers: string[]): Promise<any> {
+    for (;;) {
+      const answered = this.history.find((entry) => answers.includes(entry.packet?.cmd));
+      if (answered) return answered.packet;
+      if (this.isClosed) return undefined;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** The DISCONNECT the server sent, if any. */
+  get disconnect(): any {
+    return this.history.find((entry) => entry.packet?.cmd === 'disconnect')?.packet;
+  }
+
   /** Packets received so far of `cmd` (not taken). */
   count(cmd: string): number {
     return this.history.filter((entry) => entry.packet?.cmd === cmd).length;
