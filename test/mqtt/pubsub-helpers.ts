@@ -5,7 +5,7 @@
  * (for byte-exact checks such as the order of user properties).
  */
 import { connect as netConnect, type Socket } from 'node:net';
-import type { IClientOptions, IClientPublishOptions, IClientSubscribeOptions, MqttClient } from 'mqtt';
+import mqtt, { type IClientOptions, type IClientPublishOptions, type IClientSubscribeOptions, type MqttClient } from 'mqtt';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startServer, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
@@ -136,10 +136,19 @@ export function until(inboxes: Inbox[], condition: () => boolean): Promise<void>
   });
 }
 
-/** A client with an inbox. */
-export async function connectWithInbox(server: TestServer, options: IClientOptions = {}): Promise<{ client: MqttClient; inbox: Inbox }> {
-  const client = await connectClient(server, options);
-  return { client, inbox: new Inbox(client) };
+/**
+ * A client with an inbox attached before CONNECT is sent, so messages a resumed session sends
+ * right after CONNACK are not missed.
+ */
+export function connectWithInbox(server: TestServer, options: IClientOptions = {}): Promise<{ client: MqttClient; inbox: Inbox; connack: any }> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(brokerUrl(server), {
+      username: 'admin', password: 'ADMIN', clientId: unique('c'), protocolVersion: 5, clean: true, reconnectPeriod: 0, connectTimeout: 10_000, ...options,
+    });
+    const inbox = new Inbox(client);
+    client.once('connect', (connack) => resolve({ client, inbox, connack }));
+    client.once('error', (error) => { client.end(true); reject(error); });
+  });
 }
 
 export interface WirePacket {
