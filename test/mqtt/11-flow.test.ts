@@ -1,0 +1,193 @@
+/**
+ * MQTT 11: flow control: the broker keeps no more unacknowledged QoS 1/2 messages in flight to a
+ * client than its Receive Maximum, a client exceeding the server's Receive Maximum is
+ * disconnected (0x93), a message larger than the client's Maximum Packet Size is not sent to it
+ * (others still get it), and a subscriber that does not read does not hold up the others.
+ */
+import assert from 'node:assert/strict';
+import type { TestServer } from '../helpers/server';
+import {
+  WireClient, closeClients, connectClient, connectWithInbox, publish, startPubSubBroker, unique, subscribe,
+} from './pubsub-helpers';
+
+describe('mqtt 11: flow control', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+
+  before(async () => {
+    server = await startPubSubBroker();
+  });
+  after(() => server?.close());
+
+  describe('Receive Maximum towards the client', () => {
+    for (const qos of [1, 2] as const) {
+      it(`QoS ${qos}: never more unacknowledged PUBLISHes in flight than the client's Receive Maximum; the rest follow as acknowledgements free the window [MQTT-3.3.4-9]`, async () => {
+        const receiveMaximum = 3;
+        const total = 12;
+        const topic = `${unique(`rm${qos}`)}/t`;
+        const { wire } = await WireClient.connect(server, 5, { properties: { receiveMaximum } });
+        const pub = await connectClient(server);
+        try {
+          await wire.subscribe(1, [{ topic, qos }]);
+          // every message is stored (acknowledged to the publisher) while the subscriber acknowledges nothing
+          await Promise.all(Array.from({ length: total }, (_, i) => publish(pub, topic, String(i), { qos })));
+          const received: any[] = [];
+          const unacknowledged = new Set<number>();
+          const take = async (): Promise<void> => {
+            const packet = await wire.next('publish');
+            assert.ok(packet, 'the broker closed the connection');
+            assert.equal(packet.qos, qos);
+            assert.ok(!unacknowledged.has(packet.messageId), 'a packet id in use is not reused');
+            received.push(packet);
+            unacknowledged.add(packet.messageId);
+          };
+          // the window fills; a round trip later nothing more has come
+          for (let i = 0; i < receiveMaximum; i++) await take();
+          await wire.roundTrip();
+          assert.equal(wire.packets.filter((entry) => entry.packet?.cmd === 'publish').length, 0,
+            `no PUBLISH beyond the Receive Maximum of ${receiveMaximum} while none is acknowledged`);
+          // acknowledge one at a time: exactly one more arrives each time, never more
+          while (received.length < total) {
+            const oldest = received.find((packet) => unacknowledged.has(packet.messageId));
+            if (qos === 1) {
+              wire.send({ cmd: 'puback', messageId: oldest.messageId });
+            } else {
+              wire.send({ cmd: 'pubrec', messageId: oldest.messageId });
+              assert.equal((await wire.next('pubrel'))?.messageId, oldest.messageId);
+              wire.send({ cmd: 'pubcomp', messageId: oldest.messageId }); // in flight until PUBCOMP [MQTT-4.9.0-2]
+            }
+            unacknowledged.delete(oldest.messageId);
+            await take();
+            await wire.roundTrip();
+            const extra = wire.packets.filter((entry) => entry.packet?.cmd === 'publish').length;
+            assert.ok(unacknowledged.size + extra <= receiveMaximum, `${unacknowledged.size + extra} in flight > ${receiveMaximum}`);
+          }
+          assert.deepEqual(received.map((packet) => packet.payload.toString()), Array.from({ length: total }, (_, i) => String(i)), 'all, once, in order');
+        } finally {
+          wire.destroy();
+          await closeClients(pub);
+        }
+      });
+    }
+
+    it('a QoS 0 message published behind a full QoS 1 window still arrives once the window frees', async () => {
+      const root = unique('rm-mixed');
+      const { wire } = await WireClient.connect(server, 5, { properties: { receiveMaximum: 1 } });
+      const pub = await connectClient(server);
+      try {
+        await wire.subscribe(1, [{ topic: `${root}/q1`, qos: 1 }, { topic: `${root}/q0`, qos: 0 }]);
+        await publish(pub, `${root}/q1`, 'first', { qos: 1 });
+        await publish(pub, `${root}/q1`, 'second', { qos: 1 });
+        await publish(pub, `${root}/q0`, 'zero', { qos: 1 });
+        const first = await wire.next('publish', (packet) => packet.topic === `${root}/q1`);
+        wire.send({ cmd: 'puback', messageId: first.messageId });
+        const second = await wire.next('publish', (packet) => packet.topic === `${root}/q1`);
+        assert.equal(second.payload.toString(), 'second');
+        wire.send({ cmd: 'puback', messageId: second.messageId });
+        const zero = await wire.next('publish', (packet) => packet.topic === `${root}/q0`);
+        assert.equal(zero.payload.toString(), 'zero');
+        assert.equal(zero.qos, 0);
+      } finally {
+        wire.destroy();
+        await closeClients(pub);
+      }
+    });
+  });
+
+  describe('Receive Maximum towards the server', () => {
+    it('a client exceeding the server\'s Receive Maximum gets DISCONNECT 0x93 [MQTT-3.3.4-8]', async function () {
+      const { wire, connack } = await WireClient.connect(server, 5);
+      const serverMaximum: number = connack.properties?.receiveMaximum ?? 65535;
+      if (serverMaximum >= 65535) {
+        // Packet ids run 1..65535 and one in flight may not be reused [MQTT-2.2.1-3], so a client
+        // can hold at most 65535 unacknowledged PUBLISHes: a server maximum of 65535 cannot be exceeded.
+        wire.destroy();
+        this.skip();
+      }
+      const topic = `${unique('rm-server')}/t`;
+      // QoS 2 stays unacknowledged until PUBCOMP: never send PUBREL
+      for (let id = 1; id <= serverMaximum + 1; id++) {
+        wire.send({ cmd: 'publish', topic, qos: 2, messageId: id, payload: Buffer.from('x'), retain: false, dup: false });
+      }
+      await wire.closed;
+      assert.equal(wire.disconnect?.reasonCode, 0x93);
+    });
+  });
+
+  describe('Maximum Packet Size towards the client', () => {
+    it('a message larger than a client\'s Maximum Packet Size is not sent to it (the next one is); others get it [MQTT-3.1.2-24][MQTT-3.1.2-25]', async () => {
+      const topic = `${unique('mps')}/t`;
+      const maximumPacketSize = 256;
+      const { wire: small } = await WireClient.connect(server, 5, { properties: { maximumPacketSize } });
+      const { client: big, inbox } = await connectWithInbox(server);
+      const pub = await connectClient(server);
+      try {
+        await small.subscribe(1, [{ topic, qos: 1 }]);
+        await subscribe(big, topic, { qos: 1 });
+        const large = Buffer.alloc(1000, 0x61);
+        await publish(pub, topic, large, { qos: 1 });
+        await publish(pub, topic, Buffer.alloc(maximumPacketSize - 60, 0x62), { qos: 1 }); // fits with its header
+        await publish(pub, topic, 'marker', { qos: 0 });
+        // the small client: the fitting message and the marker only; the large one treated as sent (no window held)
+        const fits = await small.next('publish');
+        assert.equal(fits.payload.length, maximumPacketSize - 60, 'the large message was skipped');
+        small.send({ cmd: 'puback', messageId: fits.messageId });
+        const marker = await small.next('publish');
+        assert.equal(marker.payload.toString(), 'marker');
+        assert.ok(small.history.every((entry) => entry.bytes.length <= maximumPacketSize), 'no packet above the client\'s maximum');
+        // the other subscriber got everything
+        assert.deepEqual((await inbox.next(topic)).payload, large);
+        assert.equal((await inbox.next(topic)).payload.length, maximumPacketSize - 60);
+        assert.equal((await inbox.next(topic)).payload.toString(), 'marker');
+      } finally {
+        small.destroy();
+        await closeClients(big, pub);
+      }
+    });
+
+    it('a message too large for a client with a Receive Maximum of 1 does not block its window', async () => {
+      const topic = `${unique('mps-window')}/t`;
+      const { wire } = await WireClient.connect(server, 5, { properties: { maximumPacketSize: 200, receiveMaximum: 1 } });
+      const pub = await connectClient(server);
+      try {
+        await wire.subscribe(1, [{ topic, qos: 1 }]);
+        for (let i = 0; i < 3; i++) await publish(pub, topic, Buffer.alloc(500, 0x30 + i), { qos: 1 });
+        await publish(pub, topic, 'after', { qos: 1 });
+        const after = await wire.next('publish');
+        assert.equal(after.payload.toString(), 'after', 'skipped messages count as sent [MQTT-3.1.2-25]');
+      } finally {
+        wire.destroy();
+        await closeClients(pub);
+      }
+    });
+  });
+
+  describe('slow subscribers', () => {
+    it('a subscriber that does not read does not stop other subscribers or the publisher', async () => {
+      const topic = `${unique('slow')}/t`;
+      const { wire: slow } = await WireClient.connect(server, 5);
+      const { client: fast, inbox } = await connectWithInbox(server);
+      const pub = await connectClient(server);
+      try {
+        await slow.subscribe(1, [{ topic, qos: 0 }, { topic: `${topic}/q1`, qos: 1 }]);
+        slow.socket.pause(); // reads nothing more: its receive buffer and the broker's send buffer fill up
+        await subscribe(fast, [topic, `${topic}/q1`], { qos: 1 });
+        const count = 600;
+        const payload = Buffer.alloc(8 * 1024, 0x7a); // 600 × 8 KiB ≈ 4.7 MiB: far beyond the socket buffers
+        const acks = [];
+        for (let i = 0; i < count; i++) {
+          payload.writeUInt32BE(i, 0);
+          acks.push(publish(pub, i % 2 ? `${topic}/q1` : topic, Buffer.from(payload), { qos: 1 }));
+        }
+        await Promise.all(acks);
+        for (let i = 0; i < count; i++) {
+          const message = await inbox.take();
+          assert.equal(message.payload.readUInt32BE(0), i, 'the fast subscriber gets every message, in order');
+        }
+      } finally {
+        slow.destroy();
+        await closeClients(fast, pub);
+      }
+    });
+  });
+});
