@@ -20,7 +20,7 @@ describe('mqtt 07: tls', function () {
   this.timeout(30_000);
 
   it('connects 3.1.1 and 5 clients over mqtts with the HTTPS certificate, and refuses bad credentials', async () => {
-    const server = await startServer({ plugins: ['storage-lmdb', 'http', 'mqtt'], ...MQTT_PORTS });
+    const server = await startServer({ plugins: ['storage-lmdb', 'http', 'messaging', 'mqtt'], ...MQTT_PORTS });
     try {
       const url = brokerUrl(server, 'mqtts');
       for (const protocolVersion of [4, 5] as const) {

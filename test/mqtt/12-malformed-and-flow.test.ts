@@ -1,8 +1,8 @@
 /**
  * MQTT first layer, what a review found: a client that does not read its answers is closed (not
  * buffered without end), a client id held by another account is not taken over without
- * `mq.takeover`, unknown protocol levels get CONNACK 0x01, a v5 will asking for retain or QoS 1
- * is refused, and WebSocket text frames close the connection.
+ * `mq.takeover`, unknown protocol levels get CONNACK 0x01, and WebSocket text frames close the
+ * connection.
  */
 import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
@@ -73,14 +73,6 @@ describe('mqtt 12: flow and refusals', function () {
     const connack = await raw.next('connack');
     assert.equal(connack?.returnCode, 1);
     await raw.closed;
-  });
-
-  it('an MQTT 5 will asking for retain (0x9A) or QoS 1 (0x9B) is refused: CONNACK said they are not available', async () => {
-    assert.equal(await refusedCode(url, { username: 'admin', password: 'ADMIN', clientId: 'w1', protocolVersion: 5, will: { topic: 'w', payload: Buffer.from('x'), retain: true, qos: 0 } }), 0x9a);
-    assert.equal(await refusedCode(url, { username: 'admin', password: 'ADMIN', clientId: 'w2', protocolVersion: 5, will: { topic: 'w', payload: Buffer.from('x'), retain: false, qos: 1 } }), 0x9b);
-    const ok = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'w3', protocolVersion: 5 });
-    assert.equal(ok.connack.properties?.maximumQoS, 0);
-    ok.client.end(true);
   });
 
   it('a WebSocket text frame closes the connection without an answer', async () => {

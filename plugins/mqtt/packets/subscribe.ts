@@ -33,12 +33,10 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
       // No Local on a shared subscription is a protocol error [MQTT-3.8.3-4].
       return connection.close(REASON.PROTOCOL_ERROR, 'no local is not allowed on a shared subscription');
     }
+    // A filter breaking the wildcard or share-name rules is a protocol violation, not a refusal:
+    // the connection closes [MQTT-4.7.1-1, MQTT-4.7.1-2, MQTT-4.8.2-1, MQTT-4.8.2-2, MQTT-4.13.1-1].
     const problem = filter.includes('\uFFFD') ? 'a topic filter must be valid UTF-8' : topicFilterProblem(filter);
-    if (problem) {
-      connection.broker.log.debug({ clientId: connection.clientId, filter, problem }, 'SUBSCRIBE with an invalid filter');
-      codes.push(v5 ? REASON.TOPIC_FILTER_INVALID : 0x80);
-      continue;
-    }
+    if (problem) return connection.close(REASON.PROTOCOL_ERROR, `invalid topic filter: ${problem}`);
     if (!core.maySubscribe(session.principal, filter)) {
       connection.broker.log.debug({ clientId: connection.clientId, filter }, 'SUBSCRIBE not authorized');
       codes.push(refused);
