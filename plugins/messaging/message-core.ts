@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
 import type { Principal } from '../../kernel/auth/principal';
-import type { LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
+import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
 import { PublishBatch, type PublishOrigin } from './publish-batch';
 import { RetainedStore } from './retained-store';
@@ -27,8 +27,9 @@ const BACKLOG_HIGH = 10_000;
 const BACKLOG_LOW = 2_500;
 /** Messages read from the log per step when a session catches up. */
 const CATCH_UP_CHUNK = 256;
-/** Messages kept as routed, so sessions catching up share them (decoded and encoded once). */
+/** Messages kept as routed (a ring by sequence), so sessions catching up share them (decoded and encoded once). */
 const RECENT_MESSAGES = 8192;
+const RECENT_MASK = RECENT_MESSAGES - 1;
 /** A session lagging longer than this no longer slows the publishers (it is stuck, not slow). */
 const SLOW_TARGET_MS = 2000;
 /** Decisions a session keeps about topics it may receive (cleared when full). */
@@ -40,6 +41,11 @@ interface RetainedRef {
   message?: CoreMessage;
 }
 
+
+/** The subscriptions of one session that match a topic. */
+interface SessionMatches {
+  options: SubscriptionOptions[];
+}
 
 export interface OpenSessionOptions {
   cleanStart: boolean;
@@ -81,7 +87,7 @@ export class MessageCore {
   private readonly catchUps = new Set<Session>();
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
-  private readonly recent = new Map<number, CoreMessage>();
+  private readonly recent = new Array<CoreMessage | undefined>(RECENT_MESSAGES);
   /** A message of the batch being routed met a session that lags (its publishers pause). */
   private slowTargetSeen = false;
   private readonly offline = new Set<Session>();
@@ -230,8 +236,7 @@ export class MessageCore {
       if (message.retain) this.retain(message);
       this.route(message);
       this.routedUpTo = message.sequence;
-      recent.set(message.sequence, message);
-      if (recent.size > RECENT_MESSAGES) recent.delete(recent.keys().next().value as number);
+      recent[message.sequence & RECENT_MASK] = message;
     }
     if (this.slowTargetSeen && origins) {
       // Publishers wait for the subscribers they outpace (served from the log meanwhile), instead
@@ -330,8 +335,10 @@ export class MessageCore {
     }
     const sequence = message.sequence;
     if (sequence !== 0 && sequence <= session.position) return;
-    const lifetime = remainingLifetime(message, this.engine.clock.now());
-    if (lifetime !== undefined && lifetime <= 0) return;
+    if (message.properties?.messageExpiryInterval !== undefined) {
+      const lifetime = remainingLifetime(message, this.engine.clock.now());
+      if (lifetime !== undefined && lifetime <= 0) return;
+    }
     if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
       // Served from the log once it can take more.
       session.lagging = true;
@@ -588,42 +595,29 @@ export class MessageCore {
 
   /**
    * Serves a lagging session from the log, from its position, until its window or its output is
-   * full (it stays lagging) or it reaches the end of the log (it is live again).
+   * full (it stays lagging) or it reaches the end of the log (it is live again). Messages still
+   * kept as routed are taken from memory (decoded and encoded once for every session); older
+   * ones are read from the log.
    */
   private catchUp(session: Session): void {
     const outlet = session.outlet;
     if (outlet === null || !session.lagging || this.closed) return;
     const now = this.engine.clock.now();
-    const subscriptions = [...session.subscriptions].filter(([filter]) => parseSharedFilter(filter) === null);
+    const matches = new Map<string, SessionMatches | null>();
     for (;;) {
+      let sequence = session.position + 1;
+      if (sequence <= this.routedUpTo && this.recentAt(sequence)) {
+        for (; sequence <= this.routedUpTo; sequence++) {
+          const message = this.recentAt(sequence);
+          if (!message) break;
+          if (!this.catchUpOne(session, outlet, message, null, matches, now)) return this.resumePublishers();
+        }
+        if (sequence > this.routedUpTo) break;
+        continue;
+      }
       const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
       for (const logged of chunk) {
-        let qos = -1;
-        let retain = false;
-        let ids: number[] | undefined;
-        let wildcardOnly = true;
-        for (const [filter, o] of subscriptions) {
-          if (!topicMatches(filter, logged.topic)) continue;
-          if (o.noLocal && logged.publisher === session.clientId) continue;
-          qos = Math.max(qos, Math.min(logged.qos ?? 0, o.qos));
-          retain ||= o.retainAsPublished && logged.retain === true;
-          if (o.subscriptionIdentifier !== undefined) (ids ??= []).push(o.subscriptionIdentifier);
-          if (!hasWildcard(filter)) wildcardOnly = false;
-        }
-        if (qos < 0 || (qos === 0 && logged.sequence <= session.skipQos0UpTo)
-          || (wildcardOnly && !this.mayReceive(session, logged.topic))) {
-          session.position = logged.sequence;
-          continue;
-        }
-        if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) {
-          this.resumePublishers();
-          return;
-        }
-        session.position = logged.sequence;
-        const message = this.recent.get(logged.sequence) ?? fromLogged(logged);
-        const lifetime = remainingLifetime(message, now);
-        if (lifetime !== undefined && lifetime <= 0) continue;
-        this.deliver(session, outlet, message, qos as QoS, retain, ids, false);
+        if (!this.catchUpOne(session, outlet, null, logged, matches, now)) return this.resumePublishers();
       }
       if (chunk.length < CATCH_UP_CHUNK) break;
     }
@@ -632,6 +626,64 @@ export class MessageCore {
     session.lagging = false;
     if (session.persistent) this.markDirty(session);
     this.resumePublishers();
+  }
+
+  /** One message of a catch-up (from memory or from the log); false when the session is full. */
+  private catchUpOne(session: Session, outlet: SessionOutlet, kept: CoreMessage | null, logged: LoggedMessage | null,
+    cache: Map<string, SessionMatches | null>, now: number): boolean {
+    const topic = kept ? kept.topic : logged!.topic;
+    const sequence = kept ? kept.sequence : logged!.sequence;
+    let matching = cache.get(topic);
+    if (matching === undefined) {
+      matching = this.sessionMatches(session, topic);
+      cache.set(topic, matching);
+    }
+    if (matching === null) {
+      session.position = sequence;
+      return true;
+    }
+    const publishedQos = kept ? kept.qos : (logged!.qos ?? 0);
+    const publishedRetain = kept ? kept.retain : logged!.retain === true;
+    const publisher = kept ? kept.publisher : (logged!.publisher ?? null);
+    let qos = -1;
+    let retain = false;
+    let ids: number[] | undefined;
+    for (const o of matching.options) {
+      if (o.noLocal && publisher === session.clientId) continue;
+      qos = Math.max(qos, Math.min(publishedQos, o.qos));
+      retain ||= o.retainAsPublished && publishedRetain;
+      if (o.subscriptionIdentifier !== undefined) (ids ??= []).push(o.subscriptionIdentifier);
+    }
+    if (qos < 0 || (qos === 0 && sequence <= session.skipQos0UpTo)) {
+      session.position = sequence;
+      return true;
+    }
+    if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) return false;
+    session.position = sequence;
+    const message = kept ?? this.recentAt(sequence) ?? fromLogged(logged!);
+    const lifetime = remainingLifetime(message, now);
+    if (lifetime !== undefined && lifetime <= 0) return true;
+    this.deliver(session, outlet, message, qos as QoS, retain, ids, false);
+    return true;
+  }
+
+  /** The session's subscriptions (not shared ones) matching a topic it may receive; null: none. */
+  private sessionMatches(session: Session, topic: string): SessionMatches | null {
+    const options: SubscriptionOptions[] = [];
+    let wildcardOnly = true;
+    for (const [filter, o] of session.subscriptions) {
+      if (parseSharedFilter(filter) !== null || !topicMatches(filter, topic)) continue;
+      options.push(o);
+      if (!hasWildcard(filter)) wildcardOnly = false;
+    }
+    if (options.length === 0 || (wildcardOnly && !this.mayReceive(session, topic))) return null;
+    return { options };
+  }
+
+  /** A message routed recently, by sequence (undefined when no longer kept). */
+  private recentAt(sequence: number): CoreMessage | undefined {
+    const message = this.recent[sequence & RECENT_MASK];
+    return message !== undefined && message.sequence === sequence ? message : undefined;
   }
 
   // ---- persistence -----------------------------------------------------------------------
