@@ -414,6 +414,7 @@ export class MessageCore {
 
   /** In-flight messages of a resumed session go again, DUP set, same packet ids [MQTT-4.4.0-1]. */
   private resendInflight(session: Session, outlet: SessionOutlet): void {
+    if (session.inflightCount === 0) return;
     for (const [packetId, entry] of session.inflight) {
       if (entry.state === 'pubrel') {
         outlet.resendPubrel(packetId);
@@ -462,6 +463,7 @@ export class MessageCore {
     session.outlet = null;
     this.catchUps.delete(session);
     // Messages in flight are kept for a persistent session (sent again on reconnect).
+    if (session.inflightCount === 0) return;
     if (!session.persistent) session.inflight.clear();
     for (const [, entry] of session.inflight) entry.message = undefined;
   }

@@ -89,9 +89,32 @@ export const SESSION_NEVER_EXPIRES = 0xffffffff;
 export const MAX_WINDOW = 1024;
 
 export class Session {
-  readonly subscriptions = new Map<string, SubscriptionOptions>();
-  readonly inflight = new Map<number, InflightEntry>();
-  readonly qos2Received = new Set<number>();
+  // Created on first use: an idle client costs no empty maps (thousands of connections).
+  private subscriptionMap?: Map<string, SubscriptionOptions>;
+  private inflightMap?: Map<number, InflightEntry>;
+  private qos2ReceivedSet?: Set<number>;
+  private receiveDecisionMap?: Map<string, boolean>;
+
+  /** Filter (as subscribed, `$share/...` included) → options. */
+  get subscriptions(): Map<string, SubscriptionOptions> {
+    return (this.subscriptionMap ??= new Map());
+  }
+
+  /** Packet id → message delivered at QoS 1 or 2 and not yet acknowledged. */
+  get inflight(): Map<number, InflightEntry> {
+    return (this.inflightMap ??= new Map());
+  }
+
+  /** QoS 2 packet ids received (PUBREC sent) whose PUBREL has not come. */
+  get qos2Received(): Set<number> {
+    return (this.qos2ReceivedSet ??= new Set());
+  }
+
+  /** Topics this session may or may not receive, decided once per roles generation. */
+  get receiveDecisions(): Map<string, boolean> {
+    return (this.receiveDecisionMap ??= new Map());
+  }
+
   /** See the file comment. */
   position = 0;
   lagging = false;
@@ -106,8 +129,6 @@ export class Session {
   willDueAt?: number;
   /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
   skipQos0UpTo = 0;
-  /** Topics this session may or may not receive, decided once per roles generation. */
-  readonly receiveDecisions = new Map<string, boolean>();
   receiveDecisionsGeneration = -1;
   /** The router's mark, to find a session matched by several subscriptions of one message. */
   routeStamp = 0;
@@ -118,6 +139,11 @@ export class Session {
     public principal: Principal,
     readonly kind: 'mqtt' | 'mqApi',
   ) {}
+
+  /** Messages in flight (without creating the map). */
+  get inflightCount(): number {
+    return this.inflightMap?.size ?? 0;
+  }
 
   get persistent(): boolean {
     return this.expiryInterval > 0;
@@ -144,7 +170,7 @@ export class Session {
 
   toStored(): StoredSession {
     const inflight: StoredSession['inflight'] = [];
-    for (const [packetId, entry] of this.inflight) {
+    for (const [packetId, entry] of this.inflightMap ?? []) {
       inflight.push([packetId, entry.sequence, entry.qos, entry.state, entry.retain, entry.subscriptionIds ?? null]);
     }
     return {
@@ -153,10 +179,10 @@ export class Session {
       roles: [...this.principal.roles],
       kind: this.kind,
       expiryInterval: this.expiryInterval,
-      subscriptions: [...this.subscriptions],
+      subscriptions: [...(this.subscriptionMap ?? [])],
       position: this.position,
       inflight,
-      qos2Received: [...this.qos2Received],
+      qos2Received: [...(this.qos2ReceivedSet ?? [])],
       nextPacketId: this.nextPacketId,
       disconnectedAt: this.disconnectedAt,
     };

@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
+import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
 import type { ClientConnection } from '../../kernel/sessions/client-sessions';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
@@ -35,7 +36,7 @@ export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
 /** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
 
-export class Connection implements ClientConnection, SessionOutlet, PublishOrigin {
+export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
   protocolVersion = 4;
@@ -56,17 +57,15 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   receiveMaximum = 65535;
   /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
   clientTopicAliasMaximum = 0;
-  /** Aliases the broker assigned towards the client: topic → alias. */
-  readonly outboundAliases = new Map<string, number>();
-  /** Aliases the client set: alias → topic. */
-  readonly inboundAliases = new Map<number, string>();
-  /** Publish decisions of this connection's principal, per topic, for one roles generation. */
-  readonly publishDecisions = new Map<string, boolean>();
+  // Created on first use: an idle connection costs no empty maps.
+  private outboundAliasMap?: Map<string, number>;
+  private inboundAliasMap?: Map<number, string>;
+  private publishDecisionMap?: Map<string, boolean>;
+  private qos2StoringSet?: Set<number>;
   publishDecisionsGeneration = -1;
   /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
   unacknowledged = 0;
-  /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
-  readonly qos2Storing = new Set<number>();
+
   /** The will goes out when the connection ends (not after a normal DISCONNECT). */
   sendWillOnClose = true;
   /** CONNACK sent: from now on an MQTT 5 client is told why it is closed (DISCONNECT). */
@@ -75,7 +74,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private largestDelivery = 0;
   /** Output is corked until the end of this event-loop turn (the broker uncorks). */
   corked = false;
-  private readonly parser = mqttPacket.parser();
+  /** Lent while a packet is partly read (parser-pool.ts). */
+  private parser?: ReturnType<typeof borrowParser>;
   /** Packets that arrived behind the CONNECT while it was being checked. */
   private pending: Packet[] = [];
   /** The output is over the stream's high-water mark: reading waits for 'drain'. */
@@ -83,12 +83,30 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
     this.openedAt = this.lastActivity = Date.now();
-    this.parser.on('packet', (packet: Packet) => this.onPacket(packet));
-    this.parser.on('error', (error: Error) => this.onMalformed(error));
     stream.on('data', (chunk: Buffer) => this.onData(chunk));
     stream.on('error', (error: Error) => this.broker.log.debug({ err: error, address }, 'connection error'));
     stream.on('close', () => this.onClosed());
     stream.on('end', () => this.stream.end());
+  }
+
+  /** Aliases the broker assigned towards the client: topic → alias. */
+  get outboundAliases(): Map<string, number> {
+    return (this.outboundAliasMap ??= new Map());
+  }
+
+  /** Aliases the client set: alias → topic. */
+  get inboundAliases(): Map<number, string> {
+    return (this.inboundAliasMap ??= new Map());
+  }
+
+  /** Publish decisions of this connection's principal, per topic, for one roles generation. */
+  get publishDecisions(): Map<string, boolean> {
+    return (this.publishDecisionMap ??= new Map());
+  }
+
+  /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
+  get qos2Storing(): Set<number> {
+    return (this.qos2StoringSet ??= new Set());
   }
 
   /** The account holding this connection (a takeover by another account needs mq.takeover). */
@@ -249,14 +267,21 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed') return;
     this.lastActivity = Date.now();
     this.broker.core.stats.bytesReceived += chunk.length;
-    this.parser.parse(chunk);
+    const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
+    parser.parse(chunk);
+    if (this.parser !== parser) return;
+    if ((this.state as ConnectionState) === 'closed' || parserIdle(parser)) {
+      this.parser = undefined;
+      releaseParser(parser);
+      return;
+    }
     // A packet still arriving whose announced length is over the limit is refused now, before
     // its body is buffered.
-    const partial = (this.parser as unknown as { packet: { length: number } }).packet;
-    if ((this.state as ConnectionState) !== 'closed' && partial.length > 0 && packetSize(partial.length) > this.broker.maxPacketSize) this.tooLarge();
+    const length = partialPacketLength(parser);
+    if (length > 0 && packetSize(length) > this.broker.maxPacketSize) this.tooLarge();
   }
 
-  private onPacket(packet: Packet): void {
+  onPacket(packet: Packet): void {
     if (this.state === 'closed') return;
     if (packetSize(packet.length ?? 0) > this.broker.maxPacketSize) return this.tooLarge();
     switch (this.state) {
@@ -313,7 +338,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   /** A malformed packet closes the connection [MQTT-4.8.0-1]; MQTT 5 hears 0x81 when connected. */
-  private onMalformed(error: Error): void {
+  onMalformed(error: Error): void {
     if (this.state === 'closed') return;
     if (this.state === 'new' && /protocol version/i.test(error.message)) {
       // A CONNECT of a level mqtt-packet cannot read: CONNACK 0x01 in the 3.1.1 encoding [MQTT-3.1.2-2].
