@@ -9,8 +9,17 @@ import { msToTimestamp, timestampToMs } from '../data/values/wire-format';
 
 export type QoS = 0 | 1 | 2;
 
-/** User properties in the shape mqtt-packet reads and writes them (repeated keys: an array). */
-export type UserProperties = Record<string, string | string[]>;
+/** One MQTT 5 User Property: a name (`key`) and a value. */
+export interface UserProperty {
+  key: string;
+  value: string;
+}
+
+/**
+ * User properties in the order they were published, repeated names included: they are forwarded
+ * so [MQTT-3.3.2-17, MQTT-3.3.2-18]. The log stores the same shape.
+ */
+export type UserProperties = UserProperty[];
 
 export interface MessageProperties {
   payloadFormatIndicator?: boolean;
@@ -81,27 +90,6 @@ function variantBytes(variant: VariantValue): Buffer {
   }
 }
 
-function userPropertyList(properties: UserProperties): Array<{ key: string; value: string }> {
-  const list: Array<{ key: string; value: string }> = [];
-  for (const key of Object.keys(properties)) {
-    const value = properties[key];
-    if (Array.isArray(value)) for (const v of value) list.push({ key, value: v });
-    else list.push({ key, value });
-  }
-  return list;
-}
-
-function userPropertyRecord(list: Array<{ key: string; value: string }>): UserProperties {
-  const record: UserProperties = {};
-  for (const { key, value } of list) {
-    const previous = record[key];
-    if (previous === undefined) record[key] = value;
-    else if (Array.isArray(previous)) previous.push(value);
-    else record[key] = [previous, value];
-  }
-  return record;
-}
-
 /** The log entry of a message; `createTs` is shared by the messages of one commit. */
 export function toLogAppend(message: CoreMessage, createTs: string): LogAppend {
   const p = message.properties;
@@ -116,7 +104,7 @@ export function toLogAppend(message: CoreMessage, createTs: string): LogAppend {
       correlationData: p?.correlationData ?? null,
       responseTopic: p?.responseTopic ?? null,
       expirySeconds: p?.messageExpiryInterval ?? null,
-      userProperties: p?.userProperties ? userPropertyList(p.userProperties) : null,
+      userProperties: p?.userProperties && p.userProperties.length > 0 ? p.userProperties : null,
       payloadFormat: p?.payloadFormatIndicator === undefined ? null : p.payloadFormatIndicator ? 1 : 0,
       publisher: message.publisher,
     },
@@ -136,7 +124,7 @@ export function fromLogged(logged: LoggedMessage): CoreMessage {
   if (logged.contentType) { properties.contentType = logged.contentType; any = true; }
   if (logged.responseTopic) { properties.responseTopic = logged.responseTopic; any = true; }
   if (logged.correlationData) { properties.correlationData = Buffer.from(logged.correlationData); any = true; }
-  if (logged.userProperties && logged.userProperties.length > 0) { properties.userProperties = userPropertyRecord(logged.userProperties); any = true; }
+  if (logged.userProperties && logged.userProperties.length > 0) { properties.userProperties = logged.userProperties; any = true; }
   return {
     topic: logged.topic,
     payload: variantBytes(logged.payload),

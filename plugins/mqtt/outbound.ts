@@ -5,9 +5,9 @@
  * something of their own (subscription identifiers, a topic alias, a message expiry that counts
  * down) are encoded for one client.
  */
-import mqttPacket, { type IPublishPacket } from 'mqtt-packet';
 import type { CoreMessage, QoS } from '../messaging/message';
 import { remainingLifetime } from '../messaging/message';
+import { encodePublish as encodePublishPacket } from './wire/publish-encoder';
 
 /** The cache slot of a form: level 4/5 × QoS 0..2 × RETAIN. */
 function formSlot(level: number, qos: QoS, retain: boolean): number {
@@ -27,44 +27,26 @@ export interface OutboundOptions {
   now: number;
 }
 
-function publishPacket(message: CoreMessage, o: OutboundOptions, topic: string, lifetime: number | undefined): IPublishPacket {
-  const packet: IPublishPacket = {
-    cmd: 'publish', topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: o.dup,
-    messageId: o.qos > 0 ? (o.packetId || 1) : undefined,
-  };
-  if (o.level === 5) {
-    const p = message.properties;
-    const properties: NonNullable<IPublishPacket['properties']> = {};
-    if (p) {
-      if (p.payloadFormatIndicator !== undefined) properties.payloadFormatIndicator = p.payloadFormatIndicator;
-      // The remaining lifetime is forwarded, not the original interval [MQTT-3.3.2-6].
-      if (lifetime !== undefined) properties.messageExpiryInterval = lifetime;
-      if (p.contentType !== undefined) properties.contentType = p.contentType;
-      if (p.responseTopic !== undefined) properties.responseTopic = p.responseTopic;
-      if (p.correlationData !== undefined) properties.correlationData = p.correlationData;
-      if (p.userProperties !== undefined) properties.userProperties = p.userProperties;
-    }
-    if (o.subscriptionIds && o.subscriptionIds.length > 0) {
-      properties.subscriptionIdentifier = o.subscriptionIds.length === 1 ? o.subscriptionIds[0] : o.subscriptionIds;
-    }
-    if (o.alias !== undefined) properties.topicAlias = o.alias;
-    packet.properties = properties;
-  }
-  return packet;
-}
-
 /** The bytes of a PUBLISH of `message` for one delivery. */
 export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer {
   const lifetime = remainingLifetime(message, o.now);
   const own = lifetime !== undefined || o.alias !== undefined || (o.subscriptionIds !== undefined && o.subscriptionIds.length > 0);
   if (own && o.level === 5) {
-    return mqttPacket.generate(publishPacket(message, o, o.aliasOnly ? '' : message.topic, lifetime), { protocolVersion: 5 });
+    return encodePublishPacket({
+      topic: o.aliasOnly ? '' : message.topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: o.dup,
+      packetId: o.packetId || 1, properties: message.properties,
+      // The remaining lifetime is forwarded, not the original interval [MQTT-3.3.2-6] (never below 0).
+      messageExpiryInterval: lifetime === undefined ? undefined : Math.max(0, lifetime),
+      topicAlias: o.alias, subscriptionIdentifiers: o.subscriptionIds,
+    }, 5);
   }
   const slot = formSlot(o.level, o.qos, o.retain);
   const wire = (message.wire ??= []);
   let bytes = wire[slot];
   if (bytes === undefined) {
-    bytes = mqttPacket.generate(publishPacket(message, { ...o, dup: false, packetId: 1, subscriptionIds: undefined, alias: undefined }, message.topic, undefined), { protocolVersion: o.level });
+    bytes = encodePublishPacket({
+      topic: message.topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: false, packetId: 1, properties: message.properties,
+    }, o.level);
     wire[slot] = bytes;
   }
   if (o.qos === 0) return bytes;

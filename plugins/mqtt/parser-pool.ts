@@ -4,7 +4,9 @@
  * parser back once a chunk ended on a packet boundary, and the next chunk borrows one again.
  * The listeners are set once per parser and call whichever connection holds it.
  */
-import mqttPacket, { type Packet } from 'mqtt-packet';
+import type mqttPacket from 'mqtt-packet';
+import type { Packet } from 'mqtt-packet';
+import { orderedUserPropertiesParser } from './wire/ordered-user-properties';
 
 /** Who receives a parser's packets and errors. */
 export interface PacketSink {
@@ -29,7 +31,7 @@ const POOL_LIMIT = 64;
 const pool: Parser[] = [];
 
 function create(): Parser {
-  const parser = mqttPacket.parser();
+  const parser = orderedUserPropertiesParser();
   parser.on('packet', function (this: ParserState, packet: Packet) { this.sink?.onPacket(packet); });
   parser.on('error', function (this: ParserState, error: Error) { this.sink?.onMalformed(error); });
   return parser;

@@ -11,6 +11,7 @@ import type { Connection } from '../connection';
 import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { encodeAck } from '../outbound';
 import { REASON } from '../reason-codes';
+import { userPropertiesInOrder } from '../wire/ordered-user-properties';
 
 /** Publish decisions a connection keeps (cleared when full). */
 const PUBLISH_DECISIONS_LIMIT = 4096;
@@ -140,6 +141,8 @@ export function messageProperties(p: NonNullable<IPublishPacket['properties']>):
   if (p.contentType !== undefined) { out.contentType = p.contentType; any = true; }
   if (p.responseTopic !== undefined) { out.responseTopic = p.responseTopic; any = true; }
   if (p.correlationData !== undefined) { out.correlationData = p.correlationData; any = true; }
-  if (p.userProperties !== undefined) { out.userProperties = p.userProperties as MessageProperties['userProperties']; any = true; }
+  // In their order, repeated names included [MQTT-3.3.2-17, MQTT-3.3.2-18].
+  const userProperties = userPropertiesInOrder(p);
+  if (userProperties !== undefined) { out.userProperties = userProperties; any = true; }
   return any ? out : undefined;
 }
