@@ -94,7 +94,8 @@ export function encodePublish(fields: PublishFields, level: number): Buffer {
   const bytes = Buffer.allocUnsafe(1 + variableByteIntegerSize(remainingLength) + remainingLength);
 
   // Fixed header: type 3, DUP, QoS, RETAIN (§3.3.1).
-  bytes[0] = 0x30 | (fields.dup ? 0x08 : 0) | (qos << 1) | (fields.retain ? 0x01 : 0);
+  // DUP is 0 for every QoS 0 message [MQTT-3.3.1-2].
+  bytes[0] = 0x30 | (fields.dup && qos > 0 ? 0x08 : 0) | (qos << 1) | (fields.retain ? 0x01 : 0);
   let at = writeVariableByteInteger(bytes, 1, remainingLength);
   bytes[at++] = topicLength >> 8;
   bytes[at++] = topicLength & 0xff;
