@@ -1,0 +1,170 @@
+/**
+ * Durability of the broker as a real process (`node dist/main.js`): a QoS 1 stream from an `mqtt`
+ * client, SIGKILL in the middle, a restart on the same data folder. Every message that got a
+ * PUBACK is in the topic's integration table (read over REST) exactly once and in publish order; a
+ * persistent subscriber that acknowledged nothing gets its in-flight messages again (DUP, same
+ * packet id) and then the rest; a retained message survives.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import mqtt from 'mqtt';
+import type { Packet } from 'mqtt-packet';
+import { call, tempDataDir } from '../helpers/server';
+import { spawnEngine, type EngineProcess } from '../helpers/engine-process';
+import { RawClient, connectPacket } from './mqtt-helpers';
+import { integrationTableName } from './session-helpers';
+
+const TOPIC = 'Durable/Stream-1';
+const RETAINED_TOPIC = 'durable/retained';
+const SUBSCRIBER = 'durable-subscriber';
+const KILL_AFTER_ACKS = 600;
+const WINDOW = 32;
+
+interface Running {
+  proc: EngineProcess;
+  http: string;
+  mqttPort: number;
+}
+
+/** Starts the server process and resolves once both its HTTP and MQTT listening lines are out. */
+async function startProcess(dataDir: string): Promise<Running> {
+  const proc = spawnEngine({
+    ENGINE_DATA_DIR: dataDir,
+    ENGINE_PLUGINS: JSON.stringify(['storage-lmdb', 'data', 'http', 'rest', 'messaging', 'mqtt']),
+    ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off',
+    ENGINE_MQTT_PORT: '0', ENGINE_MQTTS_PORT: 'off', ENGINE_MQTT_WS_PORT: 'off', ENGINE_MQTT_WSS_PORT: 'off',
+  });
+  const lines = await new Promise<{ http: string; mqtt: string }>((resolve, reject) => {
+    const check = (): void => {
+      const listening = proc.logs().filter((line) => line.msg === 'listening');
+      const http = listening.find((line) => typeof line.http === 'string')?.http as string | undefined;
+      const mqttUrl = listening.find((line) => line.plugin === 'mqtt')?.mqtt as string | undefined;
+      if (http && mqttUrl) {
+        proc.child.stdout!.off('data', check);
+        resolve({ http, mqtt: mqttUrl });
+      }
+    };
+    proc.child.stdout!.on('data', check);
+    void proc.exit.then((code) => reject(new Error(`the server exited (${code}) before listening: ${proc.output()}`)));
+    check();
+  });
+  return { proc, http: lines.http, mqttPort: Number(new URL(lines.mqtt).port) };
+}
+
+/** A stored JSON payload (REST renders json variants as their value) as the number published. */
+function publishedNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(JSON.parse(value));
+  if (value && typeof value === 'object' && 'value' in value) return publishedNumber((value as { value: unknown }).value);
+  throw new Error(`unexpected stored payload ${JSON.stringify(value)}`);
+}
+
+async function storedNumbers(http: string): Promise<Array<{ id: number; n: number }>> {
+  const table = integrationTableName(TOPIC);
+  const listed = await call('GET', `${http}/engine/api/v1/table/main`);
+  assert.equal(listed.status, 200, listed.text);
+  assert.ok(listed.json._tables.includes(table), `${table} in ${listed.text}`);
+  const found = await call('POST', `${http}/engine/api/v1/query/main/${table}/create_ts_idx?top=1000000`, {
+    body: { find: { create_ts: { operator: '>=', value: '2000-01-01T00:00:00.000' } } },
+  });
+  assert.equal(found.status, 200, found.text);
+  return (found.json._records as Array<{ _id: number; source_payload: unknown }>)
+    .map((record) => ({ id: record._id, n: publishedNumber(record.source_payload) }))
+    .sort((a, b) => a.id - b.id);
+}
+
+describe('mqtt 13: durability across SIGKILL (server process)', function () {
+  this.timeout(120_000);
+
+  it('every PUBACKed QoS 1 message is stored exactly once and in order; a persistent subscriber gets its unacknowledged messages; the retained message survives', async () => {
+    const dataDir = tempDataDir('mqtt-durability');
+    let running = await startProcess(dataDir);
+    try {
+      // a persistent subscriber that acknowledges nothing: the broker keeps its window in flight
+      const subscriber = await RawClient.open(running.mqttPort);
+      subscriber.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
+      assert.equal((await subscriber.next('connack')).returnCode, 0);
+      subscriber.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: TOPIC, qos: 1 }] } as Packet);
+      assert.deepEqual((await subscriber.next('suback')).granted, [1]);
+
+      const publisher = mqtt.connect(`mqtt://127.0.0.1:${running.mqttPort}`, {
+        protocolVersion: 4, clientId: 'durable-publisher', username: 'admin', password: 'ADMIN', reconnectPeriod: 0, clean: true,
+      });
+      publisher.on('error', () => undefined);
+      await once(publisher, 'connect');
+      await publisher.publishAsync(RETAINED_TOPIC, 'survives', { qos: 1, retain: true });
+
+      // the stream: WINDOW publishes in flight; SIGKILL once KILL_AFTER_ACKS have been acknowledged
+      const acknowledged: number[] = [];
+      let next = 0;
+      const killed = new Promise<void>((resolve) => {
+        const publishOne = (): void => {
+          if (running.proc.child.exitCode !== null || running.proc.child.signalCode !== null || !publisher.connected) return;
+          const n = next++;
+          publisher.publish(TOPIC, String(n), { qos: 1 }, (error) => {
+            if (error) return;
+            acknowledged.push(n);
+            if (acknowledged.length === KILL_AFTER_ACKS) {
+              running.proc.child.kill('SIGKILL');
+              resolve();
+            } else {
+              publishOne();
+            }
+          });
+        };
+        for (let i = 0; i < WINDOW; i++) publishOne();
+      });
+      await killed;
+      await running.proc.exit;
+      publisher.end(true);
+      await subscriber.closed;
+      const inFlight = subscriber.packets.filter((packet): packet is any => packet.cmd === 'publish');
+      assert.ok(inFlight.length > 0, 'the subscriber had messages in flight');
+
+      running = await startProcess(dataDir);
+      const stored = await storedNumbers(running.http);
+      const storedSet = new Set(stored.map((row) => row.n));
+      const lost = acknowledged.filter((n) => !storedSet.has(n));
+      assert.deepEqual(lost, [], `${lost.length} acknowledged messages lost`);
+      const numbers = stored.map((row) => row.n);
+      assert.equal(new Set(numbers).size, numbers.length, 'no message stored twice');
+      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'stored in publish order');
+      assert.ok(numbers.length >= KILL_AFTER_ACKS);
+
+      // the subscriber comes back: its in-flight messages first (DUP, original ids), then the rest, in order
+      const back = await RawClient.open(running.mqttPort);
+      back.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
+      const connack = await back.next('connack');
+      assert.equal(connack.returnCode, 0);
+      assert.equal(connack.sessionPresent, true);
+      const received: number[] = [];
+      const last = numbers[numbers.length - 1];
+      for (let index = 0; ; index++) {
+        const publish = await back.next('publish');
+        assert.ok(publish, `closed after ${received.length} messages`);
+        if (index < inFlight.length) {
+          assert.equal(publish.dup, true, 'an unacknowledged message is resent with DUP');
+          assert.equal(publish.messageId, inFlight[index].messageId, 'with its packet id');
+          assert.equal(publish.payload.toString(), inFlight[index].payload.toString());
+        }
+        back.send({ cmd: 'puback', messageId: publish.messageId } as Packet);
+        received.push(Number(publish.payload.toString()));
+        if (received[received.length - 1] === last) break;
+      }
+      assert.deepEqual(received, numbers, 'every stored message, once, in order');
+      back.destroy();
+
+      // the retained message survived
+      const late = await RawClient.open(running.mqttPort);
+      late.send(connectPacket({ clientId: 'durable-late', clean: true }));
+      await late.next('connack');
+      late.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: RETAINED_TOPIC, qos: 1 }] } as Packet);
+      const retained = await late.next('publish');
+      assert.equal(retained.payload.toString(), 'survives');
+      assert.equal(retained.retain, true);
+      late.destroy();
+    } finally {
+      await running.proc.stop('SIGTERM');
+    }
+  });
+});
