@@ -6,7 +6,6 @@
  * packet id) and then the rest; a retained message survives.
  */
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import mqtt from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { call, tempDataDir } from '../helpers/server';
@@ -91,7 +90,7 @@ describe('mqtt 13: durability across SIGKILL (server process)', function () {
         protocolVersion: 4, clientId: 'durable-publisher', username: 'admin', password: 'ADMIN', reconnectPeriod: 0, clean: true,
       });
       publisher.on('error', () => undefined);
-      await once(publisher, 'connect');
+      await new Promise<void>((resolve, reject) => { publisher.once('connect', () => resolve()); publisher.once('close', () => reject(new Error('publisher not connected'))); });
       await publisher.publishAsync(RETAINED_TOPIC, 'survives', { qos: 1, retain: true });
 
       // the stream: WINDOW publishes in flight; SIGKILL once KILL_AFTER_ACKS have been acknowledged
