@@ -220,3 +220,14 @@ export async function rawSync(raw: RawClient, protocolVersion = 4): Promise<void
   raw.send({ cmd: 'pingreq' } as Packet, protocolVersion);
   if (!(await raw.next('pingresp'))) throw new Error('closed before PINGRESP');
 }
+
+/**
+ * A full CONNECT / PINGREQ / DISCONNECT with a fresh client: the broker has handled the socket
+ * events that came before (a close it must see before a test moves the engine clock on).
+ */
+export async function brokerRoundTrip(server: TestServer): Promise<void> {
+  const { raw } = await rawSession(server, { clientId: uniqueName('round-trip') });
+  await rawSync(raw);
+  raw.send({ cmd: 'disconnect' } as Packet);
+  await raw.closed;
+}
