@@ -131,25 +131,28 @@ describe('mqtt 08b: topic authorization and $SYS', function () {
   }
 
   describe('$SYS', () => {
-    let sysTopic: string;
+    const CONNECTED = '$SYS/broker/clients/connected';
 
-    it('an admin subscriber to $SYS/# gets broker statistics (clients connected)', async () => {
+    it('an admin subscriber to $SYS/# gets broker statistics; clients connected counts it (next periodic publication)', async () => {
       const admin = await openClient(server, { clientId: uniqueName('sys-admin'), protocolVersion: 5 });
       await subscribeOk(admin.client, '$SYS/#', { qos: 0 });
-      const connected = await admin.inbox.waitFor((m) => m.topic === '$SYS/broker/clients/connected', '$SYS/broker/clients/connected');
-      assert.match(connected.payload, /^\d+$/);
-      assert.ok(Number(connected.payload) >= 1, 'at least this subscriber is connected');
-      sysTopic = connected.topic;
+      const first = await admin.inbox.waitFor((m) => m.topic === CONNECTED, CONNECTED);
+      assert.match(first.payload, /^\d+$/);
+      // the first may be the retained snapshot from before this client came; a later one counts it
+      await admin.inbox.waitFor((m) => m.topic === CONNECTED && Number(m.payload) >= 1, `${CONNECTED} >= 1`);
       for (const topic of admin.inbox.messages.map((m) => m.topic)) assert.match(topic, /^\$SYS\/broker\//);
       await closeClient(admin);
     });
 
     it('$SYS topics are never stored: no catalog entry, no integration table', async () => {
-      assert.ok(sysTopic, 'the test above saw a $SYS message');
+      const admin = await openClient(server, { clientId: uniqueName('sys-admin'), protocolVersion: 5 });
+      await subscribeOk(admin.client, '$SYS/#', { qos: 0 });
+      await admin.inbox.waitFor((m) => m.topic === CONNECTED, CONNECTED);
       const log = server.engine.need('storage').messageLog;
-      assert.equal(log.getTopic(sysTopic), undefined);
+      assert.equal(log.getTopic(CONNECTED), undefined);
       assert.deepEqual(log.listTopics().filter((topic) => topic.topic.startsWith('$')).map((topic) => topic.topic), []);
       assert.deepEqual(log.listTopics().filter((topic) => topic.table.startsWith('mqtt_msg__sys')).map((topic) => topic.table), []);
+      await closeClient(admin);
     });
 
     it('$SYS/# is granted only by a grant naming $SYS: refused to an account holding topic:#, whose # subscription never carries $SYS messages', async () => {
