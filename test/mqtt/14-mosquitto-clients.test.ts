@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { TestServer } from '../helpers/server';
 import { closeClient, openClient, publishOk, startMessagingBroker, subscribeOk, uniqueName } from './session-helpers';
 
-const HAVE_MOSQUITTO = spawnSync('mosquitto_pub', ['--help']).error === undefined;
+const HAVE_MOSQUITTO = spawnSync('mosquitto_pub', ['--help']).error === undefined && spawnSync('stdbuf', ['--version']).error === undefined;
 const FORMAT = 'MSG|%t|%q|%r|%p'; // topic, QoS, retain flag, payload
 
 interface Run {
@@ -40,7 +40,8 @@ interface Subscriber {
 
 /** mosquitto_sub -d: its debug lines say when the SUBACK came, message lines use FORMAT. */
 function mosquittoSub(args: string[]): Subscriber {
-  const child = spawn('mosquitto_sub', ['-d', '-F', FORMAT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // stdout to a pipe is block-buffered: stdbuf -oL makes the SUBACK line come out when it happens
+  const child = spawn('stdbuf', ['-oL', 'mosquitto_sub', '-d', '-F', FORMAT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let subscribed!: () => void;
