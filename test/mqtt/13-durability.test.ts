@@ -74,96 +74,114 @@ async function storedNumbers(http: string): Promise<Array<{ id: number; n: numbe
 
 describe('mqtt 13: durability across SIGKILL (server process)', function () {
   this.timeout(120_000);
+  let running: Running | undefined;
+  let acknowledged: number[] = [];
+  let stored: Array<{ id: number; n: number }> = [];
+  let inFlight: any[] = [];
+  let resent: any[] = [];
+  let sessionPresent: boolean | undefined;
+  let retained: any;
 
-  it('every PUBACKed QoS 1 message is stored exactly once and in order; a persistent subscriber gets its unacknowledged messages; the retained message survives', async () => {
+  // One run, checked by the tests below: a stream killed with SIGKILL, a restart, the readers.
+  before(async () => {
     const dataDir = tempDataDir('mqtt-durability');
-    let running = await startProcess(dataDir);
-    try {
-      // a persistent subscriber that acknowledges nothing: the broker keeps its window in flight
-      const subscriber = await RawClient.open(running.mqttPort);
-      subscriber.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
-      assert.equal((await subscriber.next('connack')).returnCode, 0);
-      subscriber.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: TOPIC, qos: 1 }] } as Packet);
-      assert.deepEqual((await subscriber.next('suback')).granted, [1]);
+    running = await startProcess(dataDir);
+    // a persistent subscriber that acknowledges nothing: the broker keeps its messages in flight
+    const subscriber = await RawClient.open(running.mqttPort);
+    subscriber.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
+    assert.equal((await subscriber.next('connack')).returnCode, 0);
+    subscriber.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: TOPIC, qos: 1 }] } as Packet);
+    assert.deepEqual((await subscriber.next('suback')).granted, [1]);
 
-      const publisher = mqtt.connect(`mqtt://127.0.0.1:${running.mqttPort}`, {
-        protocolVersion: 4, clientId: 'durable-publisher', username: 'admin', password: 'ADMIN', reconnectPeriod: 0, clean: true,
-      });
-      publisher.on('error', () => undefined);
-      await new Promise<void>((resolve, reject) => { publisher.once('connect', () => resolve()); publisher.once('close', () => reject(new Error('publisher not connected'))); });
-      await publisher.publishAsync(RETAINED_TOPIC, 'survives', { qos: 1, retain: true });
+    const publisher = mqtt.connect(`mqtt://127.0.0.1:${running.mqttPort}`, {
+      protocolVersion: 4, clientId: 'durable-publisher', username: 'admin', password: 'ADMIN', reconnectPeriod: 0, clean: true,
+    });
+    publisher.on('error', () => undefined);
+    await new Promise<void>((resolve, reject) => { publisher.once('connect', () => resolve()); publisher.once('close', () => reject(new Error('publisher not connected'))); });
+    await publisher.publishAsync(RETAINED_TOPIC, 'survives', { qos: 1, retain: true });
 
-      // the stream: WINDOW publishes in flight; SIGKILL once KILL_AFTER_ACKS have been acknowledged
-      const acknowledged: number[] = [];
-      let next = 0;
-      const killed = new Promise<void>((resolve) => {
-        const publishOne = (): void => {
-          if (running.proc.child.exitCode !== null || running.proc.child.signalCode !== null || !publisher.connected) return;
-          const n = next++;
-          publisher.publish(TOPIC, String(n), { qos: 1 }, (error) => {
-            if (error) return;
-            acknowledged.push(n);
-            if (acknowledged.length === KILL_AFTER_ACKS) {
-              running.proc.child.kill('SIGKILL');
-              resolve();
-            } else {
-              publishOne();
-            }
-          });
-        };
-        for (let i = 0; i < WINDOW; i++) publishOne();
-      });
-      await killed;
-      await running.proc.exit;
-      publisher.end(true);
-      await subscriber.closed;
-      const inFlight = subscriber.packets.filter((packet): packet is any => packet.cmd === 'publish');
-      assert.ok(inFlight.length > 0, 'the subscriber had messages in flight');
+    // the stream: WINDOW publishes in flight; SIGKILL once KILL_AFTER_ACKS have been acknowledged
+    const proc = running.proc;
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const publishOne = (): void => {
+        if (proc.child.exitCode !== null || proc.child.signalCode !== null || !publisher.connected) return;
+        const n = next++;
+        publisher.publish(TOPIC, String(n), { qos: 1 }, (error) => {
+          if (error) return;
+          acknowledged.push(n);
+          if (acknowledged.length === KILL_AFTER_ACKS) {
+            proc.child.kill('SIGKILL');
+            resolve();
+          } else {
+            publishOne();
+          }
+        });
+      };
+      for (let i = 0; i < WINDOW; i++) publishOne();
+    });
+    await proc.exit;
+    publisher.end(true);
+    await subscriber.closed;
+    inFlight = subscriber.packets.filter((packet: any) => packet.cmd === 'publish');
 
-      running = await startProcess(dataDir);
-      const stored = await storedNumbers(running.http);
-      const storedSet = new Set(stored.map((row) => row.n));
-      const lost = acknowledged.filter((n) => !storedSet.has(n));
-      assert.deepEqual(lost, [], `${lost.length} acknowledged messages lost`);
-      const numbers = stored.map((row) => row.n);
-      assert.equal(new Set(numbers).size, numbers.length, 'no message stored twice');
-      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'stored in publish order');
-      assert.ok(numbers.length >= KILL_AFTER_ACKS);
+    running = await startProcess(dataDir);
+    stored = await storedNumbers(running.http);
 
-      // the subscriber comes back: its in-flight messages first (DUP, original ids), then the rest, in order
-      const back = await RawClient.open(running.mqttPort);
-      back.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
-      const connack = await back.next('connack');
-      assert.equal(connack.returnCode, 0);
-      assert.equal(connack.sessionPresent, true);
-      const received: number[] = [];
-      const last = numbers[numbers.length - 1];
-      for (let index = 0; ; index++) {
-        const publish = await back.next('publish');
-        assert.ok(publish, `closed after ${received.length} messages`);
-        if (index < inFlight.length) {
-          assert.equal(publish.dup, true, 'an unacknowledged message is resent with DUP');
-          assert.equal(publish.messageId, inFlight[index].messageId, 'with its packet id');
-          assert.equal(publish.payload.toString(), inFlight[index].payload.toString());
-        }
-        back.send({ cmd: 'puback', messageId: publish.messageId } as Packet);
-        received.push(Number(publish.payload.toString()));
-        if (received[received.length - 1] === last) break;
-      }
-      assert.deepEqual(received, numbers, 'every stored message, once, in order');
-      back.destroy();
-
-      // the retained message survived
-      const late = await RawClient.open(running.mqttPort);
-      late.send(connectPacket({ clientId: 'durable-late', clean: true }));
-      await late.next('connack');
-      late.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: RETAINED_TOPIC, qos: 1 }] } as Packet);
-      const retained = await late.next('publish');
-      assert.equal(retained.payload.toString(), 'survives');
-      assert.equal(retained.retain, true);
-      late.destroy();
-    } finally {
-      await running.proc.stop('SIGTERM');
+    // the subscriber comes back and acknowledges everything it gets, up to the last stored message
+    const back = await RawClient.open(running.mqttPort);
+    back.send(connectPacket({ clientId: SUBSCRIBER, clean: false }));
+    const connack = await back.next('connack');
+    assert.equal(connack.returnCode, 0);
+    sessionPresent = connack.sessionPresent;
+    const last = stored[stored.length - 1]?.n;
+    for (;;) {
+      const publish = await back.next('publish');
+      if (!publish) break;
+      back.send({ cmd: 'puback', messageId: publish.messageId } as Packet);
+      resent.push(publish);
+      if (Number(publish.payload.toString()) === last) break;
     }
+    back.destroy();
+
+    const late = await RawClient.open(running.mqttPort);
+    late.send(connectPacket({ clientId: 'durable-late', clean: true }));
+    await late.next('connack');
+    late.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: RETAINED_TOPIC, qos: 1 }] } as Packet);
+    retained = await late.next('publish');
+    late.destroy();
+  });
+
+  after(async () => {
+    await running?.proc.stop('SIGTERM');
+  });
+
+  it('every PUBACKed QoS 1 message is in the integration table after SIGKILL and restart, exactly once, in publish order', () => {
+    assert.ok(acknowledged.length >= KILL_AFTER_ACKS);
+    const storedSet = new Set(stored.map((row) => row.n));
+    const lost = acknowledged.filter((n) => !storedSet.has(n));
+    assert.deepEqual(lost, [], `${lost.length} acknowledged messages lost`);
+    const numbers = stored.map((row) => row.n);
+    assert.equal(new Set(numbers).size, numbers.length, 'no message stored twice');
+    assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'stored in publish order');
+  });
+
+  it('a persistent subscriber that acknowledged nothing gets every stored message after the restart, once, in order', () => {
+    assert.ok(inFlight.length > 0, 'the subscriber had messages in flight before the kill');
+    assert.equal(sessionPresent, true, 'its session survived SIGKILL');
+    assert.deepEqual(resent.map((publish) => Number(publish.payload.toString())), stored.map((row) => row.n));
+  });
+
+  it('the messages in flight at the kill are resent with DUP=1 and their packet ids [MQTT-4.4.0-1] [MQTT-3.3.1-1]', () => {
+    const mismatched = inFlight.map((sent, index) => ({ sent, again: resent[index], index }))
+      .filter(({ sent, again }) => !again || again.dup !== true || again.messageId !== sent.messageId || again.payload.toString() !== sent.payload.toString())
+      .map(({ sent, again, index }) => `#${index} sent id ${sent.messageId} "${sent.payload}", again ${again ? `id ${again.messageId} dup ${again.dup} "${again.payload}"` : 'never'}`);
+    assert.deepEqual(mismatched, [], `${mismatched.length} of ${inFlight.length} in-flight messages not resent as such`);
+  });
+
+  it('a retained message survives SIGKILL', () => {
+    assert.ok(retained, 'a retained message after the restart');
+    assert.equal(retained.payload.toString(), 'survives');
+    assert.equal(retained.retain, true);
   });
 });
