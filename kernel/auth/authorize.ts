@@ -6,7 +6,7 @@ import { EngineError } from '../errors';
 import type { Resource } from '../bus/command';
 import type { Principal } from './principal';
 import type { Grant, RoleCatalog } from './roles';
-import { filterCovers, filtersOverlap } from './topic-filter';
+import { filterCovers } from './topic-filter';
 
 export function resourceKey(resource: Resource): string {
   switch (resource.kind) {
@@ -35,12 +35,14 @@ function commandMatches(patterns: readonly string[], command: string): boolean {
   return false;
 }
 
-function resourceMatches(patterns: readonly string[], resource: Resource, key: string, deny: boolean): boolean {
+function resourceMatches(patterns: readonly string[], resource: Resource, key: string): boolean {
   for (const pattern of patterns) {
     if (pattern === '*') return true;
     if (resource.kind === 'topic' && pattern.startsWith('topic:')) {
-      const filter = pattern.slice('topic:'.length);
-      if (deny ? filtersOverlap(filter, resource.topic) : filterCovers(filter, resource.topic)) return true;
+      // A grant or a deny applies to a topic filter it covers whole: a wildcard subscription that
+      // merely overlaps a denied topic is granted, and that topic's messages are withheld at
+      // delivery (CONTRACT "MQTT"; the message core asks per topic).
+      if (filterCovers(pattern.slice('topic:'.length), resource.topic)) return true;
       continue;
     }
     if (glob(pattern).test(key)) return true;
@@ -48,10 +50,10 @@ function resourceMatches(patterns: readonly string[], resource: Resource, key: s
   return false;
 }
 
-function anyMatch(grants: readonly Grant[] | undefined, command: string, resource: Resource, key: string, deny: boolean): boolean {
+function anyMatch(grants: readonly Grant[] | undefined, command: string, resource: Resource, key: string): boolean {
   if (!grants) return false;
   for (const grant of grants) {
-    if (commandMatches(grant.commands, command) && resourceMatches(grant.resources, resource, key, deny)) return true;
+    if (commandMatches(grant.commands, command) && resourceMatches(grant.resources, resource, key)) return true;
   }
   return false;
 }
@@ -62,8 +64,8 @@ export function isAllowed(roles: RoleCatalog, principal: Principal, command: str
   for (const name of principal.roles) {
     const role = roles.get(name);
     if (!role) continue;
-    if (anyMatch(role.denies, command, resource, key, true)) return false;
-    if (!granted && anyMatch(role.grants, command, resource, key, false)) granted = true;
+    if (anyMatch(role.denies, command, resource, key)) return false;
+    if (!granted && anyMatch(role.grants, command, resource, key)) granted = true;
   }
   return granted;
 }
@@ -76,7 +78,7 @@ export function isDenied(roles: RoleCatalog, principal: Principal, command: stri
   const key = resourceKey(resource);
   for (const name of principal.roles) {
     const role = roles.get(name);
-    if (role && anyMatch(role.denies, command, resource, key, true)) return true;
+    if (role && anyMatch(role.denies, command, resource, key)) return true;
   }
   return false;
 }

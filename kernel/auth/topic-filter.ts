@@ -52,16 +52,3 @@ export function filterCovers(outer: string, inner: string): boolean {
   }
   return o.length === n.length;
 }
-
-/** Could some topic match both filters? (denies on filters) */
-export function filtersOverlap(a: string, b: string): boolean {
-  const x = a.split('/');
-  const y = b.split('/');
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if (x[i] === '#' || y[i] === '#') return true;
-    if (x[i] === undefined || y[i] === undefined) return false;
-    if (x[i] === '+' || y[i] === '+') continue;
-    if (x[i] !== y[i]) return false;
-  }
-  return true;
-}

@@ -84,6 +84,8 @@ export class MessageCore {
   private readonly state: LogStatePort;
   private readonly batch: PublishBatch;
   private readonly dirty = new Set<Session>();
+  /** (session, packet id) pairs of deliveries waiting for their in-flight entry to be durable. */
+  private sendAfterCommit: Array<Session | number> = [];
   private readonly catchUps = new Set<Session>();
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
@@ -168,7 +170,11 @@ export class MessageCore {
     }
   }
 
-  /** A wildcard subscription covering denied topics is granted; their messages are withheld here. */
+  /**
+   * Whether the session may receive a message of this topic (`mq.subscribe` on it), decided once
+   * per topic and roles generation: a wildcard subscription covering denied topics is granted and
+   * their messages are withheld here, and a role changed after a subscription applies at once.
+   */
   private mayReceive(session: Session, topic: string): boolean {
     if (session.receiveDecisionsGeneration !== this.rolesGeneration) {
       session.receiveDecisions.clear();
@@ -267,7 +273,7 @@ export class MessageCore {
     const direct = matches.direct;
     if (direct.length === 1) {
       const entry = direct[0];
-      if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options, entry.filter);
+      if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options);
     } else if (direct.length > 1) {
       this.routeMany(direct, message);
     }
@@ -286,8 +292,8 @@ export class MessageCore {
     return !(entry.options.noLocal && entry.subscriber.clientId === message.publisher);
   }
 
-  private offerOne(session: Session, message: CoreMessage, options: SubscriptionOptions, filter: string): void {
-    if (hasWildcard(filter) && !this.mayReceive(session, message.topic)) return;
+  private offerOne(session: Session, message: CoreMessage, options: SubscriptionOptions): void {
+    if (!this.mayReceive(session, message.topic)) return;
     this.offer(session, message, Math.min(message.qos, options.qos) as QoS, options.retainAsPublished && message.retain,
       options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier]);
   }
@@ -305,22 +311,21 @@ export class MessageCore {
       session.routeStamp = stamp;
     }
     if (!repeated) {
-      for (const entry of direct) if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options, entry.filter);
+      for (const entry of direct) if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options);
       return;
     }
-    const merged = new Map<Session, { qos: number; retain: boolean; ids: number[] | undefined; wildcardOnly: boolean }>();
+    const merged = new Map<Session, { qos: number; retain: boolean; ids: number[] | undefined }>();
     for (const entry of direct) {
       if (!this.includes(entry, message)) continue;
       const o = entry.options;
       let m = merged.get(entry.subscriber);
-      if (!m) merged.set(entry.subscriber, m = { qos: 0, retain: false, ids: undefined, wildcardOnly: true });
+      if (!m) merged.set(entry.subscriber, m = { qos: 0, retain: false, ids: undefined });
       m.qos = Math.max(m.qos, Math.min(message.qos, o.qos));
       m.retain ||= o.retainAsPublished && message.retain;
       if (o.subscriptionIdentifier !== undefined) (m.ids ??= []).push(o.subscriptionIdentifier);
-      if (!hasWildcard(entry.filter)) m.wildcardOnly = false;
     }
     for (const [session, m] of merged) {
-      if (m.wildcardOnly && !this.mayReceive(session, message.topic)) continue;
+      if (!this.mayReceive(session, message.topic)) continue;
       this.offer(session, message, m.qos as QoS, m.retain, m.ids);
     }
   }
@@ -352,15 +357,39 @@ export class MessageCore {
   }
 
   private deliver(session: Session, outlet: SessionOutlet, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined, dup: boolean, packetId = 0): void {
+    this.stats.messagesSent++;
     if (qos > 0) {
       if (packetId === 0) packetId = session.allocatePacketId();
-      session.inflight.set(packetId, { sequence: message.sequence, qos, state: 'publish', message, retain, subscriptionIds });
-      if (session.persistent) this.markDirty(session);
+      const persistent = session.persistent;
+      session.inflight.set(packetId, { sequence: message.sequence, qos, state: 'publish', message, retain, subscriptionIds, sent: !persistent });
+      if (persistent) {
+        // Sent once its in-flight entry is durable: after a crash, a message a client may have
+        // seen is in flight (sent again with DUP, same packet id) [MQTT-4.4.0-1], never new.
+        this.markDirty(session);
+        this.sendAfterCommit.push(session, packetId);
+        return;
+      }
     }
-    this.stats.messagesSent++;
     const delivery: Delivery = { message, qos, retain, packetId, dup, subscriptionIds };
     // Not sent (larger than the client accepts): as if delivered [MQTT-3.1.2-25].
     if (!outlet.deliver(delivery) && qos > 0) session.inflight.delete(packetId);
+  }
+
+  /** Sends the deliveries whose in-flight entries the commit just made durable. */
+  private sendCommitted(waiting: Array<Session | number>): void {
+    for (let i = 0; i < waiting.length; i += 2) {
+      const session = waiting[i] as Session;
+      const packetId = waiting[i + 1] as number;
+      const entry = session.inflightCount > 0 ? session.inflight.get(packetId) : undefined;
+      const outlet = session.outlet;
+      if (!entry || entry.sent || entry.state !== 'publish' || !entry.message || !outlet) continue;
+      entry.sent = true;
+      const delivery: Delivery = { message: entry.message, qos: entry.qos, retain: entry.retain, packetId, dup: false, subscriptionIds: entry.subscriptionIds };
+      if (!outlet.deliver(delivery)) {
+        session.inflight.delete(packetId);
+        this.markDirty(session);
+      }
+    }
   }
 
   // ---- sessions --------------------------------------------------------------------------
@@ -372,6 +401,11 @@ export class MessageCore {
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
     let session = this.sessions.get(clientId);
     let present = false;
+    if (session && !session.online && this.expired(session, this.engine.clock.now())) {
+      // Expired and not yet swept: it is gone [MQTT-3.1.2-23].
+      this.endSession(session);
+      session = undefined;
+    }
     if (session && session.online) this.detachOutlet(session);
     if (session && session.will) {
       // The previous connection's will: a new connection before its delay ends cancels it
@@ -430,7 +464,9 @@ export class MessageCore {
         message = entry.message = fromLogged(logged);
       }
       this.stats.messagesSent++;
-      outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup: true, subscriptionIds: entry.subscriptionIds });
+      const dup = entry.sent;
+      entry.sent = true;
+      outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup, subscriptionIds: entry.subscriptionIds });
     }
   }
 
@@ -501,11 +537,13 @@ export class MessageCore {
     this.resumePublishers();
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
-      if (session.expiryInterval !== SESSION_NEVER_EXPIRES && session.disconnectedAt !== null
-        && session.disconnectedAt + session.expiryInterval * 1000 <= now) {
-        this.endSession(session);
-      }
+      if (this.expired(session, now)) this.endSession(session);
     }
+  }
+
+  private expired(session: Session, now: number): boolean {
+    return session.expiryInterval !== SESSION_NEVER_EXPIRES && session.disconnectedAt !== null
+      && session.disconnectedAt + session.expiryInterval * 1000 <= now;
   }
 
   /** PUBACK / PUBCOMP: the message leaves the window. PUBREC: it waits for PUBCOMP. */
@@ -553,7 +591,6 @@ export class MessageCore {
     const outlet = session.outlet;
     if (!outlet) return;
     const now = this.engine.clock.now();
-    const wildcard = hasWildcard(filter);
     for (const [topic, ref] of this.retained.match(filter)) {
       let message = ref.message;
       if (!message) {
@@ -563,7 +600,7 @@ export class MessageCore {
       }
       const lifetime = remainingLifetime(message, now);
       if (lifetime !== undefined && lifetime <= 0) continue;
-      if (wildcard && !this.mayReceive(session, topic)) continue;
+      if (!this.mayReceive(session, topic)) continue;
       if (options.noLocal && message.publisher === session.clientId) continue;
       let qos = (ref.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS;
       // Beyond the window, retained messages go at QoS 0 rather than over the client's limit.
@@ -672,13 +709,11 @@ export class MessageCore {
   /** The session's subscriptions (not shared ones) matching a topic it may receive; null: none. */
   private sessionMatches(session: Session, topic: string): SessionMatches | null {
     const options: SubscriptionOptions[] = [];
-    let wildcardOnly = true;
     for (const [filter, o] of session.subscriptions) {
       if (parseSharedFilter(filter) !== null || !topicMatches(filter, topic)) continue;
       options.push(o);
-      if (!hasWildcard(filter)) wildcardOnly = false;
     }
-    if (options.length === 0 || (wildcardOnly && !this.mayReceive(session, topic))) return null;
+    if (options.length === 0 || !this.mayReceive(session, topic)) return null;
     return { options };
   }
 
@@ -703,17 +738,21 @@ export class MessageCore {
   private flushDirty(): void {
     this.flushScheduled = false;
     if (this.dirty.size === 0) return;
+    let written: Promise<void> | undefined;
     for (const session of this.dirty) {
       if (!session.persistent || this.sessions.get(session.clientId) !== session) continue;
       const stored = session.toStored();
       // A live session's position is the router's.
       if (session.online && !session.lagging) stored.position = Math.max(stored.position, this.routedUpTo);
-      void this.state.put(`session/${session.clientId}`, stored);
+      written = this.state.put(`session/${session.clientId}`, stored);
     }
     this.dirty.clear();
+    const waiting = this.sendAfterCommit;
+    if (waiting.length === 0) return;
+    this.sendAfterCommit = [];
+    // Every put of this turn shares one commit: the last one's promise is the commit's.
+    (written ?? Promise.resolve()).then(() => this.sendCommitted(waiting), (error: unknown) => {
+      this.log.error({ err: error }, 'session state could not be stored; deliveries wait for a reconnect');
+    });
   }
-}
-
-function hasWildcard(filter: string): boolean {
-  return filter.includes('+') || filter.includes('#');
 }

@@ -55,6 +55,8 @@ export interface InflightEntry {
   message?: CoreMessage;
   retain: boolean;
   subscriptionIds?: number[];
+  /** Written to the client (false while it waits for its entry to be durable, see MessageCore.deliver). */
+  sent: boolean;
 }
 
 /** A will message, published when the connection ends without a normal DISCONNECT. */
@@ -194,7 +196,8 @@ export class Session {
     for (const [filter, options] of stored.subscriptions) session.subscriptions.set(filter, options);
     session.position = stored.position;
     for (const [packetId, sequence, qos, state, retain, subscriptionIds] of stored.inflight) {
-      session.inflight.set(packetId, { sequence, qos, state, retain, subscriptionIds: subscriptionIds ?? undefined });
+      // Whether it reached the client before the restart is unknown: sent again with DUP.
+      session.inflight.set(packetId, { sequence, qos, state, retain, subscriptionIds: subscriptionIds ?? undefined, sent: true });
     }
     for (const packetId of stored.qos2Received) session.qos2Received.add(packetId);
     session.nextPacketId = stored.nextPacketId;
