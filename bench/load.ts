@@ -400,6 +400,11 @@ export function engineEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
     ENGINE_DATA_DIR: dataDir,
     ENGINE_LISTENING_HTTP_PORT: String(port),
     ENGINE_LISTENING_HTTPS_PORT: 'off',
+    // The HTTP benchmarks measure HTTP: no MQTT listeners.
+    ENGINE_MQTT_PORT: 'off',
+    ENGINE_MQTTS_PORT: 'off',
+    ENGINE_MQTT_WS_PORT: 'off',
+    ENGINE_MQTT_WSS_PORT: 'off',
     ENGINE_LISTENING_HOST: HOST,
     ENGINE_LOG_LEVEL: 'warn',
   };

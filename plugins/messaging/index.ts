@@ -1,11 +1,13 @@
 /**
  * plugins/messaging: the message core (docs/message-core.md) over the message log
  * (`engine.need('storage').messageLog`): subscription tree, router, retained store and client
- * sessions, shared by the MQTT broker and the mq actions; and the `mq.retrieve` command, the
- * stateless read of one topic's messages (getMessagesFromMqTopic).
+ * sessions, shared by the MQTT broker and the mq actions; the `mq.publish` command (the one
+ * publish path of the actions and plugins) and `mq.retrieve`, the stateless read of one topic's
+ * messages (getMessagesFromMqTopic).
  */
 import { definePlugin } from '../../kernel/plugin';
 import { MessageCore } from './message-core';
+import { registerPublishCommand } from './publish-command';
 import { registerRetrieveCommand } from './retrieve';
 import { SysTopics } from './sys-topics';
 
@@ -17,11 +19,12 @@ declare module '../../kernel/services' {
 
 export default definePlugin({
   name: 'messaging',
-  description: 'the message core over the message log (subscriptions, router, retained messages, sessions) and mq.retrieve',
+  description: 'the message core over the message log (subscriptions, router, retained messages, sessions), mq.publish and mq.retrieve',
   register(engine) {
     registerRetrieveCommand(engine);
     const core = new MessageCore(engine);
     engine.provide('messaging', core);
+    registerPublishCommand(engine, core);
     core.load();
     const sys = new SysTopics(core);
     engine.onStart(() => sys.start());

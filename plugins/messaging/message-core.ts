@@ -27,6 +27,8 @@ const BACKLOG_HIGH = 10_000;
 const BACKLOG_LOW = 2_500;
 /** Messages read from the log per step when a session catches up. */
 const CATCH_UP_CHUNK = 256;
+/** State key: retained pointers are durable for every message up to this sequence. */
+const RETAINED_CHECKPOINT = 'retained-checkpoint';
 /** Messages kept as routed (a ring by sequence), so sessions catching up share them (decoded and encoded once). */
 const RECENT_MESSAGES = 8192;
 const RECENT_MASK = RECENT_MESSAGES - 1;
@@ -95,6 +97,8 @@ export class MessageCore {
   private readonly offline = new Set<Session>();
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** The sequence up to which retained pointers are durable (see replayRetained). */
+  private retainedCheckpoint = 0;
 
   constructor(readonly engine: Engine) {
     this.log = engine.log.child({ plugin: 'messaging' });
@@ -128,7 +132,34 @@ export class MessageCore {
     for (const [key, value] of this.state.entries('retained/')) {
       this.retained.set(key.slice('retained/'.length), { sequence: value as number });
     }
+    this.replayRetained();
     this.timer = setInterval(() => this.sweep(), 1000).unref();
+  }
+
+  /**
+   * A retained message's pointer is written in the commit after the message's own (its sequence
+   * is known only then): messages after RETAINED_CHECKPOINT are read again at start so a crash
+   * between the two commits loses no retained message.
+   */
+  private replayRetained(): void {
+    let after = (this.state.get(RETAINED_CHECKPOINT) as number | undefined) ?? 0;
+    for (;;) {
+      const chunk = this.messageLog.readFrom(after, CATCH_UP_CHUNK);
+      for (const logged of chunk) {
+        after = logged.sequence;
+        if (logged.retain === true) this.retain(fromLogged(logged));
+      }
+      if (chunk.length < CATCH_UP_CHUNK) break;
+    }
+    this.retainedCheckpoint = after;
+    if (after > 0) void this.state.put(RETAINED_CHECKPOINT, after).catch(() => undefined);
+  }
+
+  /** Moves the retained checkpoint (see replayRetained) to what is routed; once a second at most. */
+  private checkpointRetained(): void {
+    if (this.routedUpTo <= this.retainedCheckpoint) return;
+    this.retainedCheckpoint = this.routedUpTo;
+    void this.state.put(RETAINED_CHECKPOINT, this.routedUpTo).catch((error: unknown) => this.log.error({ err: error }, 'retained checkpoint not stored'));
   }
 
   async close(): Promise<void> {
@@ -207,13 +238,14 @@ export class MessageCore {
   }
 
   /** Publishes messages all or nothing, in one commit; resolves with their sequences once durable. */
-  async publishAll(messages: CoreMessage[]): Promise<number[]> {
+  publishAll(messages: CoreMessage[]): Promise<number[]> {
     this.flushDirty();
     const createTs = logTimestamp(this.engine.clock.now());
-    const sequences = await this.messageLog.append(messages.map((m) => toLogAppend(m, createTs)));
-    for (let i = 0; i < messages.length; i++) messages[i].sequence = sequences[i];
-    this.durable(messages);
-    return sequences;
+    return this.messageLog.append(messages.map((m) => toLogAppend(m, createTs))).then((sequences) => {
+      for (let i = 0; i < messages.length; i++) messages[i].sequence = sequences[i];
+      this.durable(messages);
+      return sequences;
+    });
   }
 
   /** True while the log's backlog is over its high-water mark: the caller pauses and registers. */
@@ -241,7 +273,7 @@ export class MessageCore {
     for (const message of messages) {
       if (message.retain) this.retain(message);
       this.route(message);
-      this.routedUpTo = message.sequence;
+      if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
       recent[message.sequence & RECENT_MASK] = message;
     }
     if (this.slowTargetSeen && origins) {
@@ -257,11 +289,11 @@ export class MessageCore {
   private retain(message: CoreMessage): void {
     const stored = message.sequence !== 0;
     if (message.payload.length === 0) {
-      if (this.retained.delete(message.topic) && stored) void this.state.remove(`retained/${message.topic}`);
+      if (this.retained.delete(message.topic) && stored) this.stateWrite(this.state.remove(`retained/${message.topic}`));
       return;
     }
     this.retained.set(message.topic, stored ? { sequence: message.sequence } : { sequence: 0, message });
-    if (stored) void this.state.put(`retained/${message.topic}`, message.sequence);
+    if (stored) this.stateWrite(this.state.put(`retained/${message.topic}`, message.sequence));
   }
 
   // ---- routing ---------------------------------------------------------------------------
@@ -434,7 +466,7 @@ export class MessageCore {
       session.lagging = true;
     }
     if (session.persistent) this.markDirty(session);
-    else if (present) void this.state.remove(`session/${clientId}`);
+    else if (present) this.stateWrite(this.state.remove(`session/${clientId}`));
     return { session, present };
   }
 
@@ -511,7 +543,7 @@ export class MessageCore {
     this.sessions.delete(session.clientId);
     this.offline.delete(session);
     this.dirty.delete(session);
-    void this.state.remove(`session/${session.clientId}`);
+    this.stateWrite(this.state.remove(`session/${session.clientId}`));
   }
 
   setWill(session: Session, will: WillMessage | undefined): void {
@@ -535,6 +567,7 @@ export class MessageCore {
   /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
   sweep(now = this.engine.clock.now()): void {
     this.resumePublishers();
+    this.checkpointRetained();
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
       if (this.expired(session, now)) this.endSession(session);
@@ -725,6 +758,11 @@ export class MessageCore {
 
   // ---- persistence -----------------------------------------------------------------------
 
+  /** A state write nobody waits for: its failure (a closed storage) is logged, never unhandled. */
+  private stateWrite(written: Promise<void>): void {
+    written.catch((error: unknown) => this.log.error({ err: error }, 'message core state not stored'));
+  }
+
   private flushScheduled = false;
 
   markDirty(session: Session): void {
@@ -745,13 +783,16 @@ export class MessageCore {
       // A live session's position is the router's.
       if (session.online && !session.lagging) stored.position = Math.max(stored.position, this.routedUpTo);
       written = this.state.put(`session/${session.clientId}`, stored);
+      // One commit: its failure is reported once, below.
+      written.catch(() => undefined);
     }
     this.dirty.clear();
     const waiting = this.sendAfterCommit;
     if (waiting.length === 0) return;
     this.sendAfterCommit = [];
     // Every put of this turn shares one commit: the last one's promise is the commit's.
-    (written ?? Promise.resolve()).then(() => this.sendCommitted(waiting), (error: unknown) => {
+    if (!written) return this.sendCommitted(waiting);
+    written.then(() => this.sendCommitted(waiting), (error: unknown) => {
       this.log.error({ err: error }, 'session state could not be stored; deliveries wait for a reconnect');
     });
   }

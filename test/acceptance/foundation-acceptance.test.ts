@@ -136,7 +136,9 @@ function spawnEngine(options: { env?: Record<string, string>; args?: string[]; c
   const preload = options.reportListening ? ['--require', REPORT_LISTENING] : [];
   const child = spawn(process.execPath, [...preload, MAIN, ...(options.args ?? [])], {
     cwd: options.cwd ?? ROOT,
-    env: cleanEnv(options.env),
+    // No MQTT listeners unless the test names them (the default plugins include mqtt; these tests
+    // count the HTTP listeners).
+    env: cleanEnv({ ENGINE_MQTT_PORT: 'off', ENGINE_MQTTS_PORT: 'off', ENGINE_MQTT_WS_PORT: 'off', ENGINE_MQTT_WSS_PORT: 'off', ...options.env }),
     stdio: options.reportListening ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -394,7 +396,7 @@ describe('foundation acceptance (real processes)', function () {
           assert.equal(res.status, 200, `${base}: ${res.text}`);
           assert.equal(res.json.name, PKG.name);
           assert.equal(res.json.version, PKG.version);
-          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'data', 'http', 'messaging', 'rest', 'storage-lmdb']);
+          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'data', 'http', 'messaging', 'mqtt', 'rest', 'storage-lmdb']);
         }
         assert.ok(existsSync(join(cwd, 'data')), 'data_dir ./data is created relative to the working directory');
         // the default database exists

@@ -27,12 +27,15 @@ export interface EngineProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+export const FREE_MQTT_PORTS = { ENGINE_MQTT_PORT: '0', ENGINE_MQTTS_PORT: '0', ENGINE_MQTT_WS_PORT: '0', ENGINE_MQTT_WSS_PORT: '0' } as const;
+
 export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): EngineProcess {
   let output = '';
   const lines: Array<Record<string, unknown>> = [];
   let pending = '';
   const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...env },
+    // MQTT listeners on free ports unless a test says otherwise (the default plugins include mqtt).
+    env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...FREE_MQTT_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -32,6 +32,10 @@ export async function startServer(overrides: Partial<Settings> = {}, options: { 
     overrides: {
       listening_http_port: 0,
       listening_https_port: 0,
+      mqtt_port: 0,
+      mqtts_port: 0,
+      mqtt_ws_port: 0,
+      mqtt_wss_port: 0,
       log_level: 'silent',
       ...overrides,
       data_dir: dataDir,

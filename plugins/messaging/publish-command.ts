@@ -1,0 +1,117 @@
+/**
+ * `mq.publish` on the bus: publishes messages through the message core, all or nothing, in one
+ * commit, in order; resolves with their message ids once durable. Every topic is authorized
+ * (`mq.publish` on `topic:<name>`) before anything is stored. The mq actions (publishMessagesToMq)
+ * and plugins use it; MQTT enters the same core (`MessageCore.publish`) per packet, with the
+ * same kernel decision cached per connection (docs/decisions.md "MQTT").
+ */
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import type { CoreMessage, MessageProperties, QoS } from './message';
+import { PUBLISH_COMMAND, type MessageCore } from './message-core';
+import { topicNameProblem } from './subscription-tree';
+
+export interface PublishParamsMessage {
+  topic: string;
+  /** The payload bytes: text (UTF-8) or, with `payloadEncoding: "base64"`, base64. */
+  payload: string;
+  payloadEncoding?: 'utf8' | 'base64';
+  qos?: QoS;
+  retain?: boolean;
+  contentType?: string;
+  responseTopic?: string;
+  /** Base64. */
+  correlationData?: string;
+  messageExpiryInterval?: number;
+  payloadFormatIndicator?: boolean;
+  userProperties?: Array<{ key: string; value: string }>;
+}
+
+export interface PublishParams {
+  messages: PublishParamsMessage[];
+  /** The client name the messages are published as (MQTT publisher; No Local compares it). */
+  clientName?: string;
+}
+
+export interface PublishResult {
+  /** Message ids (log sequences), in input order. */
+  ids: number[];
+}
+
+const STRING = { type: 'string' } as const;
+
+export const publishParamsSchema = {
+  type: 'object',
+  required: ['messages'],
+  additionalProperties: false,
+  properties: {
+    clientName: { type: 'string', minLength: 1, maxLength: 65535 },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 10_000,
+      items: {
+        type: 'object',
+        required: ['topic', 'payload'],
+        additionalProperties: false,
+        properties: {
+          topic: { type: 'string', minLength: 1 },
+          payload: STRING,
+          payloadEncoding: { enum: ['utf8', 'base64'] },
+          qos: { enum: [0, 1, 2] },
+          retain: { type: 'boolean' },
+          contentType: STRING,
+          responseTopic: STRING,
+          correlationData: STRING,
+          messageExpiryInterval: { type: 'integer', minimum: 0, maximum: 4294967295 },
+          payloadFormatIndicator: { type: 'boolean' },
+          userProperties: {
+            type: 'array',
+            items: { type: 'object', required: ['key', 'value'], additionalProperties: false, properties: { key: STRING, value: STRING } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export function registerPublishCommand(engine: Engine, core: MessageCore): void {
+  engine.bus.register<PublishParams, PublishResult>({
+    name: PUBLISH_COMMAND,
+    summary: 'Publish messages (stored in one commit, then delivered to subscribers); each topic needs mq.publish.',
+    params: publishParamsSchema as unknown as { type: 'object' },
+    // Every topic is authorized in the handler, before anything is stored.
+    access: 'authenticated',
+    handler: async (params, ctx) => {
+      const now = engine.clock.now();
+      const messages: CoreMessage[] = params.messages.map((m, i) => {
+        const problem = topicNameProblem(m.topic);
+        if (problem) throw new EngineError('INVALID_TOPIC', { topic: m.topic, reason: problem, param: `messages[${i}].topic` });
+        engine.authorize(ctx, PUBLISH_COMMAND, { kind: 'topic', topic: m.topic });
+        return {
+          topic: m.topic,
+          payload: Buffer.from(m.payload, m.payloadEncoding === 'base64' ? 'base64' : 'utf8'),
+          qos: m.qos ?? 0,
+          retain: m.retain === true,
+          properties: properties(m),
+          publisher: params.clientName ?? ctx.clientId ?? null,
+          createdAt: now,
+          sequence: 0,
+        };
+      });
+      return { ids: await core.publishAll(messages) };
+    },
+  });
+}
+
+function properties(m: PublishParamsMessage): MessageProperties | undefined {
+  const p: MessageProperties = {};
+  let any = false;
+  if (m.contentType !== undefined) { p.contentType = m.contentType; any = true; }
+  if (m.responseTopic !== undefined) { p.responseTopic = m.responseTopic; any = true; }
+  if (m.correlationData !== undefined) { p.correlationData = Buffer.from(m.correlationData, 'base64'); any = true; }
+  if (m.messageExpiryInterval !== undefined) { p.messageExpiryInterval = m.messageExpiryInterval; any = true; }
+  if (m.payloadFormatIndicator !== undefined) { p.payloadFormatIndicator = m.payloadFormatIndicator; any = true; }
+  if (m.userProperties !== undefined && m.userProperties.length > 0) { p.userProperties = m.userProperties; any = true; }
+  return any ? p : undefined;
+}
