@@ -24,6 +24,8 @@ export class Broker {
   readonly maxPacketSize: number;
   readonly connections = new Set<Connection>();
   readonly core: MessageCore;
+  /** The engine clock, read once per chunk received (messages of one chunk share their time). */
+  now = 0;
   /** Connections whose output of this turn waits to be written at once. */
   private corked: Connection[] = [];
   private readonly closingSince = new Map<Connection, number>();

@@ -266,6 +266,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
     this.lastActivity = Date.now();
+    this.broker.now = this.broker.engine.clock.now();
     this.broker.core.stats.bytesReceived += chunk.length;
     const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
     parser.parse(chunk);

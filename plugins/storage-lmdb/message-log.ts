@@ -40,7 +40,12 @@ const TWO_32 = 4294967296;
 
 /** The `log:topic` key of (topic id, sequence). */
 export function topicKey(topicId: number, seq: number): Buffer {
-  const key = Buffer.allocUnsafe(12);
+  return topicKeyInto(Buffer.allocUnsafe(12), topicId, seq);
+}
+
+const APPEND_KEY = Buffer.allocUnsafe(12);
+
+function topicKeyInto(key: Buffer, topicId: number, seq: number): Buffer {
   key.writeUInt32BE(topicId >>> 0, 0);
   const s = seq < 0 ? 0 : seq > MAX_SEQ ? MAX_SEQ : Math.floor(seq);
   const hi = Math.floor(s / TWO_32);
@@ -332,7 +337,8 @@ export class LmdbMessageLog implements MessageLogPort {
       info.topicId, createTs, m.payload, m.qos ?? 0, m.retain === true, m.contentType ?? null, m.correlationData ?? null,
       m.responseTopic ?? null, m.expirySeconds ?? null, m.userProperties ?? null, m.payloadFormat ?? null, m.publisher ?? null,
     ]);
-    this.index.put(topicKey(info.topicId, seq), EMPTY_VALUE);
+    // lmdb-js copies the key into its write instructions at once: one key buffer serves every append.
+    this.index.put(topicKeyInto(APPEND_KEY, info.topicId, seq), EMPTY_VALUE);
     return seq;
   }
 

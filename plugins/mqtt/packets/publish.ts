@@ -42,8 +42,11 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   }
   // Topic Name: no wildcards [MQTT-3.3.2-2], not empty without an alias [MQTT-3.3.2-1], valid UTF-8
   // (mqtt-packet decodes it; a replacement character means bytes that were not UTF-8) [MQTT-1.5.4-1].
-  const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameProblem(topic);
-  if (problem) return connection.close(topic.length === 0 ? REASON.PROTOCOL_ERROR : REASON.TOPIC_NAME_INVALID, problem);
+  // (A topic with a publish decision was checked before.)
+  if (!connection.publishDecisions.has(topic)) {
+    const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameProblem(topic);
+    if (problem) return connection.close(topic.length === 0 ? REASON.PROTOCOL_ERROR : REASON.TOPIC_NAME_INVALID, problem);
+  }
 
   if (qos > 0) {
     // The server's Receive Maximum [MQTT-3.3.4-8]: 0x93 when the client sends more.
@@ -78,7 +81,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     retain: packet.retain,
     properties: v5 && properties ? messageProperties(properties) : undefined,
     publisher: connection.clientId ?? null,
-    createdAt: connection.broker.engine.clock.now(),
+    createdAt: connection.broker.now,
     sequence: 0,
   };
   if (qos > 0) {
