@@ -27,11 +27,17 @@ const BACKLOG_HIGH = 10_000;
 const BACKLOG_LOW = 2_500;
 /** Messages read from the log per step when a session catches up. */
 const CATCH_UP_CHUNK = 256;
+/** Messages a live persistent session's stored position may fall behind before it is written again. */
+const POSITION_CHECKPOINT_GAP = 10_000;
 /** State key: retained pointers are durable for every message up to this sequence. */
 const RETAINED_CHECKPOINT = 'retained-checkpoint';
 /** Messages kept as routed (a ring by sequence), so sessions catching up share them (decoded and encoded once). */
 const RECENT_MESSAGES = 8192;
 const RECENT_MASK = RECENT_MESSAGES - 1;
+/** Larger messages are not kept in the ring (it would pin them and their encodings): read from the log. */
+const RECENT_PAYLOAD_LIMIT = 4096;
+/** Messages one catch-up step looks at before it lets the event loop serve others. */
+const CATCH_UP_STEP = 4 * 256;
 /** A session lagging longer than this no longer slows the publishers (it is stuck, not slow). */
 const SLOW_TARGET_MS = 2000;
 /** Decisions a session keeps about topics it may receive (cleared when full). */
@@ -215,7 +221,7 @@ export class MessageCore {
     if (allowed === undefined) {
       allowed = this.allowed(session.principal, SUBSCRIBE_COMMAND, topic);
       if (session.receiveDecisions.size >= RECEIVE_DECISIONS_LIMIT) session.receiveDecisions.clear();
-      session.receiveDecisions.set(topic, allowed);
+      if (topic.length <= 1024) session.receiveDecisions.set(topic, allowed);
     }
     return allowed;
   }
@@ -274,7 +280,7 @@ export class MessageCore {
       if (message.retain) this.retain(message);
       this.route(message);
       if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
-      recent[message.sequence & RECENT_MASK] = message;
+      if (message.payload.length <= RECENT_PAYLOAD_LIMIT) recent[message.sequence & RECENT_MASK] = message;
     }
     if (this.slowTargetSeen && origins) {
       // Publishers wait for the subscribers they outpace (served from the log meanwhile), instead
@@ -486,6 +492,8 @@ export class MessageCore {
         outlet.resendPubrel(packetId);
         continue;
       }
+      // Never written yet: it goes once its entry is durable (sendCommitted), as a first delivery.
+      if (!entry.sent) continue;
       let message = entry.message;
       if (!message) {
         const logged = this.messageLog.read(entry.sequence);
@@ -496,9 +504,11 @@ export class MessageCore {
         message = entry.message = fromLogged(logged);
       }
       this.stats.messagesSent++;
-      const dup = entry.sent;
-      entry.sent = true;
-      outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup, subscriptionIds: entry.subscriptionIds });
+      if (!outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup: true, subscriptionIds: entry.subscriptionIds })) {
+        // Larger than the client now accepts: as if delivered [MQTT-3.1.2-25].
+        session.inflight.delete(packetId);
+        if (session.persistent) this.markDirty(session);
+      }
     }
   }
 
@@ -568,9 +578,22 @@ export class MessageCore {
   sweep(now = this.engine.clock.now()): void {
     this.resumePublishers();
     this.checkpointRetained();
+    this.checkpointPositions();
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
       if (this.expired(session, now)) this.endSession(session);
+    }
+  }
+
+  /**
+   * Live persistent sessions that receive nothing of QoS 1/2 are never written: now and then their
+   * position (the router's) is, so a restart does not make them read the log from far back.
+   */
+  private checkpointPositions(): void {
+    for (const session of this.sessions.values()) {
+      if (session.online && session.persistent && !session.lagging && this.routedUpTo - session.storedPosition > POSITION_CHECKPOINT_GAP) {
+        this.markDirty(session);
+      }
     }
   }
 
@@ -587,6 +610,9 @@ export class MessageCore {
       if (entry.qos !== 2) return false;
       entry.state = 'pubrel';
       entry.message = undefined;
+      // PUBRELs are resent in the order their PUBRECs came [MQTT-4.6.0-3]: last in the map.
+      session.inflight.delete(packetId);
+      session.inflight.set(packetId, entry);
     } else {
       if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
       session.inflight.delete(packetId);
@@ -608,6 +634,8 @@ export class MessageCore {
    * validated the filter and checked `maySubscribe`.
    */
   subscribe(session: Session, filter: string, options: SubscriptionOptions): boolean {
+    // Messages the log holds now came before it: a catch-up does not give them to it.
+    options.since = this.messageLog.lastSequence();
     const existed = this.tree.add(session, filter, options);
     session.subscriptions.set(filter, options);
     if (session.persistent) this.markDirty(session);
@@ -676,10 +704,15 @@ export class MessageCore {
     if (outlet === null || !session.lagging || this.closed) return;
     const now = this.engine.clock.now();
     const matches = new Map<string, SessionMatches | null>();
-    for (;;) {
+    for (let looked = 0; ; ) {
+      if (looked >= CATCH_UP_STEP) {
+        // A long way behind: the rest in later turns, so other clients are served meanwhile.
+        this.scheduleCatchUp(session);
+        return this.resumePublishers();
+      }
       let sequence = session.position + 1;
       if (sequence <= this.routedUpTo && this.recentAt(sequence)) {
-        for (; sequence <= this.routedUpTo; sequence++) {
+        for (; sequence <= this.routedUpTo && looked < CATCH_UP_STEP; sequence++, looked++) {
           const message = this.recentAt(sequence);
           if (!message) break;
           if (!this.catchUpOne(session, outlet, message, null, matches, now)) return this.resumePublishers();
@@ -688,6 +721,7 @@ export class MessageCore {
         continue;
       }
       const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
+      looked += CATCH_UP_CHUNK;
       for (const logged of chunk) {
         if (!this.catchUpOne(session, outlet, null, logged, matches, now)) return this.resumePublishers();
       }
@@ -722,6 +756,8 @@ export class MessageCore {
     let ids: number[] | undefined;
     for (const o of matching.options) {
       if (o.noLocal && publisher === session.clientId) continue;
+      // Published before this subscription existed (a session resumed or lagging) [MQTT-3.8.4-?].
+      if (o.since !== undefined && sequence <= o.since) continue;
       qos = Math.max(qos, Math.min(publishedQos, o.qos));
       retain ||= o.retainAsPublished && publishedRetain;
       if (o.subscriptionIdentifier !== undefined) (ids ??= []).push(o.subscriptionIdentifier);
@@ -783,6 +819,7 @@ export class MessageCore {
       // A live session's position is the router's.
       if (session.online && !session.lagging) stored.position = Math.max(stored.position, this.routedUpTo);
       written = this.state.put(`session/${session.clientId}`, stored);
+      session.storedPosition = stored.position;
       // One commit: its failure is reported once, below.
       written.catch(() => undefined);
     }

@@ -83,9 +83,12 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
     // Every topic is authorized in the handler, before anything is stored.
     access: 'authenticated',
     handler: async (params, ctx) => {
+      // Published as a client name: the caller must be allowed to use it (as an MQTT CONNECT is).
+      if (params.clientName !== undefined) engine.authorize(ctx, 'mq.connect', { kind: 'client', clientName: params.clientName });
       const now = engine.clock.now();
       const messages: CoreMessage[] = params.messages.map((m, i) => {
-        const problem = topicNameProblem(m.topic);
+        // `$SYS/...` is the broker's own (never stored: CONTRACT).
+        const problem = m.topic.startsWith('$SYS/') || m.topic === '$SYS' ? 'the $SYS topics are the broker\'s own' : topicNameProblem(m.topic);
         if (problem) throw new EngineError('INVALID_TOPIC', { topic: m.topic, reason: problem, param: `messages[${i}].topic` });
         engine.authorize(ctx, PUBLISH_COMMAND, { kind: 'topic', topic: m.topic });
         return {

@@ -19,6 +19,8 @@ export interface SubscriptionOptions {
   retainAsPublished: boolean;
   retainHandling: 0 | 1 | 2;
   subscriptionIdentifier?: number;
+  /** The log's last sequence when it was made: older messages are not for it (set by the core). */
+  since?: number;
 }
 
 /** What the core hands a protocol to send one message to its client. */
@@ -132,6 +134,8 @@ export class Session {
   /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
   skipQos0UpTo = 0;
   receiveDecisionsGeneration = -1;
+  /** The position last written to the state store. */
+  storedPosition = 0;
   /** The router's mark, to find a session matched by several subscriptions of one message. */
   routeStamp = 0;
   private nextPacketId = 1;

@@ -63,6 +63,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private publishDecisionMap?: Map<string, boolean>;
   private qos2StoringSet?: Set<number>;
   publishDecisionsGeneration = -1;
+  /** Characters of the topics held by inbound aliases (bounded). */
+  inboundAliasBytes = 0;
   /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
   unacknowledged = 0;
 
@@ -80,6 +82,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private pending: Packet[] = [];
   /** The output is over the stream's high-water mark: reading waits for 'drain'. */
   private draining = false;
+  /** The message core paused this publisher (a lagging target, the log's backlog). */
+  private pausedByCore = false;
 
   constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
     this.openedAt = this.lastActivity = Date.now();
@@ -148,10 +152,10 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (!this.write(bytes) && !this.draining) {
       // Backpressure: read no more requests until the client has taken its answers.
       this.draining = true;
-      stream.pause();
+      this.updateReading();
       stream.once('drain', () => {
         this.draining = false;
-        if (this.state === 'connected') stream.resume();
+        this.updateReading();
       });
     }
     if (stream.writableLength > OUTPUT_LIMIT + this.largestDelivery && stream.writableLength > bytes.length) {
@@ -176,7 +180,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   // ---- SessionOutlet: messages to the client ------------------------------------------------
 
   writable(): boolean {
-    return this.state === 'connected' && this.stream.writableLength < DELIVERY_HIGH_WATER;
+    if (this.state !== 'connected') return false;
+    if (this.stream.writableLength < DELIVERY_HIGH_WATER) return true;
+    // The session lags until the output drains: the drain serves it again.
+    this.watchDrain();
+    return false;
   }
 
   deliver(delivery: Delivery): boolean {
@@ -229,11 +237,23 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   pausePublishing(): void {
-    this.stream.pause();
+    this.pausedByCore = true;
+    this.updateReading();
   }
 
   resumePublishing(): void {
-    if (this.state === 'connected' && !this.draining) this.stream.resume();
+    this.pausedByCore = false;
+    this.updateReading();
+  }
+
+  /**
+   * Reads while nothing holds it back: the CONNECT being checked, answers the client has not
+   * taken (`draining`), or the message core (a lagging target, the log's backlog).
+   */
+  private updateReading(): void {
+    const hold = this.state === 'connecting' || this.draining || this.pausedByCore;
+    if (hold) this.stream.pause();
+    else if (this.state !== 'closed') this.stream.resume();
   }
 
   /** Ends the connection without a word (nothing more can be sent to this client). */
@@ -271,9 +291,14 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
     parser.parse(chunk);
     if (this.parser !== parser) return;
-    if ((this.state as ConnectionState) === 'closed' || parserIdle(parser)) {
+    if (parserIdle(parser)) {
       this.parser = undefined;
       releaseParser(parser);
+      return;
+    }
+    if ((this.state as ConnectionState) === 'closed') {
+      // Part of a packet is left in it: never lent again.
+      this.parser = undefined;
       return;
     }
     // A packet still arriving whose announced length is over the limit is refused now, before
@@ -290,7 +315,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         // The first packet must be CONNECT [MQTT-3.1.0-1].
         if (packet.cmd !== 'connect') return this.close();
         this.state = 'connecting';
-        this.stream.pause();
+        this.updateReading();
         void handleConnect(this, packet as IConnectPacket).then(() => this.connected(), (error: unknown) => {
           this.broker.log.error({ err: error }, 'CONNECT failed');
           this.close();
@@ -312,7 +337,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       if (this.state !== 'connected') return;
       this.dispatch(packet);
     }
-    if (!this.draining) this.stream.resume();
+    this.updateReading();
   }
 
   private dispatch(packet: Packet): void {

@@ -58,8 +58,9 @@ export function partialPacketLength(parser: Parser): number {
   return length > 0 ? length : 0;
 }
 
+/** Gives a parser back; one holding part of a packet (or an error) is dropped, never lent again. */
 export function releaseParser(parser: Parser): void {
   const state = parser as unknown as ParserState;
   state.sink = undefined;
-  if (state.error === null && pool.length < POOL_LIMIT) pool.push(parser);
+  if (parserIdle(parser) && pool.length < POOL_LIMIT) pool.push(parser);
 }

@@ -13,8 +13,9 @@ import { encodeAck } from '../outbound';
 import { REASON } from '../reason-codes';
 import { userPropertiesInOrder } from '../wire/ordered-user-properties';
 
-/** Publish decisions a connection keeps (cleared when full). */
+/** Publish decisions a connection keeps (cleared when full), for topics up to this length. */
 const PUBLISH_DECISIONS_LIMIT = 4096;
+const DECIDED_TOPIC_LENGTH = 1024;
 
 export function handlePublish(connection: Connection, packet: IPublishPacket): void {
   const session = connection.session;
@@ -24,13 +25,15 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   const packetId = packet.messageId ?? 0;
   const properties = packet.properties;
   let topic = packet.topic;
+  /** Recorded once the topic is known valid and allowed (a refused topic pins no memory). */
+  let aliasToSet = 0;
 
   if (v5 && properties) {
     const alias = properties.topicAlias;
     if (alias !== undefined) {
       // [MQTT-3.3.2-8, MQTT-3.3.2-9]: 0 and values above what CONNACK allowed are errors.
       if (alias === 0 || alias > SERVER_TOPIC_ALIAS_MAXIMUM) return connection.close(REASON.TOPIC_ALIAS_INVALID, `topic alias ${alias} is not between 1 and ${SERVER_TOPIC_ALIAS_MAXIMUM}`);
-      if (topic.length > 0) connection.inboundAliases.set(alias, topic);
+      if (topic.length > 0) aliasToSet = alias;
       else {
         const known = connection.inboundAliases.get(alias);
         if (known === undefined) return connection.close(REASON.PROTOCOL_ERROR, `topic alias ${alias} was never set`);
@@ -74,6 +77,8 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     return;
   }
 
+  if (aliasToSet !== 0 && !setInboundAlias(connection, aliasToSet, topic)) return;
+
   const message: CoreMessage = {
     topic,
     payload: typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload,
@@ -105,9 +110,10 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   const packetId = token >> 2;
   connection.unacknowledged--;
   if (qos === 2) connection.qos2Storing.delete(packetId);
+  // Not stored: the client's resend (also after a reconnect) must be stored, not acknowledged.
+  if (!ok && qos === 2) connection.session?.qos2Received.delete(packetId);
   if (connection.state !== 'connected') return;
   if (!ok) {
-    if (qos === 2) connection.session?.qos2Received.delete(packetId);
     // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again).
     if (connection.protocolVersion === 5) {
       connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.UNSPECIFIED_ERROR));
@@ -117,6 +123,21 @@ export function publishStored(connection: Connection, token: number, ok: boolean
     return;
   }
   connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion));
+}
+
+/** Topic bytes one connection's inbound aliases may hold; beyond, DISCONNECT 0x97 quota exceeded. */
+const INBOUND_ALIAS_BYTES = 1 << 20;
+
+function setInboundAlias(connection: Connection, alias: number, topic: string): boolean {
+  const aliases = connection.inboundAliases;
+  const previous = aliases.get(alias);
+  connection.inboundAliasBytes += topic.length - (previous?.length ?? 0);
+  if (connection.inboundAliasBytes > INBOUND_ALIAS_BYTES) {
+    connection.close(REASON.QUOTA_EXCEEDED, 'the topic aliases of this connection hold too many bytes');
+    return false;
+  }
+  aliases.set(alias, topic);
+  return true;
 }
 
 function mayPublish(connection: Connection, topic: string): boolean {
@@ -130,7 +151,8 @@ function mayPublish(connection: Connection, topic: string): boolean {
   if (allowed === undefined) {
     allowed = core.mayPublish(connection.principal!, topic);
     if (decisions.size >= PUBLISH_DECISIONS_LIMIT) decisions.clear();
-    decisions.set(topic, allowed);
+    // Long topics are decided each time rather than kept.
+    if (topic.length <= DECIDED_TOPIC_LENGTH) decisions.set(topic, allowed);
   }
   return allowed;
 }
