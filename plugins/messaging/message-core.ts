@@ -16,7 +16,7 @@ import {
   Session, type Delivery, type SessionOutlet, type StoredSession, type SubscriptionOptions, type WillMessage,
   SESSION_NEVER_EXPIRES,
 } from './session';
-import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch } from './subscription-tree';
+import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch, type SharedGroup } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
 
 export const PUBLISH_COMMAND = 'mq.publish';
@@ -95,6 +95,9 @@ export class MessageCore {
   /** (session, packet id) pairs of deliveries waiting for their in-flight entry to be durable. */
   private sendAfterCommit: Array<Session | number> = [];
   private readonly catchUps = new Set<Session>();
+  /** Shared groups that could not place a message: their position in the log. */
+  private readonly groupLag = new Map<SharedGroup<Session, SubscriptionOptions>, { lagging: boolean; position: number }>();
+  private readonly groupCatchUps = new Set<SharedGroup<Session, SubscriptionOptions>>();
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
   private readonly recent = new Array<CoreMessage | undefined>(RECENT_MESSAGES);
@@ -315,15 +318,104 @@ export class MessageCore {
     } else if (direct.length > 1) {
       this.routeMany(direct, message);
     }
-    for (const group of matches.groups) {
-      const member = pickMember(group, (session) => session.online && !session.lagging);
-      if (!member) continue;
-      const session = member.subscriber;
-      if (member.options.noLocal && session.clientId === message.publisher) continue;
-      if (!this.mayReceive(session, message.topic)) continue;
-      this.offer(session, message, Math.min(message.qos, member.options.qos) as QoS, member.options.retainAsPublished && message.retain,
-        member.options.subscriptionIdentifier === undefined ? undefined : [member.options.subscriptionIdentifier]);
+    for (const group of matches.groups) this.offerShared(group, message);
+  }
+
+  /**
+   * A shared subscription's message goes to ONE member that can take it now (connected, keeping
+   * up, room in its window). When none can, the group lags like a session: it keeps its position
+   * in the log and is served from there when a member can take more (`catchUpGroup`).
+   */
+  private offerShared(group: SharedGroup<Session, SubscriptionOptions>, message: CoreMessage): boolean {
+    let lag = this.groupLag.get(group);
+    if (lag && message.sequence !== 0) {
+      if (lag.lagging) {
+        this.slowTargetSeen = true;
+        return false;
+      }
+      if (message.sequence <= lag.position) return false; // served by the group's catch-up
     }
+    const member = this.pickTaker(group, message);
+    if (!member) {
+      if (message.sequence === 0) return false; // $SYS: nothing to catch up from
+      if (!lag) this.groupLag.set(group, lag = { lagging: true, position: message.sequence - 1 });
+      lag.lagging = true;
+      lag.position = message.sequence - 1;
+      this.slowTargetSeen = true;
+      return false;
+    }
+    const session = member.subscriber;
+    const options = member.options;
+    if (!this.mayReceive(session, message.topic)) return true;
+    const outlet = session.outlet!;
+    this.deliver(session, outlet, message, (message.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS,
+      options.retainAsPublished && message.retain, options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
+    return true;
+  }
+
+  /** A member that can take the message now, round robin; undefined when none can. */
+  private pickTaker(group: SharedGroup<Session, SubscriptionOptions>, message: CoreMessage): { subscriber: Session; options: SubscriptionOptions } | undefined {
+    let taker: { subscriber: Session; options: SubscriptionOptions } | undefined;
+    pickMember(group, (session) => {
+      if (session.outlet === null || session.lagging || !session.outlet.writable()) return false;
+      const options = group.members.find((m) => m.subscriber === session)!.options;
+      if (options.noLocal && session.clientId === message.publisher) return false;
+      const qos = Math.min(message.qos, options.qos);
+      if (qos > 0 && message.sequence !== 0 && session.inflight.size >= session.window) return false;
+      taker = { subscriber: session, options };
+      return true;
+    });
+    return taker;
+  }
+
+  /** A member of lagging groups can take more: those groups are served from the log. */
+  private scheduleGroupsOf(session: Session): void {
+    if (this.groupLag.size === 0 || session.subscriptionCount === 0) return;
+    for (const filter of session.subscriptions.keys()) {
+      const group = this.tree.sharedGroup(filter);
+      if (group && this.groupLag.get(group)?.lagging) this.groupCatchUps.add(group);
+    }
+    if (this.groupCatchUps.size > 0) this.scheduleCatchUp(null);
+  }
+
+  /** Serves a lagging shared group from the log, from its position, while members can take. */
+  private catchUpGroup(group: SharedGroup<Session, SubscriptionOptions>): void {
+    const lag = this.groupLag.get(group);
+    if (!lag || !lag.lagging || this.closed) return;
+    if (group.members.length === 0) {
+      this.groupLag.delete(group);
+      return;
+    }
+    for (let looked = 0; looked < CATCH_UP_STEP;) {
+      const chunk = this.messageLog.readFrom(lag.position, CATCH_UP_CHUNK);
+      looked += CATCH_UP_CHUNK;
+      for (const logged of chunk) {
+        if (!topicMatches(group.filter, logged.topic)) {
+          lag.position = logged.sequence;
+          continue;
+        }
+        const message = this.recentAt(logged.sequence) ?? fromLogged(logged);
+        const lifetime = remainingLifetime(message, this.engine.clock.now());
+        if (lifetime === undefined || lifetime > 0) {
+          const member = this.pickTaker(group, message);
+          if (!member) return;
+          if (this.mayReceive(member.subscriber, message.topic)) {
+            const o = member.options;
+            this.deliver(member.subscriber, member.subscriber.outlet!, message, Math.min(message.qos, o.qos) as QoS,
+              o.retainAsPublished && message.retain, o.subscriptionIdentifier === undefined ? undefined : [o.subscriptionIdentifier], false);
+          }
+        }
+        lag.position = logged.sequence;
+      }
+      if (chunk.length < CATCH_UP_CHUNK) {
+        // The log's end: live again (the router skips what it offers up to here).
+        lag.position = Math.max(lag.position, this.routedUpTo);
+        lag.lagging = false;
+        return;
+      }
+    }
+    this.groupCatchUps.add(group);
+    this.scheduleCatchUp(null);
   }
 
   private includes(entry: DirectMatch<Session, SubscriptionOptions>, message: CoreMessage): boolean {
@@ -479,7 +571,9 @@ export class MessageCore {
   /** After the protocol's answer to the connect (CONNACK): in-flight messages again, then the backlog. */
   resume(session: Session): void {
     const outlet = session.outlet;
-    if (!outlet || !session.lagging) return;
+    if (!outlet) return;
+    this.scheduleGroupsOf(session);
+    if (!session.lagging) return;
     this.resendInflight(session, outlet);
     this.scheduleCatchUp(session);
   }
@@ -579,6 +673,7 @@ export class MessageCore {
     this.resumePublishers();
     this.checkpointRetained();
     this.checkpointPositions();
+    for (const group of this.groupLag.keys()) if (group.members.length === 0) this.groupLag.delete(group);
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
       if (this.expired(session, now)) this.endSession(session);
@@ -617,6 +712,7 @@ export class MessageCore {
       if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
       session.inflight.delete(packetId);
       if (session.lagging) this.scheduleCatchUp(session);
+      this.scheduleGroupsOf(session);
     }
     if (session.persistent) this.markDirty(session);
     return true;
@@ -625,6 +721,7 @@ export class MessageCore {
   /** The client's output drained: a session that lagged for it is served from the log. */
   writable(session: Session): void {
     if (session.lagging) this.scheduleCatchUp(session);
+    this.scheduleGroupsOf(session);
   }
 
   // ---- subscriptions ---------------------------------------------------------------------
@@ -638,6 +735,7 @@ export class MessageCore {
     options.since = this.messageLog.lastSequence();
     const existed = this.tree.add(session, filter, options);
     session.subscriptions.set(filter, options);
+    if (session.online) this.scheduleGroupsOf(session);
     if (session.persistent) this.markDirty(session);
     return existed;
   }
@@ -681,8 +779,8 @@ export class MessageCore {
 
   // ---- catching up from the log ----------------------------------------------------------
 
-  private scheduleCatchUp(session: Session): void {
-    this.catchUps.add(session);
+  private scheduleCatchUp(session: Session | null): void {
+    if (session) this.catchUps.add(session);
     if (this.catchUpScheduled) return;
     this.catchUpScheduled = true;
     setImmediate(() => {
@@ -690,6 +788,9 @@ export class MessageCore {
       const sessions = [...this.catchUps];
       this.catchUps.clear();
       for (const s of sessions) this.catchUp(s);
+      const groups = [...this.groupCatchUps];
+      this.groupCatchUps.clear();
+      for (const group of groups) this.catchUpGroup(group);
     });
   }
 

@@ -146,6 +146,11 @@ export class Session {
     readonly kind: 'mqtt' | 'mqApi',
   ) {}
 
+  /** Subscriptions (without creating the map). */
+  get subscriptionCount(): number {
+    return this.subscriptionMap?.size ?? 0;
+  }
+
   /** Messages in flight (without creating the map). */
   get inflightCount(): number {
     return this.inflightMap?.size ?? 0;

@@ -237,6 +237,18 @@ export class SubscriptionTree<S, O> {
     return matches;
   }
 
+  /** The group of a `$share/<name>/<filter>` subscription (undefined when it has no members). */
+  sharedGroup(sharedFilter: string): SharedGroup<S, O> | undefined {
+    const shared = parseSharedFilter(sharedFilter);
+    if (shared === null) return undefined;
+    let node: FilterNode<S, O> | undefined = this.root;
+    for (const level of shared.filter.split('/')) {
+      node = node.children.get(level);
+      if (node === undefined) return undefined;
+    }
+    return node.groups.get(shared.share);
+  }
+
   private nodeFor(filter: string): FilterNode<S, O> {
     let node = this.root;
     let path = '';
