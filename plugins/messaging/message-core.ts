@@ -633,6 +633,7 @@ export class MessageCore {
     if (!session.lagging) session.position = Math.max(session.position, this.routedUpTo);
     session.lagging = false;
     session.outlet = null;
+    session.retainedPending = undefined;
     this.catchUps.delete(session);
     // Messages in flight are kept for a persistent session (sent again on reconnect).
     if (session.inflightCount === 0) return;
@@ -711,7 +712,7 @@ export class MessageCore {
     } else {
       if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
       session.inflight.delete(packetId);
-      if (session.lagging) this.scheduleCatchUp(session);
+      if (session.lagging || session.retainedPending) this.scheduleCatchUp(session);
       this.scheduleGroupsOf(session);
     }
     if (session.persistent) this.markDirty(session);
@@ -720,7 +721,7 @@ export class MessageCore {
 
   /** The client's output drained: a session that lagged for it is served from the log. */
   writable(session: Session): void {
-    if (session.lagging) this.scheduleCatchUp(session);
+    if (session.lagging || session.retainedPending) this.scheduleCatchUp(session);
     this.scheduleGroupsOf(session);
   }
 
@@ -746,29 +747,58 @@ export class MessageCore {
    */
   sendRetained(session: Session, filter: string, options: SubscriptionOptions, existed: boolean): void {
     if (options.retainHandling === 2 || (options.retainHandling === 1 && existed)) return;
-    if (parseSharedFilter(filter)) return;
-    const outlet = session.outlet;
-    if (!outlet) return;
-    const now = this.engine.clock.now();
-    for (const [topic, ref] of this.retained.match(filter)) {
-      let message = ref.message;
-      if (!message) {
-        const logged = this.messageLog.read(ref.sequence);
-        if (!logged) continue;
-        message = fromLogged(logged);
-      }
-      const lifetime = remainingLifetime(message, now);
-      if (lifetime !== undefined && lifetime <= 0) continue;
-      if (!this.mayReceive(session, topic)) continue;
-      if (options.noLocal && message.publisher === session.clientId) continue;
-      let qos = (ref.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS;
-      // Beyond the window, retained messages go at QoS 0 rather than over the client's limit.
-      if (qos > 0 && session.inflight.size >= session.window) qos = 0;
-      // Retained messages sent for a subscription carry the RETAIN flag [MQTT-3.3.1-8].
-      this.deliver(session, outlet, message, qos, true,
-        options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
-    }
+    if (parseSharedFilter(filter) || !session.outlet) return;
+    (session.retainedPending ??= []).push({ entries: this.retained.match(filter), options, held: undefined });
+    this.drainRetained(session);
   }
+
+  /**
+   * Sends a session's pending retained messages while its window and output allow (like a
+   * catch-up: `# ` over 100,000 retained topics does not fill the socket's buffer at once);
+   * false when some are left for later (an acknowledgement or a drain goes on).
+   */
+  private drainRetained(session: Session): boolean {
+    const outlet = session.outlet;
+    const pending = session.retainedPending;
+    if (!pending) return true;
+    if (!outlet) {
+      session.retainedPending = undefined;
+      return true;
+    }
+    const now = this.engine.clock.now();
+    while (pending.length > 0) {
+      const job = pending[0];
+      const { options } = job;
+      for (;;) {
+        const item = job.held ?? job.entries.next();
+        job.held = undefined;
+        if (item.done) break;
+        const [topic, ref] = item.value;
+        let message = ref.message;
+        if (!message) {
+          const logged = this.messageLog.read(ref.sequence);
+          if (!logged) continue;
+          message = fromLogged(logged);
+        }
+        const lifetime = remainingLifetime(message, now);
+        if (lifetime !== undefined && lifetime <= 0) continue;
+        if (!this.mayReceive(session, topic)) continue;
+        if (options.noLocal && message.publisher === session.clientId) continue;
+        const qos = (ref.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS;
+        if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) {
+          job.held = item;
+          return false;
+        }
+        // Retained messages sent for a subscription carry the RETAIN flag [MQTT-3.3.1-8].
+        this.deliver(session, outlet, message, qos, true,
+          options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
+      }
+      pending.shift();
+    }
+    session.retainedPending = undefined;
+    return true;
+  }
+
 
   unsubscribe(session: Session, filter: string): boolean {
     const existed = this.tree.remove(session, filter);
@@ -802,7 +832,9 @@ export class MessageCore {
    */
   private catchUp(session: Session): void {
     const outlet = session.outlet;
-    if (outlet === null || !session.lagging || this.closed) return;
+    if (outlet === null || this.closed) return;
+    if (session.retainedPending && !this.drainRetained(session)) return;
+    if (!session.lagging) return;
     const now = this.engine.clock.now();
     const matches = new Map<string, SessionMatches | null>();
     for (let looked = 0; ; ) {

@@ -134,6 +134,8 @@ export class Session {
   /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
   skipQos0UpTo = 0;
   receiveDecisionsGeneration = -1;
+  /** Retained messages still to send for new subscriptions (sent as the window and output allow). */
+  retainedPending?: Array<{ entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined }>;
   /** The position last written to the state store. */
   storedPosition = 0;
   /** The router's mark, to find a session matched by several subscriptions of one message. */
