@@ -1,0 +1,175 @@
+/**
+ * The message core's sessions, protocol neutral: driven through MessageCore's API with a fake
+ * SessionOutlet (core-helpers.ts). Flow control (a full window, a connection that cannot write),
+ * catching up from the log beyond what memory keeps, overlapping and shared subscriptions.
+ */
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server';
+import type { Principal } from '../../kernel/auth/principal';
+import type { MessageCore } from '../../plugins/messaging/message-core';
+import type { Session } from '../../plugins/messaging/session';
+import type { QoS } from '../../plugins/messaging/message';
+import { FakeOutlet, coreMessage, subscription } from './core-helpers';
+import { uniqueName } from '../mqtt/session-helpers';
+
+const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
+
+describe('message core sessions (through the MessageCore API)', function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  let core: MessageCore;
+  const open: Array<[Session, FakeOutlet]> = [];
+
+  before(async function () {
+    server = await startServer({ plugins: ['storage-lmdb', 'messaging'] });
+    core = server.engine.need('messaging');
+  });
+
+  afterEach(function () {
+    for (const [session, outlet] of open.splice(0)) core.closeSession(session, outlet, false);
+  });
+
+  after(async function () {
+    await server?.close();
+  });
+
+  function connect(outlet: FakeOutlet): Session {
+    const { session } = core.openSession(uniqueName('core'), ADMIN, { cleanStart: true, expiryInterval: 0, kind: 'mqApi' }, outlet);
+    open.push([session, outlet]);
+    return session;
+  }
+
+  /** Publishes in one commit; routing is done when it resolves. */
+  function publish(topic: string, payloads: string[], qos: QoS = 0): Promise<number[]> {
+    return core.publishAll(payloads.map((payload) => coreMessage(topic, payload, qos)));
+  }
+
+  function range(prefix: string, count: number, start = 0): string[] {
+    return Array.from({ length: count }, (_, i) => `${prefix}${start + i}`);
+  }
+
+  /** Acknowledges every delivery as it comes until `total` arrived, checking the window is never exceeded. */
+  async function acknowledgeUntil(session: Session, outlet: FakeOutlet, total: number): Promise<void> {
+    for (let i = 0; i < total; i++) {
+      await outlet.waitForCount(i + 1);
+      assert.ok(session.inflightCount <= outlet.receiveMaximum, `${session.inflightCount} in flight over a window of ${outlet.receiveMaximum}`);
+      const delivery = outlet.deliveries[i];
+      assert.equal(delivery.qos, 1);
+      assert.equal(core.acknowledge(session, delivery.packetId, 'puback'), true, `PUBACK of delivery ${i} refused`);
+    }
+  }
+
+  it('a full window makes the session lag; it gets the rest in order, none twice, as it acknowledges', async function () {
+    const topic = `${uniqueName('window')}/t`;
+    const outlet = new FakeOutlet(2);
+    const session = connect(outlet);
+    core.subscribe(session, topic, subscription(1));
+
+    const ids = await publish(topic, range('m', 7), 1);
+    assert.deepEqual(outlet.payloads(), ['m0', 'm1'], 'only the window is delivered');
+    assert.equal(session.lagging, true);
+
+    await acknowledgeUntil(session, outlet, 7);
+    assert.deepEqual(outlet.payloads(), range('m', 7));
+    assert.deepEqual(outlet.deliveries.map((d) => d.message.sequence), ids);
+    assert.equal(new Set(outlet.deliveries.map((d) => d.message.sequence)).size, 7);
+
+    // Caught up: live again, the next message comes at once (while the window has room).
+    assert.equal(session.lagging, false);
+    await publish(topic, ['live'], 1);
+    assert.deepEqual(outlet.payloads().slice(7), ['live']);
+  });
+
+  it('with a window of 1, catches up through more messages than memory keeps (read back from the log)', async function () {
+    const topic = `${uniqueName('deep')}/t`;
+    const outlet = new FakeOutlet(1);
+    const session = connect(outlet);
+    core.subscribe(session, topic, subscription(1));
+    // More than the core's ring of recent messages (8192): the oldest are read from the log.
+    const total = 10_500;
+    const ids = [
+      ...await publish(topic, range('d', 6_000), 1),
+      ...await publish(topic, range('d', 4_500, 6_000), 1),
+    ];
+    assert.equal(outlet.deliveries.length, 1);
+    assert.equal(session.lagging, true);
+
+    await acknowledgeUntil(session, outlet, total);
+    const sequences = outlet.deliveries.map((d) => d.message.sequence);
+    assert.equal(outlet.deliveries.length, total);
+    assert.deepEqual(sequences, ids, 'every message once, in log order');
+    assert.deepEqual(outlet.payloads(), range('d', total));
+  });
+
+  it('a connection that cannot write gets nothing until core.writable(session), then the rest in order', async function () {
+    const topic = `${uniqueName('write')}/t`;
+    const outlet = new FakeOutlet(10);
+    const session = connect(outlet);
+    core.subscribe(session, topic, subscription(0));
+
+    outlet.open = false;
+    await publish(topic, range('w', 5));
+    assert.deepEqual(outlet.deliveries, [], 'delivered to a connection that cannot write');
+    assert.equal(session.lagging, true);
+
+    // It drains, takes two and is full again: the catch-up stops there.
+    outlet.open = true;
+    outlet.closeAfter = 2;
+    core.writable(session);
+    await outlet.waitForCount(2);
+    await publish(topic, ['w5']); // not offered live to a lagging session
+    assert.deepEqual(outlet.payloads(), ['w0', 'w1']);
+
+    outlet.open = true;
+    outlet.closeAfter = undefined;
+    core.writable(session);
+    await outlet.waitForCount(6);
+    assert.deepEqual(outlet.payloads(), range('w', 6));
+    await publish(topic, ['live']);
+    assert.deepEqual(outlet.payloads(), [...range('w', 6), 'live']);
+  });
+
+  it('overlapping subscriptions give one delivery at the highest QoS with every subscription identifier', async function () {
+    const root = uniqueName('overlap');
+    const outlet = new FakeOutlet(1);
+    const session = connect(outlet);
+    core.subscribe(session, `${root}/+`, subscription(0, 7));
+    core.subscribe(session, `${root}/#`, subscription(1, 9));
+    core.subscribe(session, `${root}/other`, subscription(1, 11)); // does not match
+
+    await publish(`${root}/x`, ['one'], 1);
+    assert.equal(outlet.deliveries.length, 1);
+    const live = outlet.deliveries[0];
+    assert.equal(live.qos, 1);
+    assert.deepEqual([...(live.subscriptionIds ?? [])].sort((a, b) => a - b), [7, 9]);
+
+    // The same through a catch-up: the window (1) is full, the next two wait in the log.
+    await publish(`${root}/x`, ['two', 'three'], 1);
+    assert.equal(outlet.deliveries.length, 1);
+    await acknowledgeUntil(session, outlet, 3);
+    assert.deepEqual(outlet.payloads(), ['one', 'two', 'three']);
+    for (const delivery of outlet.deliveries.slice(1)) {
+      assert.equal(delivery.qos, 1);
+      assert.deepEqual([...(delivery.subscriptionIds ?? [])].sort((a, b) => a - b), [7, 9]);
+    }
+  });
+
+  it('members of a shared group take the messages in turn', async function () {
+    const topic = `${uniqueName('shared')}/t`;
+    const first = new FakeOutlet(10);
+    const second = new FakeOutlet(10);
+    const a = connect(first);
+    const b = connect(second);
+    core.subscribe(a, `$share/workers/${topic}`, subscription(0));
+    core.subscribe(b, `$share/workers/${topic}`, subscription(0));
+
+    const ids = await publish(topic, range('s', 6));
+    const owner = new Map<number, string>();
+    for (const d of first.deliveries) owner.set(d.message.sequence, 'a');
+    for (const d of second.deliveries) owner.set(d.message.sequence, 'b');
+    assert.equal(first.deliveries.length + second.deliveries.length, 6, 'each message once to the group');
+    const turns = ids.map((id) => owner.get(id));
+    assert.ok(turns.every((t) => t !== undefined), `a message went to no member: ${turns.join(',')}`);
+    for (let i = 1; i < turns.length; i++) assert.notEqual(turns[i], turns[i - 1], `not in turn: ${turns.join(',')}`);
+  });
+});
