@@ -5,6 +5,7 @@
  * and plugins use it; MQTT enters the same core (`MessageCore.publish`) per packet, with the
  * same kernel decision cached per connection (docs/decisions.md "MQTT").
  */
+import { isUtf8 } from 'node:buffer';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { CoreMessage, MessageProperties, QoS } from './message';
@@ -91,9 +92,14 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
         const problem = m.topic.startsWith('$SYS/') || m.topic === '$SYS' ? 'the $SYS topics are the broker\'s own' : topicNameProblem(m.topic);
         if (problem) throw new EngineError('INVALID_TOPIC', { topic: m.topic, reason: problem, param: `messages[${i}].topic` });
         engine.authorize(ctx, PUBLISH_COMMAND, { kind: 'topic', topic: m.topic });
+        const payload = Buffer.from(m.payload, m.payloadEncoding === 'base64' ? 'base64' : 'utf8');
+        // A payload said to be UTF-8 must be (as an MQTT PUBLISH must, 0x99) [MQTT-3.3.2-4].
+        if (m.payloadFormatIndicator === true && !isUtf8(payload)) {
+          throw new EngineError('INVALID_PARAMETER', { param: `messages[${i}].payload`, reason: 'payloadFormatIndicator says UTF-8 and the payload is not' });
+        }
         return {
           topic: m.topic,
-          payload: Buffer.from(m.payload, m.payloadEncoding === 'base64' ? 'base64' : 'utf8'),
+          payload,
           qos: m.qos ?? 0,
           retain: m.retain === true,
           properties: properties(m),
