@@ -36,9 +36,11 @@ const RECENT_MESSAGES = 8192;
 const RECENT_MASK = RECENT_MESSAGES - 1;
 /** Larger messages are not kept in the ring (it would pin them and their encodings): read from the log. */
 const RECENT_PAYLOAD_LIMIT = 4096;
+/** How far behind the router a lagging session may be when its publishers resume. */
+const RESUME_LAG = RECENT_MESSAGES / 4;
 /** Messages one catch-up step looks at before it lets the event loop serve others. */
 const CATCH_UP_STEP = 4 * 256;
-/** A session lagging longer than this no longer slows the publishers (it is stuck, not slow). */
+/** A lagging session not served for this long no longer slows the publishers (it is stuck, not slow). */
 const SLOW_TARGET_MS = 2000;
 /** Decisions a session keeps about topics it may receive (cleared when full). */
 const RECEIVE_DECISIONS_LIMIT = 4096;
@@ -465,7 +467,7 @@ export class MessageCore {
     const outlet = session.outlet;
     if (outlet === null) return;
     if (session.lagging) {
-      if (Date.now() - session.laggingSince < SLOW_TARGET_MS) this.slowTargetSeen = true;
+      if (Date.now() - session.lastProgress < SLOW_TARGET_MS) this.slowTargetSeen = true;
       return;
     }
     const sequence = message.sequence;
@@ -477,7 +479,7 @@ export class MessageCore {
     if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
       // Served from the log once it can take more.
       session.lagging = true;
-      session.laggingSince = Date.now();
+      session.lastProgress = Date.now();
       session.position = sequence - 1;
       this.slowTargetSeen = true;
       return;
@@ -835,20 +837,22 @@ export class MessageCore {
     if (outlet === null || this.closed) return;
     if (session.retainedPending && !this.drainRetained(session)) return;
     if (!session.lagging) return;
+    // Served again: a slow subscriber, not a stuck one (its publishers keep waiting for it).
+    session.lastProgress = Date.now();
     const now = this.engine.clock.now();
     const matches = new Map<string, SessionMatches | null>();
     for (let looked = 0; ; ) {
       if (looked >= CATCH_UP_STEP) {
         // A long way behind: the rest in later turns, so other clients are served meanwhile.
         this.scheduleCatchUp(session);
-        return this.resumePublishers();
+        return this.caughtUpSome(session);
       }
       let sequence = session.position + 1;
       if (sequence <= this.routedUpTo && this.recentAt(sequence)) {
         for (; sequence <= this.routedUpTo && looked < CATCH_UP_STEP; sequence++, looked++) {
           const message = this.recentAt(sequence);
           if (!message) break;
-          if (!this.catchUpOne(session, outlet, message, null, matches, now)) return this.resumePublishers();
+          if (!this.catchUpOne(session, outlet, message, null, matches, now)) return this.caughtUpSome(session);
         }
         if (sequence > this.routedUpTo) break;
         continue;
@@ -856,7 +860,7 @@ export class MessageCore {
       const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
       looked += CATCH_UP_CHUNK;
       for (const logged of chunk) {
-        if (!this.catchUpOne(session, outlet, null, logged, matches, now)) return this.resumePublishers();
+        if (!this.catchUpOne(session, outlet, null, logged, matches, now)) return this.caughtUpSome(session);
       }
       if (chunk.length < CATCH_UP_CHUNK) break;
     }
@@ -865,6 +869,14 @@ export class MessageCore {
     session.lagging = false;
     if (session.persistent) this.markDirty(session);
     this.resumePublishers();
+  }
+
+  /**
+   * A lagging session was served some: its publishers go on once it is close behind (its
+   * messages are still in the ring, cheap to send), not before, or they would outrun it for good.
+   */
+  private caughtUpSome(session: Session): void {
+    if (this.routedUpTo - session.position <= RESUME_LAG) this.resumePublishers();
   }
 
   /** One message of a catch-up (from memory or from the log); false when the session is full. */

@@ -122,8 +122,8 @@ export class Session {
   /** See the file comment. */
   position = 0;
   lagging = false;
-  /** Date.now() when it began to lag (a slow target slows publishers, a stuck one does not). */
-  laggingSince = 0;
+  /** Date.now() when it began to lag or was last served while lagging (a slow target slows publishers, a stuck one does not). */
+  lastProgress = 0;
   outlet: SessionOutlet | null = null;
   /** Seconds the session outlives its connection; 0: it ends with it. */
   expiryInterval = 0;
