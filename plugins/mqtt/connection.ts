@@ -79,7 +79,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
   /** Packets that arrived behind the CONNECT while it was being checked. */
-  private pending: Packet[] = [];
+  private pending: Packet[] | undefined;
   /** The output is over the stream's high-water mark: reading waits for 'drain'. */
   private draining = false;
   /** The message core paused this publisher (a lagging target, the log's backlog). */
@@ -87,10 +87,12 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
     this.openedAt = this.lastActivity = Date.now();
-    stream.on('data', (chunk: Buffer) => this.onData(chunk));
-    stream.on('error', (error: Error) => this.broker.log.debug({ err: error, address }, 'connection error'));
-    stream.on('close', () => this.onClosed());
-    stream.on('end', () => this.stream.end());
+    // Listeners shared by every connection (no closures per connection: thousands stay idle).
+    (stream as StreamWithConnection)[CONNECTION] = this;
+    stream.on('data', onStreamData);
+    stream.on('error', onStreamError);
+    stream.on('close', onStreamClose);
+    stream.on('end', onStreamEnd);
   }
 
   /** Aliases the broker assigned towards the client: topic → alias. */
@@ -260,7 +262,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private destroyNow(): void {
     this.endSession();
     this.state = 'closed';
-    this.pending = [];
+    this.pending = undefined;
     this.stream.destroy();
     this.broker.closing(this);
   }
@@ -276,14 +278,14 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.send({ cmd: 'disconnect', reasonCode, properties: reasonString ? { reasonString } : undefined });
     }
     this.state = 'closed';
-    this.pending = [];
+    this.pending = undefined;
     const stream = this.stream;
     stream.end(() => stream.destroy());
     // A peer that never reads would keep the socket: destroyed by the broker's sweep.
     this.broker.closing(this);
   }
 
-  private onData(chunk: Buffer): void {
+  onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
     this.lastActivity = Date.now();
     this.broker.now = this.broker.engine.clock.now();
@@ -322,7 +324,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         });
         return;
       case 'connecting':
-        this.pending.push(packet);
+        (this.pending ??= []).push(packet);
         return;
       case 'connected':
         this.dispatch(packet);
@@ -331,8 +333,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   private connected(): void {
     if (this.state !== 'connected') return;
-    const pending = this.pending;
-    this.pending = [];
+    const pending = this.pending ?? [];
+    this.pending = undefined;
     for (const packet of pending) {
       if (this.state !== 'connected') return;
       this.dispatch(packet);
@@ -380,10 +382,10 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.close(REASON.PACKET_TOO_LARGE, `packets are limited to ${this.broker.maxPacketSize} bytes`);
   }
 
-  private onClosed(): void {
+  onClosed(): void {
     if (this.state !== 'closed') {
       this.state = 'closed';
-      this.pending = [];
+      this.pending = undefined;
     }
     this.endSession();
     this.broker.closed(this);
@@ -402,4 +404,24 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 function packetSize(remainingLength: number): number {
   const lengthBytes = remainingLength < 128 ? 1 : remainingLength < 16_384 ? 2 : remainingLength < 2_097_152 ? 3 : 4;
   return 1 + lengthBytes + remainingLength;
+}
+
+const CONNECTION = Symbol('connection');
+type StreamWithConnection = Duplex & { [CONNECTION]: Connection };
+
+function onStreamData(this: StreamWithConnection, chunk: Buffer): void {
+  this[CONNECTION].onData(chunk);
+}
+
+function onStreamError(this: StreamWithConnection, error: Error): void {
+  const connection = this[CONNECTION];
+  connection.broker.log.debug({ err: error, address: connection.address }, 'connection error');
+}
+
+function onStreamClose(this: StreamWithConnection): void {
+  this[CONNECTION].onClosed();
+}
+
+function onStreamEnd(this: StreamWithConnection): void {
+  this.end();
 }

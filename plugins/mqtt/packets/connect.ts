@@ -138,7 +138,7 @@ async function logIn(connection: Connection, packet: IConnectPacket, clientId: s
   if (anonymous) {
     const role = engine.settings.mqtt_anonymous_role;
     if (!engine.settings.mqtt_allow_anonymous) throw new EngineError('NOT_AUTHORIZED', { account: '$anonymous', command: CONNECT_COMMAND, resource: `client:${clientId}` });
-    return { account: '$anonymous', roles: role ? [role] : [] };
+    return anonymousPrincipal(role);
   }
   if (packet.username === undefined) throw new EngineError('BAD_CREDENTIALS');
   return engine.logins.authenticate({
@@ -178,4 +178,17 @@ function willMessage(connection: Connection, will: NonNullable<IConnectPacket['w
       sequence: 0,
     },
   };
+}
+
+/** One principal per anonymous role, shared by every anonymous connection (thousands may be idle). */
+const anonymousPrincipals = new Map<string, Principal>();
+
+function anonymousPrincipal(role: string | null): Principal {
+  const key = role ?? '';
+  let principal = anonymousPrincipals.get(key);
+  if (!principal) {
+    principal = Object.freeze({ account: '$anonymous', roles: Object.freeze(role ? [role] : []) });
+    anonymousPrincipals.set(key, principal);
+  }
+  return principal;
 }
