@@ -134,8 +134,12 @@ export class MessageCore {
     const now = this.engine.clock.now();
     for (const [, value] of this.state.entries('session/')) {
       const session = Session.fromStored(value as StoredSession);
-      // Connected when the server stopped: offline since now (its will was not kept).
-      session.disconnectedAt ??= now;
+      if (session.disconnectedAt === null) {
+        // Connected when the server stopped: offline since now, its connection ended without a
+        // DISCONNECT, so its will is due after its delay.
+        session.disconnectedAt = now;
+        if (session.will && session.willDueAt === undefined) session.willDueAt = now + session.will.delay * 1000;
+      }
       this.sessions.set(session.clientId, session);
       for (const [filter, options] of session.subscriptions) this.tree.add(session, filter, options);
       this.offline.add(session);
@@ -656,6 +660,7 @@ export class MessageCore {
   setWill(session: Session, will: WillMessage | undefined): void {
     session.will = will;
     session.willDueAt = undefined;
+    if (session.persistent) this.markDirty(session);
   }
 
   private publishWill(session: Session): void {

@@ -85,6 +85,21 @@ export interface StoredSession {
   nextPacketId: number;
   /** Engine clock ms of the disconnect (null: connected when last written). */
   disconnectedAt: number | null;
+  /** The will of the last connection, while it may still be sent (MQTT 5 Will Delay Interval). */
+  will?: StoredWill | null;
+}
+
+/** A will as stored: its message (payload bytes as published) and when it is due. */
+export interface StoredWill {
+  topic: string;
+  payload: Buffer;
+  qos: QoS;
+  retain: boolean;
+  properties: CoreMessage['properties'] | null;
+  publisher: string | null;
+  delay: number;
+  /** Engine clock ms (null: the connection was still open when last written). */
+  dueAt: number | null;
 }
 
 /** The never-expires value of Session Expiry Interval. */
@@ -198,6 +213,10 @@ export class Session {
       qos2Received: [...(this.qos2ReceivedSet ?? [])],
       nextPacketId: this.nextPacketId,
       disconnectedAt: this.disconnectedAt,
+      will: this.will ? {
+        topic: this.will.message.topic, payload: this.will.message.payload, qos: this.will.message.qos, retain: this.will.message.retain,
+        properties: this.will.message.properties ?? null, publisher: this.will.message.publisher, delay: this.will.delay, dueAt: this.willDueAt ?? null,
+      } : null,
     };
   }
 
@@ -213,6 +232,17 @@ export class Session {
     for (const packetId of stored.qos2Received) session.qos2Received.add(packetId);
     session.nextPacketId = stored.nextPacketId;
     session.disconnectedAt = stored.disconnectedAt;
+    const will = stored.will;
+    if (will) {
+      session.will = {
+        delay: will.delay,
+        message: {
+          topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
+          publisher: will.publisher, createdAt: 0, sequence: 0,
+        },
+      };
+      session.willDueAt = will.dueAt ?? undefined;
+    }
     return session;
   }
 }

@@ -12,7 +12,7 @@ import { ManualClock } from '../helpers/manual-clock';
 import type { TestServer } from '../helpers/server';
 import { brokerUrl, tryConnect } from './mqtt-helpers';
 import {
-  closeClient, dropClient, openClient, publishOk, rawSession, startMessagingBroker, subscribeOk, uniqueName, type Client,
+  brokerRoundTrip, closeClient, dropClient, openClient, publishOk, rawSession, restartBroker, startMessagingBroker, subscribeOk, uniqueName, type Client,
 } from './session-helpers';
 
 /** A v5 admin client subscribed (QoS 2) to the topic, to see wills arrive. */
@@ -215,6 +215,26 @@ describe('mqtt 06: will messages', function () {
       assert.deepEqual(watcher.inbox.payloads(), ['marker', 'proof'], 'the returning client\'s will was not sent');
       await closeClient(back);
       await closeClient(watcher);
+    });
+
+    it('a delayed will survives a restart of the server and is sent when its delay ends', async () => {
+      const topic = uniqueName('delay/restart');
+      const restartClock = new ManualClock();
+      let server = await startMessagingBroker({}, { clock: restartClock });
+      try {
+        await dropClient(await openClient(server, delayedWill(topic, 'after-restart', 30, 300)));
+        await brokerRoundTrip(server); // the drop is handled (the will is due in 30 s) before the restart
+        server = await restartBroker(server, {}, { clock: restartClock });
+        const watcher = await watch(server, topic, steady);
+        await markerThrough(server, watcher, topic, steady);
+        assert.deepEqual(watcher.inbox.payloads(), ['marker'], 'not before the delay');
+        restartClock.advanceSeconds(30);
+        await watcher.inbox.waitForPayload('after-restart');
+        assert.deepEqual(watcher.inbox.payloads(), ['marker', 'after-restart']);
+        await closeClient(watcher);
+      } finally {
+        await server.close();
+      }
     });
   });
 });
