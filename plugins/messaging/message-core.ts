@@ -43,7 +43,7 @@ const CATCH_UP_STEP = 4 * 256;
 /** A lagging session not served for this long no longer slows the publishers (it is stuck, not slow). */
 const SLOW_TARGET_MS = 2000;
 /** Decisions a session keeps about topics it may receive (cleared when full). */
-const RECEIVE_DECISIONS_LIMIT = 4096;
+const RECEIVE_DECISIONS_LIMIT = 16_384;
 
 interface RetainedRef {
   sequence: number;

@@ -13,7 +13,7 @@ export { topicNameProblem };
 const SHARE_PREFIX = '$share/';
 
 /** How many topics' matches are kept; the oldest goes first when full. */
-const MATCH_CACHE_LIMIT = 10_000;
+const MATCH_CACHE_LIMIT = 50_000;
 
 export interface DirectMatch<S, O> {
   readonly subscriber: S;
