@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
 import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
@@ -812,6 +813,75 @@ export class MessageCore {
     session.subscriptions.delete(filter);
     if (session.persistent) this.markDirty(session);
     return existed;
+  }
+
+  // ---- sessions without a connection (MQ API sessions) -----------------------------------
+
+  /**
+   * Creates an MQ API session: a persistent session that never has a connection; its client
+   * reads it (`readSession`) from its position in the log. A name in use by any session (MQTT or
+   * MQ API) is CLIENT_NAME_IN_USE (14221): one registry of client names (CONTRACT).
+   */
+  createApiSession(clientName: string, principal: Principal): Session {
+    if (this.sessions.has(clientName) || this.engine.clientSessions.holder(clientName) !== undefined) {
+      throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+    }
+    const session = new Session(clientName, principal, 'mqApi');
+    session.expiryInterval = SESSION_NEVER_EXPIRES;
+    session.position = this.routedUpTo;
+    session.disconnectedAt = this.engine.clock.now();
+    this.sessions.set(clientName, session);
+    this.offline.add(session);
+    this.markDirty(session);
+    return session;
+  }
+
+  /** Ends a session by name; a connected MQTT client holding it is disconnected (0x8E). */
+  deleteSession(clientName: string): boolean {
+    this.engine.clientSessions.holder(clientName)?.takeOver();
+    const session = this.sessions.get(clientName);
+    if (!session) return false;
+    if (session.outlet) this.detachOutlet(session);
+    session.will = undefined;
+    this.endSession(session);
+    return true;
+  }
+
+  /**
+   * Reads up to `max` messages for a session without a connection, from its position, matching
+   * its subscriptions (each from the time it was made) and what it may receive; its position moves
+   * past them (stored in the next commit). Synchronous: two readers of one session never get the
+   * same message.
+   */
+  readSession(session: Session, max: number): CoreMessage[] {
+    const out: CoreMessage[] = [];
+    const cache = new Map<string, SessionMatches | null>();
+    const now = this.engine.clock.now();
+    const end = this.messageLog.lastSequence();
+    while (out.length < max && session.position < end) {
+      const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
+      if (chunk.length === 0) break;
+      for (const logged of chunk) {
+        if (out.length >= max) break;
+        session.position = logged.sequence;
+        let matching = cache.get(logged.topic);
+        if (matching === undefined) cache.set(logged.topic, matching = this.sessionMatches(session, logged.topic));
+        if (matching === null) continue;
+        let qos = -1;
+        for (const o of matching.options) {
+          if (o.noLocal && logged.publisher === session.clientId) continue;
+          if (o.since !== undefined && logged.sequence <= o.since) continue;
+          qos = Math.max(qos, Math.min(logged.qos ?? 0, o.qos));
+        }
+        if (qos < 0) continue;
+        const message = this.recentAt(logged.sequence) ?? fromLogged(logged);
+        const lifetime = remainingLifetime(message, now);
+        if (lifetime !== undefined && lifetime <= 0) continue;
+        out.push(message);
+      }
+    }
+    this.markDirty(session);
+    return out;
   }
 
   // ---- catching up from the log ----------------------------------------------------------

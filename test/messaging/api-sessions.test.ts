@@ -1,0 +1,68 @@
+/**
+ * Sessions without a connection (MQ API sessions) in the message core: one registry of client
+ * names with MQTT, reads from the session's position in the log (each message once, only what its
+ * subscriptions match from the time they were made), positions kept across a restart.
+ */
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server';
+import type { Principal } from '../../kernel/auth/principal';
+import type { MessageCore } from '../../plugins/messaging/message-core';
+import { EngineError } from '../../kernel/errors';
+import { coreMessage, subscription } from './core-helpers';
+import { uniqueName } from '../mqtt/session-helpers';
+
+const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
+
+describe('message core: MQ API sessions', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let core: MessageCore;
+
+  async function start(dataDir?: string): Promise<void> {
+    server = await startServer({ plugins: ['storage-lmdb', 'messaging'], ...(dataDir ? { data_dir: dataDir } : {}) });
+    core = server.engine.need('messaging');
+  }
+
+  before(() => start());
+  after(() => server?.close());
+
+  it('a name in use by another session is 14221', () => {
+    const name = uniqueName('api');
+    core.createApiSession(name, ADMIN);
+    assert.throws(() => core.createApiSession(name, ADMIN), (error: unknown) => error instanceof EngineError && error.code === 14221);
+  });
+
+  it('reads what its subscriptions match, from its position, each message once; not what came before a subscription', async () => {
+    const name = uniqueName('api');
+    const topic = uniqueName('api/t');
+    const session = core.createApiSession(name, ADMIN);
+    await core.publishAll([coreMessage(topic, 'before')]);
+    core.subscribe(session, topic, subscription(1));
+    await core.publishAll([coreMessage(topic, 'one', 1), coreMessage(uniqueName('other'), 'elsewhere'), coreMessage(topic, 'two', 0)]);
+    const first = core.readSession(session, 1);
+    assert.deepEqual(first.map((m) => m.payload.toString()), ['one']);
+    const rest = core.readSession(session, 10);
+    assert.deepEqual(rest.map((m) => m.payload.toString()), ['two']);
+    assert.deepEqual(core.readSession(session, 10), [], 'nothing twice');
+  });
+
+  it('keeps its subscriptions and position across a restart; deleteSession ends it', async () => {
+    const name = uniqueName('api');
+    const topic = uniqueName('api/r');
+    const session = core.createApiSession(name, ADMIN);
+    core.subscribe(session, topic, subscription(1));
+    await core.publishAll([coreMessage(topic, 'a'), coreMessage(topic, 'b')]);
+    assert.deepEqual(core.readSession(session, 1).map((m) => m.payload.toString()), ['a']);
+    const dataDir = server.dataDir;
+    await server.close({ keepData: true });
+    await start(dataDir);
+    const again = core.sessions.get(name);
+    assert.ok(again, 'the session is back');
+    assert.equal(again.kind, 'mqApi');
+    await core.publishAll([coreMessage(topic, 'c')]);
+    assert.deepEqual(core.readSession(again, 10).map((m) => m.payload.toString()), ['b', 'c']);
+    assert.equal(core.deleteSession(name), true);
+    assert.equal(core.sessions.get(name), undefined);
+    assert.equal(core.deleteSession(name), false);
+  });
+});
