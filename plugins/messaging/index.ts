@@ -9,6 +9,7 @@ import { definePlugin } from '../../kernel/plugin';
 import { MessageCore } from './message-core';
 import { registerPublishCommand } from './publish-command';
 import { registerRetrieveCommand } from './retrieve';
+import { registerSessionCommands } from './session-commands';
 import { SysTopics } from './sys-topics';
 
 declare module '../../kernel/services' {
@@ -25,6 +26,7 @@ export default definePlugin({
     const core = new MessageCore(engine);
     engine.provide('messaging', core);
     registerPublishCommand(engine, core);
+    registerSessionCommands(engine, core);
     core.load();
     const sys = new SysTopics(core);
     engine.onStart(() => sys.start());

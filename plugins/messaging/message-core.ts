@@ -11,6 +11,7 @@ import { EngineError } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
 import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
+import { timestampToMs } from '../data/values/wire-format';
 import { PublishBatch, type PublishOrigin } from './publish-batch';
 import { RetainedStore } from './retained-store';
 import {
@@ -89,6 +90,8 @@ export class MessageCore {
   readonly startedAt = Date.now();
   /** Bumped when roles change: every cached authorization decision is void. */
   rolesGeneration = 0;
+  /** Engine clock ms of the batch being routed (statistics, read once per batch). */
+  private routeTime = 0;
   /** The highest sequence the router has offered to live sessions. */
   private routedUpTo = 0;
   private readonly messageLog: MessageLogPort;
@@ -135,6 +138,7 @@ export class MessageCore {
     const now = this.engine.clock.now();
     for (const [, value] of this.state.entries('session/')) {
       const session = Session.fromStored(value as StoredSession);
+      session.createdAt = now;
       if (session.disconnectedAt === null) {
         // Connected when the server stopped: offline since now, its connection ended without a
         // DISCONNECT, so its will is due after its delay.
@@ -285,6 +289,7 @@ export class MessageCore {
 
   private durable(messages: CoreMessage[], origins?: ReadonlyArray<PublishOrigin | null>): void {
     this.slowTargetSeen = false;
+    this.routeTime = this.engine.clock.now();
     const recent = this.recent;
     for (const message of messages) {
       if (message.retain) this.retain(message);
@@ -495,6 +500,8 @@ export class MessageCore {
 
   private deliver(session: Session, outlet: SessionOutlet, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined, dup: boolean, packetId = 0): void {
     this.stats.messagesSent++;
+    session.received++;
+    session.lastReceivedAt = this.routeTime;
     if (qos > 0) {
       if (packetId === 0) packetId = session.allocatePacketId();
       const persistent = session.persistent;
@@ -557,6 +564,7 @@ export class MessageCore {
     } else {
       if (session) this.endSession(session);
       session = new Session(clientId, principal, options.kind);
+      session.createdAt = this.engine.clock.now();
       session.position = this.routedUpTo;
       this.sessions.set(clientId, session);
     }
@@ -827,6 +835,7 @@ export class MessageCore {
       throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
     }
     const session = new Session(clientName, principal, 'mqApi');
+    session.createdAt = this.engine.clock.now();
     session.expiryInterval = SESSION_NEVER_EXPIRES;
     session.position = this.routedUpTo;
     session.disconnectedAt = this.engine.clock.now();
@@ -853,8 +862,8 @@ export class MessageCore {
    * past them (stored in the next commit). Synchronous: two readers of one session never get the
    * same message.
    */
-  readSession(session: Session, max: number): CoreMessage[] {
-    const out: CoreMessage[] = [];
+  readSession(session: Session, max: number): LoggedMessage[] {
+    const out: LoggedMessage[] = [];
     const cache = new Map<string, SessionMatches | null>();
     const now = this.engine.clock.now();
     const end = this.messageLog.lastSequence();
@@ -874,12 +883,13 @@ export class MessageCore {
           qos = Math.max(qos, Math.min(logged.qos ?? 0, o.qos));
         }
         if (qos < 0) continue;
-        const message = this.recentAt(logged.sequence) ?? fromLogged(logged);
-        const lifetime = remainingLifetime(message, now);
-        if (lifetime !== undefined && lifetime <= 0) continue;
-        out.push(message);
+        if (logged.expirySeconds !== null && logged.expirySeconds !== undefined
+          && timestampToMs(logged.createTs) + logged.expirySeconds * 1000 <= now) continue;
+        out.push(logged);
       }
     }
+    session.received += out.length;
+    if (out.length > 0) session.lastReceivedAt = now;
     this.markDirty(session);
     return out;
   }

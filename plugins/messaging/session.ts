@@ -151,6 +151,13 @@ export class Session {
   receiveDecisionsGeneration = -1;
   /** Retained messages still to send for new subscriptions (sent as the window and output allow). */
   retainedPending?: Array<{ entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined }>;
+  /** Statistics (describeMqSessions): messages published and received, and when last. */
+  published = 0;
+  received = 0;
+  lastPublishedAt = 0;
+  lastReceivedAt = 0;
+  /** Engine clock ms when the session was created (or loaded). */
+  createdAt = 0;
   /** The position last written to the state store. */
   storedPosition = 0;
   /** The router's mark, to find a session matched by several subscriptions of one message. */

@@ -1,0 +1,267 @@
+/**
+ * Bus commands on client sessions (MQTT and MQ API alike: one registry of client names), for the
+ * mq actions and plugins:
+ * - `mq.createApiSession`   a session without a connection, read with `mq.readSession`
+ * - `mq.readSession`        its next messages, from its position in the log (the position moves)
+ * - `mq.changeSubscriptions` add / remove subscriptions of any session, also of a connected MQTT
+ *                           client (it stays connected; retained messages follow per its options)
+ * - `mq.deleteSession`      ends a session (a connected MQTT client holding it is disconnected)
+ * - `mq.listSessions`, `mq.describeSessions`
+ * A session is reached through `mq.connect` on `client:<name>` (the right to use that client
+ * name, as an MQTT CONNECT needs), and another account's session also needs `mq.takeover` on it;
+ * each subscription also needs `mq.subscribe` on its filter.
+ */
+import type { CommandContext } from '../../kernel/bus/command';
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import type { LoggedMessage } from '../../kernel/storage/message-log-port';
+import type { QoS } from './message';
+import type { MessageCore } from './message-core';
+import type { Session, SubscriptionOptions } from './session';
+import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
+import { topicMatches } from '../../kernel/auth/topic-filter';
+
+const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
+const SESSION_COMMAND = 'mq.connect';
+const TAKEOVER_COMMAND = 'mq.takeover';
+/** The largest Subscription Identifier (a variable byte integer). */
+const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
+
+export interface SubscriptionChange {
+  action: 'add' | 'remove';
+  topicFilter: string;
+  qos?: QoS;
+  subscriptionIdentifier?: number;
+  /** false: the client does not receive what it published itself (MQTT No Local). */
+  receiveMyMessages?: boolean;
+  receiveRetainedMessages?: 'onSubscription' | 'onNewSubscription' | 'never';
+  receiveRetainedFlagAsPublished?: boolean;
+}
+
+export interface SubscriptionChangeResult {
+  topicFilter: string;
+  matchingTopics: string[];
+  errorCode: number;
+  errorMessage: string;
+}
+
+export interface SessionSummary {
+  clientName: string;
+  kind: 'mqtt' | 'mqApi';
+  owner: string;
+  connected: boolean;
+  subscriptionCount: number;
+}
+
+export interface SessionDescription extends SessionSummary {
+  subscriptions: Array<{ topicFilter: string } & SubscriptionOptions>;
+  /** Topics of the log its subscriptions match (at most 1,000). */
+  subscribedTopics: string[];
+  messagesPublished: number;
+  messagesReceived: number;
+  lastPublishedAt: number | null;
+  lastReceivedAt: number | null;
+  /** Messages per second since the session was created (or the server started). */
+  publishRate: number;
+  receiveRate: number;
+  /** Messages of the log after its position (an upper bound of what it still has to read). */
+  position: number;
+  expiryInterval: number;
+}
+
+function session(core: MessageCore, clientName: string): Session {
+  const found = core.sessions.get(clientName);
+  if (!found) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName });
+  return found;
+}
+
+/**
+ * The caller may use the session: `mq.connect` on its client name, and, for another account's
+ * session, `mq.takeover` too (as an MQTT CONNECT taking over another account's client id).
+ */
+function usable(engine: Engine, ctx: CommandContext, target: Session): Session {
+  const resource = { kind: 'client' as const, clientName: target.clientId };
+  engine.authorize(ctx, SESSION_COMMAND, resource);
+  if (target.principal.account !== ctx.principal.account) engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+  return target;
+}
+
+const clientResource = (p: { clientName: string }) => ({ kind: 'client' as const, clientName: p.clientName });
+
+export function registerSessionCommands(engine: Engine, core: MessageCore): void {
+  const bus = engine.bus;
+
+  bus.register<{ clientName: string }, SessionSummary>({
+    name: 'mq.createApiSession',
+    summary: 'Create an MQ API session (a client name read through mq.readSession); 14221 when the name is in use.',
+    params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      engine.authorize(ctx, SESSION_COMMAND, clientResource(p));
+      return summary(core.createApiSession(p.clientName, ctx.principal));
+    },
+  });
+
+  bus.register<{ clientName: string; maxMessages?: number }, { clientName: string; messages: LoggedMessage[] }>({
+    name: 'mq.readSession',
+    summary: "A session's next messages from its position in the log (the position moves past them).",
+    params: {
+      type: 'object', required: ['clientName'], additionalProperties: false,
+      properties: { clientName: CLIENT_NAME, maxMessages: { type: 'integer', minimum: 1, maximum: 100_000 } },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const found = usable(engine, ctx, session(core, p.clientName));
+      if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
+      return { clientName: p.clientName, messages: core.readSession(found, p.maxMessages ?? 20) };
+    },
+  });
+
+  bus.register<{ clientName: string; changes: SubscriptionChange[] }, { subscriptions: SubscriptionChangeResult[] }>({
+    name: 'mq.changeSubscriptions',
+    summary: 'Add or remove subscriptions of a session (MQTT or MQ API), without disconnecting an MQTT client.',
+    params: {
+      type: 'object', required: ['clientName', 'changes'], additionalProperties: false,
+      properties: {
+        clientName: CLIENT_NAME,
+        changes: {
+          type: 'array', maxItems: 1000,
+          items: {
+            type: 'object', required: ['action', 'topicFilter'], additionalProperties: false,
+            properties: {
+              action: { enum: ['add', 'remove'] },
+              topicFilter: { type: 'string' },
+              qos: { enum: [0, 1, 2] },
+              subscriptionIdentifier: { type: 'integer' },
+              receiveMyMessages: { type: 'boolean' },
+              receiveRetainedMessages: { enum: ['onSubscription', 'onNewSubscription', 'never'] },
+              receiveRetainedFlagAsPublished: { type: 'boolean' },
+            },
+          },
+        },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const target = usable(engine, ctx, session(core, p.clientName));
+      return { subscriptions: p.changes.map((change) => changeOne(engine, core, target, change, ctx)) };
+    },
+  });
+
+  bus.register<{ clientName: string }, { deleted: true }>({
+    name: 'mq.deleteSession',
+    summary: 'End a session (MQTT or MQ API); a connected MQTT client holding it is disconnected.',
+    params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      usable(engine, ctx, session(core, p.clientName));
+      core.deleteSession(p.clientName);
+      return { deleted: true };
+    },
+  });
+
+  bus.register<Record<string, never>, { sessions: SessionSummary[] }>({
+    name: 'mq.listSessions',
+    summary: 'The sessions (MQTT and MQ API) whose client names the caller may use.',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    access: 'authenticated',
+    handler: (_p, ctx) => ({ sessions: visible(engine, core, ctx).map(summary) }),
+  });
+
+  bus.register<{ clientNames?: string[] }, { sessions: SessionDescription[] }>({
+    name: 'mq.describeSessions',
+    summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given).',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: { clientNames: { type: 'array', items: CLIENT_NAME, maxItems: 1000 } },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const chosen = p.clientNames === undefined
+        ? visible(engine, core, ctx)
+        : p.clientNames.map((clientName) => usable(engine, ctx, session(core, clientName)));
+      return { sessions: chosen.map((s) => describe(engine, core, s)) };
+    },
+  });
+}
+
+function visible(engine: Engine, core: MessageCore, ctx: CommandContext): Session[] {
+  const out: Session[] = [];
+  for (const s of core.sessions.values()) {
+    try {
+      out.push(usable(engine, ctx, s));
+    } catch {
+      // not this caller's to see
+    }
+  }
+  return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+}
+
+function summary(s: Session): SessionSummary {
+  return { clientName: s.clientId, kind: s.kind, owner: s.principal.account, connected: s.online, subscriptionCount: s.subscriptionCount };
+}
+
+function describe(engine: Engine, core: MessageCore, s: Session): SessionDescription {
+  const now = engine.clock.now();
+  const seconds = Math.max(1, (now - s.createdAt) / 1000);
+  const subscriptions = s.subscriptionCount === 0 ? [] : [...s.subscriptions].map(([topicFilter, options]) => ({ topicFilter, ...options }));
+  const topics = engine.need('storage').messageLog.listTopics();
+  const subscribedTopics: string[] = [];
+  for (const { topic } of topics) {
+    if (subscribedTopics.length >= 1000) break;
+    if (subscriptions.some((sub) => topicMatches(parseSharedFilter(sub.topicFilter)?.filter ?? sub.topicFilter, topic))) subscribedTopics.push(topic);
+  }
+  return {
+    ...summary(s),
+    subscriptions,
+    subscribedTopics,
+    messagesPublished: s.published,
+    messagesReceived: s.received,
+    lastPublishedAt: s.lastPublishedAt || null,
+    lastReceivedAt: s.lastReceivedAt || null,
+    publishRate: s.published / seconds,
+    receiveRate: s.received / seconds,
+    position: s.position,
+    expiryInterval: s.expiryInterval,
+  };
+}
+
+/** One add or remove; its own errorCode (0: done) so one bad filter does not undo the others. */
+function changeOne(engine: Engine, core: MessageCore, target: Session, change: SubscriptionChange, ctx: CommandContext): SubscriptionChangeResult {
+  const { topicFilter } = change;
+  const result: SubscriptionChangeResult = { topicFilter, matchingTopics: [], errorCode: 0, errorMessage: '' };
+  try {
+    const problem = topicFilterProblem(topicFilter);
+    if (problem) throw new EngineError('INVALID_TOPIC', { topic: topicFilter, reason: problem });
+    if (change.action === 'remove') {
+      core.unsubscribe(target, topicFilter);
+    } else {
+      if (change.subscriptionIdentifier !== undefined && (change.subscriptionIdentifier < 1 || change.subscriptionIdentifier > MAX_SUBSCRIPTION_IDENTIFIER)) {
+        throw new EngineError('INVALID_PARAMETER', { param: 'subscriptionIdentifier', reason: `between 1 and ${MAX_SUBSCRIPTION_IDENTIFIER}` });
+      }
+      if (!core.maySubscribe(ctx.principal, topicFilter)) {
+        throw new EngineError('NOT_AUTHORIZED', { account: ctx.principal.account, command: 'mq.subscribe', resource: `topic:${topicFilter}` });
+      }
+      const retained = change.receiveRetainedMessages ?? 'onSubscription';
+      const options: SubscriptionOptions = {
+        qos: change.qos ?? 2,
+        noLocal: change.receiveMyMessages === false,
+        retainAsPublished: change.receiveRetainedFlagAsPublished !== false,
+        retainHandling: retained === 'never' ? 2 : retained === 'onNewSubscription' ? 1 : 0,
+      };
+      if (change.subscriptionIdentifier !== undefined) options.subscriptionIdentifier = change.subscriptionIdentifier;
+      const existed = core.subscribe(target, topicFilter, options);
+      core.sendRetained(target, topicFilter, options, existed);
+    }
+    const filter = parseSharedFilter(topicFilter)?.filter ?? topicFilter;
+    for (const { topic } of engine.need('storage').messageLog.listTopics()) {
+      if (result.matchingTopics.length >= 1000) break;
+      if (topicMatches(filter, topic)) result.matchingTopics.push(topic);
+    }
+  } catch (error) {
+    const engineError = error instanceof EngineError ? error : new EngineError('INTERNAL', { reason: String(error) });
+    result.errorCode = engineError.code;
+    result.errorMessage = engineError.message;
+  }
+  return result;
+}
