@@ -1,13 +1,16 @@
 /**
- * The `mq` api. getMessagesFromMqTopic maps to the `mq.retrieve` bus command (plugins/messaging);
- * the other mq actions (publishMessagesToMq, subscribeToMq, the MQ session and topic actions)
- * still answer 14701 (unknown action) until they land.
+ * The `mq` api. getMessagesFromMqTopic maps to the `mq.retrieve` bus command (plugins/messaging),
+ * publishMessagesToMq to `mq.publish` (mq-publish.ts); the topic actions read the message log's
+ * catalog (mq-topics.ts). subscribeToMq and the MQ session actions still answer 14701 (unknown
+ * action) until they land.
  */
 import { EngineError } from '../../../kernel/errors';
 import type { ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import { parseTimestamp } from '../../data/values/wire-format';
 import { NAME, schema, type Params } from './db/db-call';
+import { publishMessagesToMq } from './mq-publish';
+import { checkLocation, MAX_TOPIC_BYTES, topicActions } from './mq-topics';
 
 const MAX_MESSAGES = 100_000;
 
@@ -58,21 +61,14 @@ export const mqActions: readonly ActionDefinition[] = [
     }),
     async handler(call) {
       const p = call.params as Params;
-      const settings = call.session!.settings;
-      const database = p.databaseName ?? settings.defaultDatabaseName;
-      const owner = p.ownerName ?? settings.defaultOwnerName;
-      for (const [param, value] of [['databaseName', database], ['ownerName', owner]] as const) {
-        if (typeof value !== 'string' || value === '' || Buffer.byteLength(value) > 64) {
-          throw new EngineError('INVALID_PARAMETER', { param, reason: '1 to 64 bytes' });
-        }
-      }
+      const { database } = checkLocation(call, p);
       const hasTopic = p.topic !== undefined && p.topic !== '';
       const hasTable = p.tableName !== undefined;
       if (hasTopic === hasTable) {
         if (!hasTopic) throw new EngineError('MISSING_PARAMETER', { param: 'topic' });
         throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: 'give exactly one of topic and tableName' });
       }
-      if (hasTopic && Buffer.byteLength(p.topic) > 65_500) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'at most 65,500 bytes' });
+      if (hasTopic && Buffer.byteLength(p.topic) > MAX_TOPIC_BYTES) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'at most 65,500 bytes' });
       const binaryFormat = p.binaryFormat !== undefined
         ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat')
         : call.options.binaryFormat;
@@ -93,4 +89,6 @@ export const mqActions: readonly ActionDefinition[] = [
       return { messages: result.messages };
     },
   },
+  publishMessagesToMq,
+  ...topicActions,
 ];

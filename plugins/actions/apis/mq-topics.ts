@@ -1,0 +1,141 @@
+/**
+ * The topic actions (listTopics, describeTopics, deleteTopic) over the message log's catalog
+ * (`engine.need('storage').messageLog`), and what the mq actions share about where a call points.
+ *
+ * Authorization, per topic, on `topic:<name>`: `topic.list`, `topic.describe`, `topic.delete`
+ * (named like `table.*`, so the built-in `reader` role may list and describe topics but not
+ * delete them). listTopics and describeTopics without names leave out topics the caller may not
+ * see; a topic named explicitly that the caller may not see is 12030.
+ */
+import { EngineError, isEngineError } from '../../../kernel/errors';
+import type { LogTopic, MessageLogPort } from '../../../kernel/storage/message-log-port';
+import type { ActionCall, ActionDefinition } from '../action-table';
+import { NAME, schema, type Params } from './db/db-call';
+
+export const MAX_TOPIC_BYTES = 65_500;
+
+/** `databaseName` / `ownerName` (defaults: the session's), 1 to 64 bytes; `""` is an error. */
+export function checkLocation(call: ActionCall, p: Params): { database: string; owner: string } {
+  const settings = call.session!.settings;
+  const database = p.databaseName ?? settings.defaultDatabaseName;
+  const owner = p.ownerName ?? settings.defaultOwnerName;
+  for (const [param, value] of [['databaseName', database], ['ownerName', owner]] as const) {
+    if (typeof value !== 'string' || value === '' || Buffer.byteLength(value) > 64) {
+      throw new EngineError('INVALID_PARAMETER', { param, reason: '1 to 64 bytes' });
+    }
+  }
+  return { database, owner };
+}
+
+/** The topic whose integration table is `table` in `database`. */
+export function topicOfTable(call: ActionCall, database: string, table: string): string {
+  const db = database.toLowerCase();
+  const name = table.toLowerCase();
+  try {
+    const topic = (call.engine.need('storage').getTable(db, name) as { topic?: unknown }).topic;
+    if (typeof topic !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'tableName', reason: `table "${name}" is not an integration table of a topic` });
+    return topic;
+  } catch (error) {
+    // Only someone who may publish to that table learns why it names no topic (or that it does not exist).
+    call.engine.authorize(call.ctx!, 'mq.publish', { kind: 'table', database: db, table: name });
+    throw error;
+  }
+}
+
+function messageLog(call: ActionCall): MessageLogPort {
+  if (!call.engine.has('storage')) throw new EngineError('NOT_AVAILABLE', { feature: 'the topic actions', reason: 'no storage plugin is loaded' });
+  return call.engine.need('storage').messageLog;
+}
+
+function allowed(call: ActionCall, command: string, topic: string): boolean {
+  try {
+    call.engine.authorize(call.ctx!, command, { kind: 'topic', topic });
+    return true;
+  } catch (error) {
+    if (isEngineError(error) && error.id === 'NOT_AUTHORIZED') return false;
+    throw error;
+  }
+}
+
+function topicEntry(entry: LogTopic): Record<string, unknown> {
+  return { topic: entry.topic, databaseName: entry.database, tableName: entry.table, createdAt: entry.createdAt };
+}
+
+/** The named topics (each authorized; unknown: 14244), or every topic the caller may use with `command`. */
+function selectTopics(call: ActionCall, log: MessageLogPort, names: unknown, command: string): LogTopic[] {
+  if (names === undefined) return log.listTopics().filter((entry) => allowed(call, command, entry.topic));
+  return (names as string[]).map((topic) => {
+    call.engine.authorize(call.ctx!, command, { kind: 'topic', topic });
+    const entry = log.getTopic(topic);
+    if (!entry) throw new EngineError('TOPIC_NOT_FOUND', { topic });
+    return entry;
+  });
+}
+
+/** Client names subscribed (directly or in a shared group) to filters matching the topic. */
+function subscribersOf(call: ActionCall, topic: string): string[] {
+  if (!call.engine.has('messaging')) return [];
+  const matches = call.engine.need('messaging').tree.match(topic);
+  const names = new Set<string>();
+  for (const match of matches.direct) names.add(match.subscriber.clientId);
+  for (const group of matches.groups) for (const member of group.members) names.add(member.subscriber.clientId);
+  return [...names].sort();
+}
+
+function describe(call: ActionCall, log: MessageLogPort, entry: LogTopic): Record<string, unknown> {
+  const first = log.readTopic(entry.topic, { limit: 1 })[0];
+  const last = log.readTopic(entry.topic, { limit: 1, reverse: true })[0];
+  return {
+    ...topicEntry(entry),
+    messageCount: log.countTopic(entry.topic),
+    firstMessageId: first?.sequence ?? null,
+    lastMessageId: last?.sequence ?? null,
+    firstMessageTime: first?.createTs ?? null,
+    lastMessageTime: last?.createTs ?? null,
+    subscribers: subscribersOf(call, entry.topic),
+  };
+}
+
+const TOPIC_NAME = { type: 'string', minLength: 1, maxLength: MAX_TOPIC_BYTES } as const;
+
+export const topicActions: readonly ActionDefinition[] = [
+  {
+    action: 'listTopics',
+    summary: 'The topics of the message log (those the caller may list), with their integration tables.',
+    params: schema({ databaseName: NAME, ownerName: NAME }),
+    handler(call) {
+      checkLocation(call, call.params);
+      const log = messageLog(call);
+      return { topics: selectTopics(call, log, undefined, 'topic.list').map(topicEntry) };
+    },
+  },
+  {
+    action: 'describeTopics',
+    summary: 'Per topic: message count, first and last message id and time, subscribers, integration table.',
+    params: schema({ databaseName: NAME, ownerName: NAME, topics: { type: 'array', items: TOPIC_NAME } }),
+    handler(call) {
+      checkLocation(call, call.params);
+      const log = messageLog(call);
+      return { topics: selectTopics(call, log, call.params.topics, 'topic.describe').map((entry) => describe(call, log, entry)) };
+    },
+  },
+  {
+    action: 'deleteTopic',
+    summary: "Delete a topic: its messages, its catalog entry (and so its integration table) and its retained message.",
+    params: schema({ databaseName: NAME, ownerName: NAME, topic: TOPIC_NAME }, ['topic']),
+    async handler(call) {
+      checkLocation(call, call.params);
+      const log = messageLog(call);
+      const topic = call.params.topic as string;
+      call.engine.authorize(call.ctx!, 'topic.delete', { kind: 'topic', topic });
+      if (!log.getTopic(topic)) throw new EngineError('TOPIC_NOT_FOUND', { topic });
+      const deletedMessages = log.countTopic(topic);
+      await log.deleteTopic(topic);
+      // The retained message was one of the deleted messages: new subscribers must not get it.
+      if (call.engine.has('messaging') && call.engine.need('messaging').retained.delete(topic)) {
+        await log.state.remove(`retained/${topic}`);
+      }
+      return { topic, deletedMessages };
+    },
+  },
+];
