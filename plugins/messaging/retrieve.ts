@@ -39,6 +39,9 @@ export interface RetrieveParams {
   includeOtherFields?: boolean;
 }
 
+/** What a returned message includes beside its payload. */
+export type ShapeOptions = Pick<RetrieveParams, 'includeMessageMetadata' | 'includeMqttProperties' | 'includeTransformFields' | 'includeOtherFields'>;
+
 export interface RetrieveResult {
   topic: string;
   messages: Array<Record<string, unknown>>;
@@ -122,7 +125,8 @@ function firstSince(log: MessageLogPort, topic: string, since: string): number |
   return at(hi).sequence;
 }
 
-function shape(message: LoggedMessage, p: RetrieveParams, binaryFormat: BinaryFormat, expired: boolean): Record<string, unknown> {
+/** A message in the spec's shape (getMessagesFromMqTopic, getMessagesFromMqApiSession). */
+export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (p.includeMessageMetadata) {
     out.id = message.sequence;
@@ -185,7 +189,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
       to = chunk[chunk.length - 1].sequence - 1;
       if (to < 1) break;
     }
-    for (let i = picked.length - 1; i >= 0; i--) messages.push(shape(picked[i][0], p, binaryFormat, picked[i][1]));
+    for (let i = picked.length - 1; i >= 0; i--) messages.push(shapeMessage(picked[i][0], p, binaryFormat, picked[i][1]));
     return { topic, messages };
   }
 
@@ -200,7 +204,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     const chunk = log.readTopic(topic, { from, limit: Math.min(CHUNK, filter === 'include' ? max - messages.length : CHUNK) });
     for (const message of chunk) {
       const expired = keep(message);
-      if (expired !== null) messages.push(shape(message, p, binaryFormat, expired));
+      if (expired !== null) messages.push(shapeMessage(message, p, binaryFormat, expired));
       if (messages.length === max) break;
     }
     if (chunk.length === 0) break;

@@ -14,12 +14,19 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { LoggedMessage } from '../../kernel/storage/message-log-port';
 import type { QoS } from './message';
 import type { MessageCore } from './message-core';
 import type { Session, SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
+import type { BinaryFormat } from '../data/values/wire-format';
+import { shapeMessage, type ShapeOptions } from './retrieve';
+
+interface ReadParams extends ShapeOptions {
+  clientName: string;
+  maxMessages?: number;
+  binaryFormat?: BinaryFormat;
+}
 
 const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
 const SESSION_COMMAND = 'mq.connect';
@@ -102,18 +109,27 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ clientName: string; maxMessages?: number }, { clientName: string; messages: LoggedMessage[] }>({
+  bus.register<ReadParams, { clientName: string; messages: Array<Record<string, unknown>> }>({
     name: 'mq.readSession',
     summary: "A session's next messages from its position in the log (the position moves past them).",
     params: {
       type: 'object', required: ['clientName'], additionalProperties: false,
-      properties: { clientName: CLIENT_NAME, maxMessages: { type: 'integer', minimum: 1, maximum: 100_000 } },
+      properties: {
+        clientName: CLIENT_NAME,
+        maxMessages: { type: 'integer', minimum: 1, maximum: 100_000 },
+        binaryFormat: { enum: ['hex', 'base64', 'byteArray'] },
+        includeMessageMetadata: { type: 'boolean' },
+        includeMqttProperties: { type: 'boolean' },
+        includeTransformFields: { type: 'boolean' },
+        includeOtherFields: { type: 'boolean' },
+      },
     },
     access: 'authenticated',
     handler: (p, ctx) => {
       const found = usable(engine, ctx, session(core, p.clientName));
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
-      return { clientName: p.clientName, messages: core.readSession(found, p.maxMessages ?? 20) };
+      const messages = core.readSession(found, p.maxMessages ?? 20);
+      return { clientName: p.clientName, messages: messages.map((m) => shapeMessage(m, p, p.binaryFormat ?? 'hex', false)) };
     },
   });
 

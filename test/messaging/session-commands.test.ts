@@ -51,7 +51,7 @@ describe('message core: session commands on the bus', function () {
     assert.notEqual(changed.subscriptions[1].errorCode, 0, 'a bad filter has its own error');
     await run('mq.publish', { messages: [{ topic: `${topic}/a`, payload: 'one' }, { topic: `${topic}/b`, payload: 'two' }] });
     const first = await run<any>('mq.readSession', { clientName: name, maxMessages: 1 });
-    const text = (m: any) => Buffer.from(m.payload.value).toString();
+    const text = (m: any) => Buffer.from(m.payload, 'hex').toString();
     assert.deepEqual(first.messages.map(text), ['one']);
     const rest = await run<any>('mq.readSession', { clientName: name });
     assert.deepEqual(rest.messages.map(text), ['two']);

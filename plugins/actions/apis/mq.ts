@@ -9,6 +9,7 @@ import type { ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import { parseTimestamp } from '../../data/values/wire-format';
 import { NAME, schema, type Params } from './db/db-call';
+import { mqSessionActions } from './mq-sessions';
 import { publishMessagesToMq } from './mq-publish';
 import { checkLocation, MAX_TOPIC_BYTES, topicActions } from './mq-topics';
 
@@ -91,4 +92,5 @@ export const mqActions: readonly ActionDefinition[] = [
   },
   publishMessagesToMq,
   ...topicActions,
+  ...mqSessionActions,
 ];

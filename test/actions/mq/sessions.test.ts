@@ -1,0 +1,100 @@
+/**
+ * subscribeToMq and the MQ API session actions over real HTTP, with real MQTT clients: an MQ API
+ * session reads from its position in the log; subscribeToMq changes a connected MQTT 3.1.1
+ * client's subscriptions (MQTT 5 options included) without disconnecting it; one registry of
+ * client names (14221), unknown names 14237.
+ */
+import assert from 'node:assert/strict';
+import mqtt from 'mqtt';
+import type { TestServer } from '../../helpers/server';
+import { brokerUrl } from '../../mqtt/mqtt-helpers';
+import { unique } from '../../mqtt/pubsub-helpers';
+import { fails, login, ok } from '../action-client';
+import { mq, startMqServer } from './mq-client';
+
+describe('mq actions: subscribeToMq and MQ API sessions', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let token: string;
+
+  before(async function () {
+    server = await startMqServer();
+    token = await login(server);
+  });
+
+  after(async function () {
+    await server?.close();
+  });
+
+  it('an MQ API session gets what its subscriptions match, from its position, page by page, each message once', async function () {
+    const clientName = unique('api-session');
+    const topic = unique('sessions/a');
+    await ok(server, mq('createMqApiSession', token, { clientName }));
+    await fails(server, mq('createMqApiSession', token, { clientName }), 14221);
+    await ok(server, mq('publishMessagesToMq', token, { topic, messages: [{ payload: 'before the subscription', mqttPayloadType: 'utf8' }] }));
+    const subscribed = await ok(server, mq('subscribeToMq', token, {
+      clientName,
+      subscriptionActions: [{ subscriptionAction: 'add', topicFilter: `${topic}/#` }, { subscriptionAction: 'add', topicFilter: topic }],
+    }));
+    assert.deepEqual(subscribed.subscriptions.map((s: any) => [s.topicFilter, s.errorCode]), [[`${topic}/#`, 0], [topic, 0]]);
+    assert.deepEqual(subscribed.subscriptions[1].matchingTopics, [topic]);
+    await ok(server, mq('publishMessagesToMq', token, { topic, messages: [{ payload: { n: 1 } }, { payload: { n: 2 } }, { payload: { n: 3 } }] }));
+    const first = await ok(server, mq('getMessagesFromMqApiSession', token, { clientName, maxMessages: 2, includeMessageMetadata: true }));
+    assert.deepEqual(first.messages.map((m: any) => m.payload), [{ n: 1 }, { n: 2 }]);
+    const rest = await ok(server, mq('getMessagesFromMqApiSession', token, { clientName, maxMessages: 10 }));
+    assert.deepEqual(rest.messages.map((m: any) => m.payload), [{ n: 3 }]);
+    assert.deepEqual((await ok(server, mq('getMessagesFromMqApiSession', token, { clientName }))).messages, []);
+
+    const listed = await ok(server, mq('listMqSessions', token));
+    assert.ok(listed.sessions.some((s: any) => s.clientName === clientName && s.kind === 'mqApi'));
+    const described = await ok(server, mq('describeMqSessions', token, { clientNames: [clientName] }));
+    assert.deepEqual(described.sessions[0].subscriptions.map((s: any) => s.topicFilter).sort(), [topic, `${topic}/#`].sort());
+    assert.equal(described.sessions[0].messagesReceived, 3);
+    assert.deepEqual(described.sessions[0].subscribedTopics, [topic]);
+
+    await ok(server, mq('deleteMqSession', token, { clientName }));
+    await fails(server, mq('getMessagesFromMqApiSession', token, { clientName }), 14237);
+    await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [] }), 14237);
+  });
+
+  it('subscribeToMq adds a subscription (with an identifier and No Local) to a connected MQTT 3.1.1 client, which stays connected', async function () {
+    const clientId = unique('live-311');
+    const topic = unique('sessions/live');
+    const client = await mqtt.connectAsync(brokerUrl(server), { protocolVersion: 4, clientId, username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+    try {
+      await fails(server, mq('createMqApiSession', token, { clientName: clientId }), 14221);
+      const got: string[] = [];
+      client.on('message', (t, payload) => got.push(`${t} ${payload.toString()}`));
+      const result = await ok(server, mq('subscribeToMq', token, {
+        clientName: clientId,
+        subscriptionActions: [{ subscriptionAction: 'add', topicFilter: topic, subscriptionIdentifier: 42, receiveMyMessages: false }],
+      }));
+      assert.equal(result.subscriptions[0].errorCode, 0);
+      await ok(server, mq('publishMessagesToMq', token, { topic, messages: [{ payload: 'from the api', mqttPayloadType: 'utf8' }] }));
+      await client.publishAsync(topic, 'my own', { qos: 1 });
+      await ok(server, mq('publishMessagesToMq', token, { topic, messages: [{ payload: 'marker', mqttPayloadType: 'utf8' }] }));
+      while (got.length < 2) await new Promise((resolve) => client.once('message', resolve));
+      assert.deepEqual(got, [`${topic} from the api`, `${topic} marker`], 'its own message is not sent back (receiveMyMessages false)');
+      assert.ok(client.connected);
+
+      await ok(server, mq('subscribeToMq', token, { clientName: clientId, subscriptionActions: [{ subscriptionAction: 'remove', topicFilter: topic }] }));
+      const described = await ok(server, mq('describeMqSessions', token, { clientNames: [clientId] }));
+      assert.equal(described.sessions[0].connected, true);
+      assert.deepEqual(described.sessions[0].subscriptions, []);
+    } finally {
+      await client.endAsync();
+    }
+  });
+
+  it('bad input: missing clientName, a bad subscription object, an invalid filter reported per subscription', async function () {
+    await fails(server, mq('createMqApiSession', token, {}), 12025);
+    const clientName = unique('api-bad');
+    await ok(server, mq('createMqApiSession', token, { clientName }));
+    await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'replace', topicFilter: 'a' }] }), 12012);
+    await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'a', subscriptionIdentifier: 0 }] }), 12012);
+    const result = await ok(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'a/#/b' }, { subscriptionAction: 'add', topicFilter: 'ok/+' }] }));
+    assert.equal(result.subscriptions[0].errorCode, 14243);
+    assert.match(result.subscriptions[0].errorMessage, /last level/);
+    assert.equal(result.subscriptions[1].errorCode, 0);
+  });
+});
