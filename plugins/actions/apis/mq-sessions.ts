@@ -10,11 +10,13 @@ import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../messaging/session-commands';
 import { exec, schema, type Params } from './db/db-call';
+import { MAX_TOPIC_BYTES } from './mq-topics';
 
 /** Spec limits: a client name is 0 to 65,550 bytes (we require at least 1: it names a session). */
 const MAX_CLIENT_NAME_BYTES = 65_550;
 const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
 const MAX_MESSAGES = 100_000;
+const MAX_USER_PROPERTY_KEY_BYTES = 128;
 const CLIENT_NAME = { type: 'string' };
 
 function clientName(p: Params): string {
@@ -35,6 +37,16 @@ function subscriptionChange(entry: unknown, i: number): SubscriptionChange {
   if (action === undefined) throw new EngineError('MISSING_PARAMETER', { param: `${param}.subscriptionAction` });
   if (action !== 'add' && action !== 'remove') throw new EngineError('INVALID_PARAMETER', { param: `${param}.subscriptionAction`, reason: '"add" or "remove"' });
   if (typeof s.topicFilter !== 'string' || s.topicFilter === '') throw new EngineError('MISSING_PARAMETER', { param: `${param}.topicFilter` });
+  if (Buffer.byteLength(s.topicFilter) > MAX_TOPIC_BYTES) throw new EngineError('INVALID_PARAMETER', { param: `${param}.topicFilter`, reason: 'at most 65,500 bytes' });
+  if (s.userProperties !== undefined && s.userProperties !== null) {
+    if (!Array.isArray(s.userProperties)) throw new EngineError('INVALID_PARAMETER', { param: `${param}.userProperties`, reason: 'an array of { key, value }' });
+    s.userProperties.forEach((property: unknown, j: number) => {
+      const { key, value } = (property ?? {}) as { key?: unknown; value?: unknown };
+      if (typeof key !== 'string' || key === '' || Buffer.byteLength(key) > MAX_USER_PROPERTY_KEY_BYTES || typeof value !== 'string') {
+        throw new EngineError('INVALID_PARAMETER', { param: `${param}.userProperties[${j}]`, reason: 'a key of 1 to 128 bytes and a string value' });
+      }
+    });
+  }
   const change: SubscriptionChange = { action, topicFilter: s.topicFilter };
   if (s.subscriptionIdentifier !== undefined && s.subscriptionIdentifier !== null) {
     if (!Number.isInteger(s.subscriptionIdentifier) || s.subscriptionIdentifier < 1 || s.subscriptionIdentifier > MAX_SUBSCRIPTION_IDENTIFIER) {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import type { TestServer } from '../../helpers/server';
+import { call, type TestServer } from '../../helpers/server';
 import { brokerUrl } from '../../mqtt/mqtt-helpers';
 import { unique } from '../../mqtt/pubsub-helpers';
 import { fails, login, ok } from '../action-client';
@@ -86,12 +86,32 @@ describe('mq actions: subscribeToMq and MQ API sessions', function () {
     }
   });
 
+  it('the mq actions answer over HTTPS as over HTTP (publish, subscribe a session, read it, read the topic)', async function () {
+    const https = async (action: string, params: Record<string, unknown>) => {
+      const response = await call('POST', `${server.https}/api`, { body: mq(action, token, params), auth: null });
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.json.errorCode, 0, response.json.errorMessage);
+      return response.json.result;
+    };
+    const clientName = unique('tls-session');
+    const topic = unique('sessions/tls');
+    await https('createMqApiSession', { clientName });
+    await https('subscribeToMq', { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: topic }] });
+    const { messageIds } = await https('publishMessagesToMq', { topic, messages: [{ payload: { over: 'tls' } }] });
+    assert.equal(messageIds.length, 1);
+    assert.deepEqual((await https('getMessagesFromMqApiSession', { clientName })).messages.map((m: any) => m.payload), [{ over: 'tls' }]);
+    assert.deepEqual((await https('getMessagesFromMqTopic', { topic, startFrom: 'head' })).messages.map((m: any) => m.payload), [{ over: 'tls' }]);
+  });
+
   it('bad input: missing clientName, a bad subscription object, an invalid filter reported per subscription', async function () {
     await fails(server, mq('createMqApiSession', token, {}), 12025);
     const clientName = unique('api-bad');
     await ok(server, mq('createMqApiSession', token, { clientName }));
     await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'replace', topicFilter: 'a' }] }), 12012);
     await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'a', subscriptionIdentifier: 0 }] }), 12012);
+    await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'x'.repeat(65_501) }] }), 12012);
+    await fails(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'a', userProperties: [{ key: 'k'.repeat(129), value: 'v' }] }] }), 12012);
+    await fails(server, mq('createMqApiSession', token, { clientName: 'c'.repeat(65_551) }), 12012);
     const result = await ok(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'a/#/b' }, { subscriptionAction: 'add', topicFilter: 'ok/+' }] }));
     assert.equal(result.subscriptions[0].errorCode, 14243);
     assert.match(result.subscriptions[0].errorMessage, /last level/);
