@@ -845,6 +845,36 @@ export class MessageCore {
     return session;
   }
 
+  /**
+   * Moves a session without a connection in the log: `head` (from the first message), `tail`
+   * (from now on), a message id (that message next) or `{ since }` (the first message created at
+   * or after a canonical timestamp: create_ts never goes back along the log, so a binary search
+   * over sequences finds it). Returns the new position.
+   */
+  repositionSession(session: Session, startFrom: 'head' | 'tail' | number | { since: string }): number {
+    if (session.online) throw new EngineError('INVALID_PARAMETER', { param: 'clientName', reason: 'a connected MQTT session follows the router: it cannot be moved' });
+    const last = this.messageLog.lastSequence();
+    let position: number;
+    if (startFrom === 'head') position = 0;
+    else if (startFrom === 'tail') position = last;
+    else if (typeof startFrom === 'number') position = Math.max(0, Math.min(startFrom - 1, last));
+    else {
+      // The last sequence whose message was created before `since` (0 when none).
+      let low = 0;
+      let high = last;
+      while (low < high) {
+        const mid = Math.ceil((low + high) / 2);
+        const at = this.messageLog.readFrom(mid - 1, 1)[0];
+        if (at !== undefined && at.createTs < startFrom.since) low = at.sequence;
+        else high = mid - 1;
+      }
+      position = low;
+    }
+    session.position = position;
+    this.markDirty(session);
+    return position;
+  }
+
   /** Ends a session by name; a connected MQTT client holding it is disconnected (0x8E). */
   deleteSession(clientName: string): boolean {
     this.engine.clientSessions.holder(clientName)?.takeOver();

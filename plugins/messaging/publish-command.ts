@@ -108,7 +108,10 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
           sequence: 0,
         };
       });
-      return { ids: await core.publishAll(messages) };
+      const ids = await core.publishAll(messages);
+      const publisher = params.clientName === undefined ? undefined : core.sessions.get(params.clientName);
+      if (publisher) for (const m of messages) publisher.notePublished(m.topic, now);
+      return { ids };
     },
   });
 }

@@ -64,6 +64,8 @@ export interface SessionDescription extends SessionSummary {
   subscriptions: Array<{ topicFilter: string } & SubscriptionOptions>;
   /** Topics of the log its subscriptions match (at most 1,000). */
   subscribedTopics: string[];
+  /** Topics it published to (at most 1,000). */
+  publishedTopics: string[];
   messagesPublished: number;
   messagesReceived: number;
   lastPublishedAt: number | null;
@@ -164,6 +166,30 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
+  bus.register<{ clientName: string; startFrom: 'head' | 'tail' | number | { since: string } }, SessionSummary & { position: number }>({
+    name: 'mq.repositionSession',
+    summary: "Move an MQ API session's position in the log: to its head, its tail, a message id or a time.",
+    params: {
+      type: 'object', required: ['clientName', 'startFrom'], additionalProperties: false,
+      properties: {
+        clientName: CLIENT_NAME,
+        startFrom: {
+          anyOf: [
+            { enum: ['head', 'tail'] },
+            { type: 'integer', minimum: 0 },
+            { type: 'object', required: ['since'], additionalProperties: false, properties: { since: { type: 'string' } } },
+          ],
+        },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const target = usable(engine, ctx, session(core, p.clientName));
+      const position = core.repositionSession(target, p.startFrom);
+      return { ...summary(target), position };
+    },
+  });
+
   bus.register<{ clientName: string }, { deleted: true }>({
     name: 'mq.deleteSession',
     summary: 'End a session (MQTT or MQ API); a connected MQTT client holding it is disconnected.',
@@ -231,6 +257,7 @@ function describe(engine: Engine, core: MessageCore, s: Session): SessionDescrip
     ...summary(s),
     subscriptions,
     subscribedTopics,
+    publishedTopics: [...(s.publishedTopics ?? [])].sort(),
     messagesPublished: s.published,
     messagesReceived: s.received,
     lastPublishedAt: s.lastPublishedAt || null,

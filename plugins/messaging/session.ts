@@ -107,6 +107,9 @@ export const SESSION_NEVER_EXPIRES = 0xffffffff;
 /** The most QoS 1/2 messages the broker keeps in flight to one client, whatever it accepts. */
 export const MAX_WINDOW = 1024;
 
+/** Published topics a session remembers for describeMqSessions. */
+export const PUBLISHED_TOPICS_KEPT = 1000;
+
 export class Session {
   // Created on first use: an idle client costs no empty maps (thousands of connections).
   private subscriptionMap?: Map<string, SubscriptionOptions>;
@@ -151,6 +154,8 @@ export class Session {
   receiveDecisionsGeneration = -1;
   /** Retained messages still to send for new subscriptions (sent as the window and output allow). */
   retainedPending?: Array<{ entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined }>;
+  /** Topics it published to (describeMqSessions; at most PUBLISHED_TOPICS_KEPT). */
+  publishedTopics?: Set<string>;
   /** Statistics (describeMqSessions): messages published and received, and when last. */
   published = 0;
   received = 0;
@@ -178,6 +183,14 @@ export class Session {
   /** Messages in flight (without creating the map). */
   get inflightCount(): number {
     return this.inflightMap?.size ?? 0;
+  }
+
+  /** Counts a message it published (statistics). */
+  notePublished(topic: string, now: number): void {
+    this.published++;
+    this.lastPublishedAt = now;
+    const topics = (this.publishedTopics ??= new Set());
+    if (topics.size < PUBLISHED_TOPICS_KEPT) topics.add(topic);
   }
 
   get persistent(): boolean {

@@ -1,7 +1,8 @@
 /**
  * The MQ session actions over the message core's session commands (plugins/messaging/
  * session-commands.ts): subscribeToMq (any session, MQTT or MQ API, without disconnecting an MQTT
- * client), createMqApiSession, deleteMqSession, listMqSessions, describeMqSessions and
+ * client), createMqApiSession, alterMqSession (moves its position), deleteMqSession,
+ * listMqSessions, describeMqSessions and
  * getMessagesFromMqApiSession (stateful: continues from the session's position in the log).
  * Parameters the specification does not show are our decisions (docs/decisions.md).
  */
@@ -11,6 +12,7 @@ import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../messaging/session-commands';
 import { exec, schema, type Params } from './db/db-call';
 import { MAX_TOPIC_BYTES } from './mq-topics';
+import { startFrom } from './mq-start-from';
 
 /** Spec limits: a client name is 0 to 65,550 bytes (we require at least 1: it names a session). */
 const MAX_CLIENT_NAME_BYTES = 65_550;
@@ -91,6 +93,17 @@ export const mqSessionActions: readonly ActionDefinition[] = [
     summary: 'Create an MQ API session: a client name whose messages are read with getMessagesFromMqApiSession.',
     params: schema({ clientName: CLIENT_NAME }),
     handler: (call: ActionCall) => exec(call, 'mq.createApiSession', { clientName: clientName(call.params as Params) }),
+  },
+  {
+    action: 'alterMqSession',
+    summary: "Move an MQ API session's position in the log (startFrom: head, tail, a message id or an ISO 8601 date-time).",
+    params: schema({ clientName: CLIENT_NAME, startFrom: { type: ['string', 'integer'] } }),
+    async handler(call: ActionCall) {
+      const p = call.params as Params;
+      const name = clientName(p);
+      if (p.startFrom === undefined || p.startFrom === null) throw new EngineError('MISSING_PARAMETER', { param: 'startFrom' });
+      return exec(call, 'mq.repositionSession', { clientName: name, startFrom: startFrom(p.startFrom) });
+    },
   },
   {
     action: 'deleteMqSession',

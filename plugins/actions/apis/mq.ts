@@ -7,30 +7,13 @@
 import { EngineError } from '../../../kernel/errors';
 import type { ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
-import { parseTimestamp } from '../../data/values/wire-format';
 import { NAME, schema, type Params } from './db/db-call';
 import { mqSessionActions } from './mq-sessions';
+import { startFrom } from './mq-start-from';
 import { publishMessagesToMq } from './mq-publish';
 import { checkLocation, MAX_TOPIC_BYTES, topicActions } from './mq-topics';
 
 const MAX_MESSAGES = 100_000;
-
-/** The spec's startFrom: head, tail, an ISO 8601 date-time, or a message id (integer or digits). */
-function startFrom(value: unknown): 'head' | 'tail' | number | { since: string } {
-  if (value === undefined || value === null) return 'tail';
-  if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'a message id is a non-negative integer' });
-    return value;
-  }
-  if (typeof value !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'expected "head", "tail", an ISO 8601 date-time or a message id' });
-  const text = value.trim();
-  const lower = text.toLowerCase();
-  if (lower === 'head' || lower === 'tail') return lower;
-  if (/^[0-9]{1,16}$/.test(text)) return Number(text);
-  const since = parseTimestamp(text);
-  if (since === null) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: `expected "head", "tail", an ISO 8601 date-time or a message id, not ${JSON.stringify(value)}` });
-  return { since };
-}
 
 function expiredFilter(p: Params): 'include' | 'exclude' | 'only' {
   const filter = p.expiredMessagesFilter === undefined ? 'include' : enumValue(p.expiredMessagesFilter, ['include', 'exclude', 'only'] as const, 'expiredMessagesFilter');

@@ -64,8 +64,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   }
   const core = connection.broker.core;
   core.stats.messagesReceived++;
-  session.published++;
-  session.lastPublishedAt = connection.broker.now;
+  session.notePublished(topic, connection.broker.now);
 
   if (!mayPublish(connection, topic)) {
     connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');

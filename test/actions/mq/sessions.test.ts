@@ -86,6 +86,30 @@ describe('mq actions: subscribeToMq and MQ API sessions', function () {
     }
   });
 
+  it('alterMqSession moves an MQ API session: head, a message id, a date-time, tail; describeMqSessions lists its published topics', async function () {
+    const clientName = unique('api-move');
+    const topic = unique('sessions/move');
+    await ok(server, mq('createMqApiSession', token, { clientName }));
+    await ok(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: topic }] }));
+    const { messageIds } = await ok(server, mq('publishMessagesToMq', token, { topic, clientName, messages: [{ payload: 1 }, { payload: 2 }, { payload: 3 }] }));
+    const read = async () => (await ok(server, mq('getMessagesFromMqApiSession', token, { clientName, maxMessages: 100 }))).messages.map((m: any) => m.payload);
+    assert.deepEqual(await read(), [1, 2, 3]);
+    await ok(server, mq('alterMqSession', token, { clientName, startFrom: messageIds[1] }));
+    assert.deepEqual(await read(), [2, 3], 'from a message id: that message next');
+    await ok(server, mq('alterMqSession', token, { clientName, startFrom: 'head' }));
+    assert.deepEqual(await read(), [1, 2, 3], 'from the head again');
+    const stamps = (await ok(server, mq('getMessagesFromMqTopic', token, { topic, startFrom: 'head', includeMessageMetadata: true }))).messages.map((m: any) => m.timestamp);
+    await ok(server, mq('alterMqSession', token, { clientName, startFrom: `${stamps[0]}Z` }));
+    assert.deepEqual(await read(), [1, 2, 3], 'from a date-time: the first message created at or after it');
+    await ok(server, mq('publishMessagesToMq', token, { topic, messages: [{ payload: 4 }] }));
+    await ok(server, mq('alterMqSession', token, { clientName, startFrom: 'tail' }));
+    assert.deepEqual(await read(), []);
+    await fails(server, mq('alterMqSession', token, { clientName }), 12025);
+    const described = await ok(server, mq('describeMqSessions', token, { clientNames: [clientName] }));
+    assert.deepEqual(described.sessions[0].publishedTopics, [topic]);
+    assert.equal(described.sessions[0].messagesPublished, 3);
+  });
+
   it('the mq actions answer over HTTPS as over HTTP (publish, subscribe a session, read it, read the topic)', async function () {
     const https = async (action: string, params: Record<string, unknown>) => {
       const response = await call('POST', `${server.https}/api`, { body: mq(action, token, params), auth: null });

@@ -1,0 +1,20 @@
+/** `startFrom` of the mq actions that read the log (getMessagesFromMqTopic, alterMqSession). */
+import { EngineError } from '../../../kernel/errors';
+import { parseTimestamp } from '../../data/values/wire-format';
+
+/** The spec's startFrom: head, tail, an ISO 8601 date-time, or a message id (integer or digits). */
+export function startFrom(value: unknown): 'head' | 'tail' | number | { since: string } {
+  if (value === undefined || value === null) return 'tail';
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'a message id is a non-negative integer' });
+    return value;
+  }
+  if (typeof value !== 'string') throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: 'expected "head", "tail", an ISO 8601 date-time or a message id' });
+  const text = value.trim();
+  const lower = text.toLowerCase();
+  if (lower === 'head' || lower === 'tail') return lower;
+  if (/^[0-9]{1,16}$/.test(text)) return Number(text);
+  const since = parseTimestamp(text);
+  if (since === null) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: `expected "head", "tail", an ISO 8601 date-time or a message id, not ${JSON.stringify(value)}` });
+  return { since };
+}
