@@ -54,6 +54,15 @@ interface RetainedRef {
 }
 
 
+/** A message read for a session without a connection. */
+export interface SessionRead {
+  message: LoggedMessage;
+  /** Expired, and returned because a subscription includes expired messages. */
+  expired: boolean;
+  /** How the subscription that took it wants binary values written (MQ API subscriptions). */
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
+}
+
 /** The subscriptions of one session that match a topic. */
 interface SessionMatches {
   options: SubscriptionOptions[];
@@ -892,8 +901,8 @@ export class MessageCore {
    * past them (stored in the next commit). Synchronous: two readers of one session never get the
    * same message.
    */
-  readSession(session: Session, max: number): LoggedMessage[] {
-    const out: LoggedMessage[] = [];
+  readSession(session: Session, max: number): SessionRead[] {
+    const out: SessionRead[] = [];
     const cache = new Map<string, SessionMatches | null>();
     const now = this.engine.clock.now();
     const end = this.messageLog.lastSequence();
@@ -906,16 +915,19 @@ export class MessageCore {
         let matching = cache.get(logged.topic);
         if (matching === undefined) cache.set(logged.topic, matching = this.sessionMatches(session, logged.topic));
         if (matching === null) continue;
-        let qos = -1;
+        let taken: SubscriptionOptions | undefined;
+        let includeExpired = false;
         for (const o of matching.options) {
           if (o.noLocal && logged.publisher === session.clientId) continue;
           if (o.since !== undefined && logged.sequence <= o.since) continue;
-          qos = Math.max(qos, Math.min(logged.qos ?? 0, o.qos));
+          taken ??= o;
+          includeExpired ||= o.includeExpired === true;
         }
-        if (qos < 0) continue;
-        if (logged.expirySeconds !== null && logged.expirySeconds !== undefined
-          && timestampToMs(logged.createTs) + logged.expirySeconds * 1000 <= now) continue;
-        out.push(logged);
+        if (!taken) continue;
+        const expired = logged.expirySeconds !== null && logged.expirySeconds !== undefined
+          && timestampToMs(logged.createTs) + logged.expirySeconds * 1000 <= now;
+        if (expired && !includeExpired) continue;
+        out.push({ message: logged, expired, binaryFormat: taken.binaryFormat });
       }
     }
     session.received += out.length;

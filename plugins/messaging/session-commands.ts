@@ -43,6 +43,8 @@ export interface SubscriptionChange {
   receiveMyMessages?: boolean;
   receiveRetainedMessages?: 'onSubscription' | 'onNewSubscription' | 'never';
   receiveRetainedFlagAsPublished?: boolean;
+  includeExpiredMessages?: boolean;
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
 }
 
 export interface SubscriptionChangeResult {
@@ -131,7 +133,10 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const found = usable(engine, ctx, session(core, p.clientName));
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
       const messages = core.readSession(found, p.maxMessages ?? 20);
-      return { clientName: p.clientName, messages: messages.map((m) => shapeMessage(m, p, p.binaryFormat ?? 'hex', false)) };
+      return {
+        clientName: p.clientName,
+        messages: messages.map((read) => shapeMessage(read.message, p, p.binaryFormat ?? read.binaryFormat ?? 'hex', read.expired)),
+      };
     },
   });
 
@@ -154,6 +159,8 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
               receiveMyMessages: { type: 'boolean' },
               receiveRetainedMessages: { enum: ['onSubscription', 'onNewSubscription', 'never'] },
               receiveRetainedFlagAsPublished: { type: 'boolean' },
+              includeExpiredMessages: { type: 'boolean' },
+              binaryFormat: { enum: ['hex', 'base64', 'byteArray'] },
             },
           },
         },
@@ -293,6 +300,8 @@ function changeOne(engine: Engine, core: MessageCore, target: Session, change: S
         retainHandling: retained === 'never' ? 2 : retained === 'onNewSubscription' ? 1 : 0,
       };
       if (change.subscriptionIdentifier !== undefined) options.subscriptionIdentifier = change.subscriptionIdentifier;
+      if (change.includeExpiredMessages !== undefined) options.includeExpired = change.includeExpiredMessages;
+      if (change.binaryFormat !== undefined) options.binaryFormat = change.binaryFormat;
       const existed = core.subscribe(target, topicFilter, options);
       core.sendRetained(target, topicFilter, options, existed);
     }

@@ -21,6 +21,9 @@ export interface SubscriptionOptions {
   subscriptionIdentifier?: number;
   /** The log's last sequence when it was made: older messages are not for it (set by the core). */
   since?: number;
+  /** MQ API sessions: expired messages are returned too (marked), and how binary values are written. */
+  includeExpired?: boolean;
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
 }
 
 /** What the core hands a protocol to send one message to its client. */

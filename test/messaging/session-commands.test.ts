@@ -11,6 +11,7 @@ import { EngineError } from '../../kernel/errors';
 import type { TestServer } from '../helpers/server';
 import { brokerUrl, startBroker } from '../mqtt/mqtt-helpers';
 import { uniqueName } from '../mqtt/session-helpers';
+import { ManualClock } from '../helpers/manual-clock';
 
 const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
 const OTHER: Principal = { account: 'someone', roles: ['writer'] };
@@ -90,5 +91,27 @@ describe('message core: session commands on the bus', function () {
     assert.ok((await run<any>('mq.listSessions', {}, OTHER)).sessions.some((s: any) => s.clientName === own));
     await run('mq.deleteSession', { clientName: name });
     assert.equal(await code(run('mq.readSession', { clientName: name })), 14237);
+  });
+
+  it('a subscription with includeExpiredMessages returns expired messages marked; binaryFormat per subscription', async () => {
+    const clock = new ManualClock();
+    const timed = await startBroker({}, { clock });
+    try {
+      const exec = <R>(command: string, params: unknown) => timed.engine.bus.execute<R>(command, params, { principal: ADMIN, origin: 'test' });
+      const keep = uniqueName('keep');
+      const drop = uniqueName('drop');
+      const topic = uniqueName('cmd/expiring');
+      for (const clientName of [keep, drop]) await exec('mq.createApiSession', { clientName });
+      await exec('mq.changeSubscriptions', { clientName: keep, changes: [{ action: 'add', topicFilter: topic, includeExpiredMessages: true, binaryFormat: 'base64' }] });
+      await exec('mq.changeSubscriptions', { clientName: drop, changes: [{ action: 'add', topicFilter: topic }] });
+      await exec('mq.publish', { messages: [{ topic, payload: 'short', messageExpiryInterval: 10 }, { topic, payload: 'long' }] });
+      clock.advanceSeconds(11);
+      const kept = await exec<any>('mq.readSession', { clientName: keep });
+      assert.deepEqual(kept.messages.map((m: any) => [Buffer.from(m.payload, 'base64').toString(), m.messageHasExpired === true]), [['short', true], ['long', false]]);
+      const dropped = await exec<any>('mq.readSession', { clientName: drop });
+      assert.deepEqual(dropped.messages.map((m: any) => Buffer.from(m.payload, 'hex').toString()), ['long']);
+    } finally {
+      await timed.close();
+    }
   });
 });

@@ -66,7 +66,8 @@ function subscriptionChange(entry: unknown, i: number): SubscriptionChange {
     if (s.qos !== 0 && s.qos !== 1 && s.qos !== 2) throw new EngineError('INVALID_PARAMETER', { param: `${param}.qos`, reason: '0, 1 or 2' });
     change.qos = s.qos;
   }
-  if (s.binaryFormat !== undefined) enumValue(s.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, `${param}.binaryFormat`);
+  if (s.binaryFormat !== undefined) change.binaryFormat = enumValue(s.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, `${param}.binaryFormat`);
+  if (s.includeExpiredMessages !== undefined) change.includeExpiredMessages = s.includeExpiredMessages;
   return change;
 }
 
@@ -150,13 +151,12 @@ export const mqSessionActions: readonly ActionDefinition[] = [
     }),
     async handler(call: ActionCall) {
       const p = call.params as Params;
-      const binaryFormat = p.binaryFormat !== undefined
-        ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat')
-        : call.options.binaryFormat;
+      // Binary values: this call's binaryFormat, else the subscription's, else hex.
+      const binaryFormat = p.binaryFormat !== undefined ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat') : undefined;
       const result = await exec<{ messages: unknown[] }>(call, 'mq.readSession', {
         clientName: clientName(p),
         maxMessages: p.maxMessages,
-        binaryFormat,
+        ...(binaryFormat ? { binaryFormat } : {}),
         includeMessageMetadata: p.includeMessageMetadata,
         includeMqttProperties: p.includeMqttProperties,
         includeTransformFields: p.includeTransformFields,
