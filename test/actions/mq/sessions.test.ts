@@ -110,6 +110,26 @@ describe('mq actions: subscribeToMq and MQ API sessions', function () {
     assert.equal(described.sessions[0].messagesPublished, 3);
   });
 
+  it('an MQTT publish (3.1.1 and 5) reaches an MQ API session: getMessagesFromMqApiSession returns it with its properties', async function () {
+    const clientName = unique('api-from-mqtt');
+    const topic = unique('sessions/from-mqtt');
+    await ok(server, mq('createMqApiSession', token, { clientName }));
+    await ok(server, mq('subscribeToMq', token, { clientName, subscriptionActions: [{ subscriptionAction: 'add', topicFilter: `${topic}/+` }] }));
+    for (const protocolVersion of [4, 5] as const) {
+      const client = await mqtt.connectAsync(brokerUrl(server), { protocolVersion, username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+      await client.publishAsync(`${topic}/v${protocolVersion}`, JSON.stringify({ level: protocolVersion }), {
+        qos: 1, ...(protocolVersion === 5 ? { properties: { contentType: 'application/json', userProperties: { a: '1' } } } : {}),
+      });
+      await client.endAsync();
+    }
+    const { messages } = await ok(server, mq('getMessagesFromMqApiSession', token, { clientName, includeMqttProperties: true, includeOtherFields: true }));
+    assert.deepEqual(messages.map((m: any) => [m.topic, m.payload, m.qos, m.contentType]), [
+      [`${topic}/v4`, { level: 4 }, 1, ''],
+      [`${topic}/v5`, { level: 5 }, 1, 'application/json'],
+    ]);
+    assert.deepEqual(messages[1].userProperties, [{ key: 'a', value: '1' }]);
+  });
+
   it('the mq actions answer over HTTPS as over HTTP (publish, subscribe a session, read it, read the topic)', async function () {
     const https = async (action: string, params: Record<string, unknown>) => {
       const response = await call('POST', `${server.https}/api`, { body: mq(action, token, params), auth: null });
