@@ -1087,6 +1087,42 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.equal(store.messageLog.read(b)!.topic, 'r/b');
       });
 
+      it('trimTopic removes a topic\'s oldest messages up to a sequence, and only that topic\'s', async () => {
+        const log = store.messageLog;
+        const appends = [];
+        for (let i = 1; i <= 10; i++) appends.push({ topic: i % 2 === 0 ? 'tr/even' : 'tr/odd', message: message(i) });
+        const seqs = await log.append(appends);
+        const even = seqs.filter((_, i) => i % 2 === 1);
+        const odd = seqs.filter((_, i) => i % 2 === 0);
+        assert.equal(await log.trimTopic('tr/even', even[2]), 3, 'the count removed');
+        assert.deepEqual(log.readTopic('tr/even', { limit: 10 }).map((m) => m.sequence), even.slice(3));
+        assert.equal(log.countTopic('tr/even'), 2);
+        assert.equal(log.read(even[0]), undefined, 'gone from the log too');
+        assert.deepEqual(log.readFrom(0, 20).map((m) => m.sequence), [...odd, ...even.slice(3)].sort((a, b) => a - b));
+        assert.deepEqual(log.readTopic('tr/odd', { limit: 10 }).map((m) => m.sequence), odd, 'another topic is untouched');
+        assert.equal(await log.trimTopic('tr/even', even[2]), 0, 'nothing left to trim');
+        assert.equal(await log.trimTopic('tr/none', 100), 0, 'an unknown topic trims nothing');
+        assert.equal(await log.trimTopic('tr/odd', 0), 0);
+        // The newest messages trimmed: their sequences are still never handed out again.
+        assert.equal(await log.trimTopic('tr/odd', Number.MAX_SAFE_INTEGER), 5);
+        assert.equal(await log.trimTopic('tr/even', Number.MAX_SAFE_INTEGER), 2);
+        assert.ok(log.getTopic('tr/even'), 'the topic stays');
+        assert.equal(log.countTopic('tr/even'), 0);
+        await reopen();
+        const [next] = await store.messageLog.append([{ topic: 'tr/even', message: message(11) }]);
+        assert.equal(next, seqs[9] + 1);
+        assert.deepEqual(store.messageLog.readTopic('tr/even', { limit: 10 }).map((m) => m.sequence), [next]);
+      });
+
+      it('trimTopic removes more than one commit\'s worth', async () => {
+        const log = store.messageLog;
+        const batch = [];
+        for (let i = 0; i < 4500; i++) batch.push({ topic: 'tr/big', message: message(i) });
+        const seqs = await log.append(batch);
+        assert.equal(await log.trimTopic('tr/big', seqs[4399]), 4400);
+        assert.deepEqual(log.readTopic('tr/big', { limit: 1000 }).map((m) => m.sequence), seqs.slice(4400));
+      });
+
       it('puts, gets, lists by prefix in key order and removes state, seen by reads before it is durable', async () => {
         const state = store.messageLog.state;
         assert.equal(state.get('s/none'), undefined);

@@ -98,6 +98,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private durableSeq = 0;
   /** Purges of deleted topics' messages, one after another. */
   private purging: Promise<void> = Promise.resolve();
+  /** Retention trims, one after another. */
+  private trimming: Promise<number> = Promise.resolve(0);
   private closing = false;
   private viewDefinitionTemplate: TableDefinition | null = null;
   private createTsSpecs: KeySegmentSpec[] | null = null;
@@ -216,6 +218,43 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.purging;
   }
 
+  /**
+   * Removes a topic's messages up to a sequence (retention), PURGE_CHUNK per commit like a purge.
+   * Trims run one after another; a close stops one after its current chunk (it resolves with what
+   * it removed: the rest stays, to be trimmed by the next run).
+   */
+  trimTopic(topic: string, upToSequence: number): Promise<number> {
+    const run = this.trimming.then(async () => {
+      const info = this.catalog.topics.get(topic);
+      const upTo = Math.floor(Number(upToSequence));
+      if (!info || !(upTo >= 1)) return 0;
+      const { topicId } = info;
+      const end = upTo >= MAX_SEQ ? topicKey(topicId + 1, 0) : topicKey(topicId, upTo + 1);
+      let removed = 0;
+      for (let more = true; more && !this.closing;) {
+        more = await this.env.write(() => {
+          // The topic may have been deleted (and its purge begun) since: its messages are not ours.
+          if (this.catalog.topicsById.get(topicId) !== info) return false;
+          const keys: Buffer[] = [];
+          for (const key of this.index.getKeys({ start: topicKey(topicId, 0), end, limit: PURGE_CHUNK })) {
+            keys.push(Buffer.from(key as Buffer));
+          }
+          for (const key of keys) {
+            this.log.remove(readRecordId(key));
+            this.index.remove(key);
+          }
+          // The next sequence is the last `log` key + 1 on open: keep it when the newest go.
+          if (keys.length > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
+          removed += keys.length;
+          return keys.length === PURGE_CHUNK;
+        });
+      }
+      return removed;
+    });
+    this.trimming = run.catch(() => 0);
+    return run;
+  }
+
   /** Resolves when the purges scheduled so far have finished (or stopped at a close). */
   async purged(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve)); // a delete schedules its purge on the next turn
@@ -226,6 +265,7 @@ export class LmdbMessageLog implements MessageLogPort {
   async close(): Promise<void> {
     this.closing = true;
     await this.purging;
+    await this.trimming;
   }
 
   private dropInTxn(ts: TableState): void {
