@@ -1103,8 +1103,10 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.equal(await log.trimTopic('tr/even', even[2]), 0, 'nothing left to trim');
         assert.equal(await log.trimTopic('tr/none', 100), 0, 'an unknown topic trims nothing');
         assert.equal(await log.trimTopic('tr/odd', 0), 0);
+        assert.equal(await log.trimTopic('tr/odd', odd[2], odd[1]), 2, 'keep: one sequence left in place');
+        assert.deepEqual(log.readTopic('tr/odd', { limit: 10 }).map((m) => m.sequence), [odd[1], ...odd.slice(3)]);
         // The newest messages trimmed: their sequences are still never handed out again.
-        assert.equal(await log.trimTopic('tr/odd', Number.MAX_SAFE_INTEGER), 5);
+        assert.equal(await log.trimTopic('tr/odd', Number.MAX_SAFE_INTEGER), 3);
         assert.equal(await log.trimTopic('tr/even', Number.MAX_SAFE_INTEGER), 2);
         assert.ok(log.getTopic('tr/even'), 'the topic stays');
         assert.equal(log.countTopic('tr/even'), 0);
@@ -1119,8 +1121,9 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         const batch = [];
         for (let i = 0; i < 4500; i++) batch.push({ topic: 'tr/big', message: message(i) });
         const seqs = await log.append(batch);
-        assert.equal(await log.trimTopic('tr/big', seqs[4399]), 4400);
-        assert.deepEqual(log.readTopic('tr/big', { limit: 1000 }).map((m) => m.sequence), seqs.slice(4400));
+        assert.equal(await log.trimTopic('tr/big', seqs[4399], seqs[2500]), 4399, 'the kept one stays over several commits');
+        assert.equal(log.read(seqs[2500])!.sequence, seqs[2500]);
+        assert.deepEqual(log.readTopic('tr/big', { limit: 1000 }).map((m) => m.sequence), [seqs[2500], ...seqs.slice(4400)]);
       });
 
       it('puts, gets, lists by prefix in key order and removes state, seen by reads before it is durable', async () => {

@@ -90,9 +90,10 @@ export interface MessageLogPort {
    * Removes the topic's messages with a sequence ≤ `upToSequence` (retention: the oldest first),
    * from the index and the log, in commits of a few thousand removals so a long trim never holds
    * the event loop; the topic's entry stays. Resolves with how many were removed (0 for an unknown
-   * topic). Sequences stay never reused, also when the newest messages were trimmed.
+   * topic). Sequences stay never reused, also when the newest messages were trimmed. `keep`: one
+   * sequence in that range left in place (the topic's retained message).
    */
-  trimTopic(topic: string, upToSequence: number): Promise<number>;
+  trimTopic(topic: string, upToSequence: number, keep?: number): Promise<number>;
   /** Removes the topic's messages from the index and the log, and its entry, in one commit. Throws INVALID_TOPIC when unknown. */
   deleteTopic(topic: string): Promise<void>;
 }

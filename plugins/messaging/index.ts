@@ -10,11 +10,13 @@ import { MessageCore } from './message-core';
 import { registerPublishCommand } from './publish-command';
 import { registerRetrieveCommand } from './retrieve';
 import { registerSessionCommands } from './session-commands';
+import { startRetention, type TopicRetention } from './retention';
 import { SysTopics } from './sys-topics';
 
 declare module '../../kernel/services' {
   interface EngineServices {
     messaging: MessageCore;
+    topicRetention: TopicRetention;
   }
 }
 
@@ -34,5 +36,6 @@ export default definePlugin({
       sys.stop();
       await core.close();
     });
+    engine.provide('topicRetention', startRetention(engine, core)); // after the close above: stops first
   },
 });

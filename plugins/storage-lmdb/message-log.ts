@@ -223,7 +223,7 @@ export class LmdbMessageLog implements MessageLogPort {
    * Trims run one after another; a close stops one after its current chunk (it resolves with what
    * it removed: the rest stays, to be trimmed by the next run).
    */
-  trimTopic(topic: string, upToSequence: number): Promise<number> {
+  trimTopic(topic: string, upToSequence: number, keep?: number): Promise<number> {
     const run = this.trimming.then(async () => {
       const info = this.catalog.topics.get(topic);
       const upTo = Math.floor(Number(upToSequence));
@@ -239,13 +239,17 @@ export class LmdbMessageLog implements MessageLogPort {
           for (const key of this.index.getKeys({ start: topicKey(topicId, 0), end, limit: PURGE_CHUNK })) {
             keys.push(Buffer.from(key as Buffer));
           }
+          let removedNow = 0;
           for (const key of keys) {
-            this.log.remove(readRecordId(key));
+            const seq = readRecordId(key);
+            if (seq === keep) continue;
+            this.log.remove(seq);
             this.index.remove(key);
+            removedNow++;
           }
           // The next sequence is the last `log` key + 1 on open: keep it when the newest go.
-          if (keys.length > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
-          removed += keys.length;
+          if (removedNow > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
+          removed += removedNow;
           return keys.length === PURGE_CHUNK;
         });
       }

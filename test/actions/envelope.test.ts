@@ -102,7 +102,7 @@ describe('actions: envelope', function () {
   });
 
   it('answers mq actions that have not landed with 14701; getMessagesFromMqTopic without the messaging plugin with 12006', async function () {
-    await fails(server, { api: 'mq', action: 'configureTopic', params: {}, authToken: token }, 14701);
+    await fails(server, { api: 'mq', action: 'noSuchMqAction', params: {}, authToken: token }, 14701);
     const response = await fails(server, { api: 'mq', action: 'getMessagesFromMqTopic', params: { topic: 'a' }, authToken: token }, 12006);
     assert.match(response.errorMessage, /messaging plugin/);
   });

@@ -10,6 +10,7 @@ import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import { NAME, schema, type Params } from './db/db-call';
 import { mqSessionActions } from './mq-sessions';
 import { startFrom } from './mq-start-from';
+import { configureTopic } from './mq-configure';
 import { publishMessagesToMq } from './mq-publish';
 import { checkLocation, MAX_TOPIC_BYTES, topicActions } from './mq-topics';
 
@@ -75,5 +76,6 @@ export const mqActions: readonly ActionDefinition[] = [
   },
   publishMessagesToMq,
   ...topicActions,
+  configureTopic,
   ...mqSessionActions,
 ];
