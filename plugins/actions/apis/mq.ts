@@ -1,8 +1,8 @@
 /**
  * The `mq` api. getMessagesFromMqTopic maps to the `mq.retrieve` bus command (plugins/messaging),
  * publishMessagesToMq to `mq.publish` (mq-publish.ts); the topic actions read the message log's
- * catalog (mq-topics.ts). subscribeToMq and the MQ session actions still answer 14701 (unknown
- * action) until they land.
+ * catalog (mq-topics.ts); configureTopic sets a topic's retention (mq-configure.ts); the MQ
+ * session actions are in mq-sessions.ts.
  */
 import { EngineError } from '../../../kernel/errors';
 import type { ActionDefinition } from '../action-table';
