@@ -93,6 +93,8 @@ function describe(call: ActionCall, log: MessageLogPort, entry: LogTopic): Recor
     firstMessageTime: first?.createTs ?? null,
     lastMessageTime: last?.createTs ?? null,
     subscribers: subscribersOf(call, entry.topic),
+    // Retention (configureTopic): the limits, messages trimmed, and the sessions holding it back.
+    retention: call.engine.has('topicRetention') ? call.engine.need('topicRetention').status(entry.topic) : null,
   };
 }
 

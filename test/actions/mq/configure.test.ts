@@ -104,6 +104,8 @@ describe('mq actions: configureTopic (retention)', function () {
       await ok(server, mq('configureTopic', token, { topic, retentionMessages: 2 }));
       assert.equal(storedCount(server, topic), 5, 'the offline session still owes all 5');
       assert.deepEqual(server.engine.need('topicRetention').status(topic).heldBackBy, [clientId], 'and says so');
+      const described = (await ok(server, mq('describeTopics', token, { topics: [topic] }))).topics[0];
+      assert.deepEqual(described.retention.heldBackBy, [clientId], 'describeTopics says so too');
 
       second = await connectWithInbox(server, session);
       assert.equal(second.connack.sessionPresent, true);
