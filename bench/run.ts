@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- rest|actions|logins|mqtt]`: runs the REST benchmark, the actions benchmark, or
- * both (no argument); `logins` (insert latency under a flood of failed logins) and `mqtt` (the
- * broker against Aedes; `--quick`, `--only=SCENARIO,...`) run only when named.
+ * `npm run bench [-- rest|actions|logins|mqtt|mq]`: runs the REST benchmark, the actions benchmark, or
+ * both (no argument); `logins` (insert latency under a flood of failed logins), `mqtt` (the
+ * broker against Aedes; `--quick`, `--only=SCENARIO,...`) and `mq` (the mq actions against MQTT;
+ * `--quick`) run only when named.
  * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
@@ -12,14 +13,15 @@
 import { printActions, runActions } from './actions';
 import { log, stopAllChildren } from './load';
 import { printLogins, runLogins } from './logins';
+import { printMq, runMq } from './mq';
 import { printMqtt, runMqtt } from './mqtt';
 import { printRest, runRest } from './rest';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
   if (all || which.includes('actions')) printActions(await runActions());
   if (which.includes('logins')) printLogins(await runLogins());
   if (which.includes('mqtt')) printMqtt(await runMqtt());
+  if (which.includes('mq')) printMq(await runMq());
 }
 
 main().then(
