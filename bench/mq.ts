@@ -19,12 +19,13 @@
  *   Both are one reader walking the stored log from its start; each round reads it once more
  *   (the MQTT side with a session of its own, as a catch-up consumes the backlog).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   benchRounds, benchSeconds, engineEnv, formatNumber, formatRatio, freePort, httpOk, intEnv, log, measure, median, removeTempDir,
   startChild, table, tempDir, type ChildServer, type LoadResult,
 } from './load';
-import { catchUp, prepareSession, type CatchUpResult } from './mq-catchup';
+import { catchUp, prepareSession } from './mq-catchup';
 import { checkGenerator, runGenerator } from './mqtt-load';
 
 const PLUGINS = ['storage-lmdb', 'data', 'messaging', 'http', 'actions', 'mqtt'];
@@ -41,13 +42,40 @@ const READ_TOPIC = 'bench/mq/read';
 interface Settings { quick: boolean; seconds: number; rounds: number; readMessages: number }
 
 interface PublishFigures { messagesPerSecond: number; p50: number; p99: number; note?: string }
-interface ReadFigures { messagesPerSecond: number; seconds: number }
+interface ReadFigures { messagesPerSecond: number; seconds: number; engineCpu?: number; readerCpu?: number }
 
 export interface MqReport {
   settings: Settings;
   publish: { actions: PublishFigures; mqtt: PublishFigures };
   read: { actions: ReadFigures; mqtt: ReadFigures };
   topicCounts: Record<string, number>;
+}
+
+/** CPU seconds (user + system) of process `pid` so far, from /proc; undefined where there is none. */
+function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `read` and adds the CPU share of the engine and of this process (the reader) over it:
+ * a reader near 100% would mean the bench, not the engine, set the pace.
+ */
+async function withCpu(pid: number, read: () => Promise<{ messagesPerSecond: number; seconds: number }>): Promise<ReadFigures> {
+  const engineBefore = cpuSecondsOf(pid);
+  const readerBefore = process.cpuUsage();
+  const result = await read();
+  const engineAfter = cpuSecondsOf(pid);
+  const reader = process.cpuUsage(readerBefore);
+  return {
+    messagesPerSecond: result.messagesPerSecond, seconds: result.seconds,
+    engineCpu: engineBefore === undefined || engineAfter === undefined ? undefined : (engineAfter - engineBefore) / result.seconds,
+    readerCpu: (reader.user + reader.system) / 1e6 / result.seconds,
+  };
 }
 
 async function action(url: string, api: string, name: string, params: Record<string, unknown>, authToken?: string): Promise<any> {
@@ -160,12 +188,12 @@ export async function runMq(): Promise<MqReport> {
     }
 
     const actionsReads: ReadFigures[] = [];
-    const mqttReads: CatchUpResult[] = [];
+    const mqttReads: ReadFigures[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       log(`read, round ${round}/${settings.rounds}: getMessagesFromMqTopic pages`);
-      actionsReads.push(await readByActions(server.url, authToken, settings.readMessages));
+      actionsReads.push(await withCpu(pid, () => readByActions(server.url, authToken, settings.readMessages)));
       log(`read, round ${round}/${settings.rounds}: MQTT persistent-session catch-up`);
-      mqttReads.push(await catchUp(mqttPort, sessionIds[round - 1], settings.readMessages, 60_000));
+      mqttReads.push(await withCpu(pid, () => catchUp(mqttPort, sessionIds[round - 1], settings.readMessages, 60_000)));
     }
     log(`read msg/s per round: actions ${actionsReads.map((r) => formatNumber(r.messagesPerSecond)).join(', ')}; MQTT ${mqttReads.map((r) => formatNumber(r.messagesPerSecond)).join(', ')}`);
 
@@ -197,6 +225,10 @@ export async function runMq(): Promise<MqReport> {
 
 const ms = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(value < 10 ? 2 : 1)} ms` : '—');
 
+const percent = (share?: number): string => (share === undefined ? '—' : `${Math.round(share * 100)}%`);
+const readDetail = (figures: ReadFigures): string =>
+  `${figures.seconds.toFixed(2)} s (engine CPU ${percent(figures.engineCpu)}, reader CPU ${percent(figures.readerCpu)})`;
+
 export function printMq(report: MqReport): void {
   const { settings, publish, read } = report;
   process.stdout.write(
@@ -214,7 +246,7 @@ export function printMq(report: MqReport): void {
   process.stdout.write(
     `publish latency p50 / p99: publishMessagesToMq call (${MESSAGES_PER_CALL} messages) ${ms(publish.actions.p50)} / ${ms(publish.actions.p99)};` +
     ` MQTT PUBLISH → PUBACK ${ms(publish.mqtt.p50)} / ${ms(publish.mqtt.p99)}${publish.mqtt.note ? ` (${publish.mqtt.note})` : ''}\n` +
-    `read of ${formatNumber(settings.readMessages)} messages: actions ${read.actions.seconds.toFixed(2)} s, MQTT ${read.mqtt.seconds.toFixed(2)} s\n` +
+    `read of ${formatNumber(settings.readMessages)} messages: actions ${readDetail(read.actions)}; MQTT ${readDetail(read.mqtt)}\n` +
     `messages in the log per topic: ${Object.entries(report.topicCounts).map(([topic, count]) => `${topic} ${formatNumber(count)}`).join(', ')}\n\n`,
   );
 }
