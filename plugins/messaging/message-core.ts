@@ -107,6 +107,8 @@ export class MessageCore {
   private readonly state: LogStatePort;
   private readonly batch: PublishBatch;
   private readonly dirty = new Set<Session>();
+  /** Sessions whose changes may wait for their next write or the sweep (acknowledgements). */
+  private readonly lazyDirty = new Set<Session>();
   /** (session, packet id) pairs of deliveries waiting for their in-flight entry to be durable. */
   private sendAfterCommit: Array<Session | number> = [];
   private readonly catchUps = new Set<Session>();
@@ -193,6 +195,8 @@ export class MessageCore {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const session of this.lazyDirty) this.dirty.add(session);
+    this.lazyDirty.clear();
     if (this.timer) clearInterval(this.timer);
     const now = this.engine.clock.now();
     for (const session of this.sessions.values()) {
@@ -699,6 +703,10 @@ export class MessageCore {
     this.resumePublishers();
     this.checkpointRetained();
     this.checkpointPositions();
+    if (this.lazyDirty.size > 0) {
+      for (const session of this.lazyDirty) this.markDirty(session);
+      this.lazyDirty.clear();
+    }
     for (const group of this.groupLag.keys()) if (group.members.length === 0) this.groupLag.delete(group);
     for (const session of this.offline) {
       if (session.willDueAt !== undefined && session.willDueAt <= now) this.publishWill(session);
@@ -737,10 +745,14 @@ export class MessageCore {
     } else {
       if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
       session.inflight.delete(packetId);
-      if (session.lagging || session.retainedPending) this.scheduleCatchUp(session);
+      // A lagging session is refilled once half its window is free, not per acknowledgement: the
+      // messages of one refill share one commit of its in-flight entries (persistent sessions).
+      if ((session.lagging && session.inflight.size <= session.window >> 1) || session.retainedPending) this.scheduleCatchUp(session);
       this.scheduleGroupsOf(session);
     }
-    if (session.persistent) this.markDirty(session);
+    // Written with the next commit of this session, or by the sweep: an acknowledgement lost in
+    // a crash only means the message is sent again with DUP (the client knows it by its packet id).
+    if (session.persistent) this.lazyDirty.add(session);
     return true;
   }
 
@@ -1084,6 +1096,7 @@ export class MessageCore {
   private flushDirty(): void {
     this.flushScheduled = false;
     if (this.dirty.size === 0) return;
+    for (const session of this.dirty) this.lazyDirty.delete(session);
     let written: Promise<void> | undefined;
     for (const session of this.dirty) {
       if (!session.persistent || this.sessions.get(session.clientId) !== session) continue;
