@@ -745,14 +745,16 @@ export class MessageCore {
     } else {
       if (kind === 'puback' ? entry.qos !== 1 : entry.state !== 'pubrel') return false;
       session.inflight.delete(packetId);
-      // A lagging session is refilled once half its window is free, not per acknowledgement: the
-      // messages of one refill share one commit of its in-flight entries (persistent sessions).
-      if ((session.lagging && session.inflight.size <= session.window >> 1) || session.retainedPending) this.scheduleCatchUp(session);
+      if (session.lagging || session.retainedPending) this.scheduleCatchUp(session);
       this.scheduleGroupsOf(session);
     }
-    // Written with the next commit of this session, or by the sweep: an acknowledgement lost in
-    // a crash only means the message is sent again with DUP (the client knows it by its packet id).
-    if (session.persistent) this.lazyDirty.add(session);
+    // A PUBACK is written with the session's next write or by the sweep: lost in a crash, its
+    // QoS 1 message is only sent again with DUP (allowed). PUBREC and PUBCOMP are written now:
+    // a client forgets a QoS 2 packet id after PUBCOMP, so a resend would be a new message to it.
+    if (session.persistent) {
+      if (kind === 'puback') this.lazyDirty.add(session);
+      else this.markDirty(session);
+    }
     return true;
   }
 
