@@ -76,8 +76,8 @@ export interface MessageLogPort {
   readFrom(after: number, limit: number): LoggedMessage[];
   /** One topic's messages by sequence range; an unknown topic reads as empty. */
   readTopic(topic: string, options: TopicReadOptions): LoggedMessage[];
-  /** How many messages of the topic the log holds (0 when unknown). */
-  countTopic(topic: string): number;
+  /** How many messages of the topic the log holds (0 when unknown); from a sequence on when given. */
+  countTopic(topic: string, fromSequence?: number): number;
   /** The highest sequence whose commit is durable (0 when none): a position no crash can hand out again. */
   lastSequence(): number;
 

@@ -107,7 +107,7 @@ export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
 }
 
 /** The first sequence of the topic whose createTs is at or after `since` (undefined: none). */
-function firstSince(log: MessageLogPort, topic: string, since: string): number | undefined {
+export function firstSince(log: MessageLogPort, topic: string, since: string): number | undefined {
   const first = log.readTopic(topic, { limit: 1 })[0];
   const last = log.readTopic(topic, { limit: 1, reverse: true })[0];
   if (!first || !last || last.createTs < since) return undefined;

@@ -446,13 +446,13 @@ export class LmdbMessageLog implements MessageLogPort {
     return out;
   }
 
-  countTopic(topic: string): number {
+  countTopic(topic: string, fromSequence = 0): number {
     const info = this.catalog.topics.get(topic);
-    return info ? this.countOf(info.topicId) : 0;
+    return info ? this.countOf(info.topicId, fromSequence) : 0;
   }
 
-  private countOf(topicId: number): number {
-    return this.index.getCount({ start: topicKey(topicId, 0), end: topicKey(topicId + 1, 0) });
+  private countOf(topicId: number, fromSequence = 0): number {
+    return this.index.getCount({ start: topicKey(topicId, fromSequence), end: topicKey(topicId + 1, 0) });
   }
 
   // ---- the integration table view --------------------------------------------------------------

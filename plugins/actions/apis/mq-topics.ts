@@ -10,6 +10,8 @@
 import { EngineError, isEngineError } from '../../../kernel/errors';
 import type { LogTopic, MessageLogPort } from '../../../kernel/storage/message-log-port';
 import type { ActionCall, ActionDefinition } from '../action-table';
+import { firstSince } from '../../messaging/retrieve';
+import { msToTimestamp } from '../../data/values/wire-format';
 import { NAME, schema, type Params } from './db/db-call';
 
 export const MAX_TOPIC_BYTES = 65_500;
@@ -82,6 +84,19 @@ function subscribersOf(call: ActionCall, topic: string): string[] {
   return [...names].sort();
 }
 
+/**
+ * Messages of the last minute, hour and day (engine clock), counted on the log's topic index from
+ * the first message at or after each start (found by a binary search: create_ts never goes back).
+ */
+function rates(call: ActionCall, log: MessageLogPort, topic: string): Record<string, number> {
+  const now = call.engine.clock.now();
+  const count = (ms: number): number => {
+    const from = firstSince(log, topic, msToTimestamp(now - ms));
+    return from === undefined ? 0 : log.countTopic(topic, from);
+  };
+  return { messagesLastMinute: count(60_000), messagesLastHour: count(3_600_000), messagesLastDay: count(86_400_000) };
+}
+
 function describe(call: ActionCall, log: MessageLogPort, entry: LogTopic): Record<string, unknown> {
   const first = log.readTopic(entry.topic, { limit: 1 })[0];
   const last = log.readTopic(entry.topic, { limit: 1, reverse: true })[0];
@@ -93,6 +108,7 @@ function describe(call: ActionCall, log: MessageLogPort, entry: LogTopic): Recor
     firstMessageTime: first?.createTs ?? null,
     lastMessageTime: last?.createTs ?? null,
     subscribers: subscribersOf(call, entry.topic),
+    ...rates(call, log, entry.topic),
     // Retention (configureTopic): the limits, messages trimmed, and the sessions holding it back.
     retention: call.engine.has('topicRetention') ? call.engine.need('topicRetention').status(entry.topic) : null,
   };

@@ -139,6 +139,22 @@ describe('mq actions: configureTopic (retention)', function () {
     }
   });
 
+  it('describeTopics counts the messages of the last minute, hour and day (engine clock)', async function () {
+    const topic = unique('rates/topic');
+    // Moving the clock by hours ends idle sessions: a new token after each move.
+    const advance = async (seconds: number) => { clock.advanceSeconds(seconds); token = await login(server); };
+    await publishNumbers(topic, 1, 4); // two days ago, from now on
+    await advance(2 * 86_400 - 2 * 3600);
+    await publishNumbers(topic, 5, 7); // two hours ago
+    await advance(2 * 3600 - 120);
+    await publishNumbers(topic, 8, 9); // two minutes ago
+    await advance(120 - 10);
+    await publishNumbers(topic, 10, 10); // ten seconds ago
+    await advance(10);
+    const described = (await ok(server, mq('describeTopics', token, { topics: [topic] }))).topics[0];
+    assert.deepEqual([described.messagesLastMinute, described.messagesLastHour, described.messagesLastDay, described.messageCount], [1, 3, 6, 10]);
+  });
+
   it('refuses bad params and callers without topic.configure', async function () {
     await fails(server, mq('configureTopic', token, { topic: 'retention/+', retentionMessages: 1 }), 14243);
     await fails(server, mq('configureTopic', token, { topic: 'retention/#' }), 14243);
