@@ -145,6 +145,15 @@ describe('mq actions: subscribeToMq and MQ API sessions', function () {
     assert.equal(messageIds.length, 1);
     assert.deepEqual((await https('getMessagesFromMqApiSession', { clientName })).messages.map((m: any) => m.payload), [{ over: 'tls' }]);
     assert.deepEqual((await https('getMessagesFromMqTopic', { topic, startFrom: 'head' })).messages.map((m: any) => m.payload), [{ over: 'tls' }]);
+    // Every other mq action over HTTPS too.
+    assert.ok((await https('listTopics', {})).topics.some((t: any) => t.topic === topic));
+    assert.equal((await https('describeTopics', { topics: [topic] })).topics[0].messageCount, 1);
+    assert.deepEqual(await https('configureTopic', { topic, retentionMessages: 10 }), { topic, retentionSeconds: null, retentionMessages: 10 });
+    assert.ok((await https('listMqSessions', {})).sessions.some((s: any) => s.clientName === clientName));
+    assert.equal((await https('describeMqSessions', { clientNames: [clientName] })).sessions[0].messagesReceived, 1);
+    assert.equal((await https('alterMqSession', { clientName, startFrom: 'head' })).position, 0);
+    await https('deleteMqSession', { clientName });
+    await https('deleteTopic', { topic });
   });
 
   it('bad input: missing clientName, a bad subscription object, an invalid filter reported per subscription', async function () {
