@@ -16,7 +16,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { QoS } from './message';
 import type { MessageCore } from './message-core';
-import type { Session, SubscriptionOptions } from './session';
+import { MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
 import type { BinaryFormat } from '../data/values/wire-format';
@@ -288,6 +288,9 @@ function changeOne(engine: Engine, core: MessageCore, target: Session, change: S
     } else {
       if (change.subscriptionIdentifier !== undefined && (change.subscriptionIdentifier < 1 || change.subscriptionIdentifier > MAX_SUBSCRIPTION_IDENTIFIER)) {
         throw new EngineError('INVALID_PARAMETER', { param: 'subscriptionIdentifier', reason: `between 1 and ${MAX_SUBSCRIPTION_IDENTIFIER}` });
+      }
+      if (target.subscriptionCount >= MAX_SUBSCRIPTIONS && !target.subscriptions.has(topicFilter)) {
+        throw new EngineError('INVALID_PARAMETER', { param: 'topicFilter', reason: `a session holds at most ${MAX_SUBSCRIPTIONS} subscriptions` });
       }
       if (!core.maySubscribe(ctx.principal, topicFilter)) {
         throw new EngineError('NOT_AUTHORIZED', { account: ctx.principal.account, command: 'mq.subscribe', resource: `topic:${topicFilter}` });

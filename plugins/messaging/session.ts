@@ -105,6 +105,8 @@ export interface StoredWill {
   dueAt: number | null;
 }
 
+/** Subscriptions one session may hold (a flood of SUBSCRIBEs pins no memory). */
+export const MAX_SUBSCRIPTIONS = 10_000;
 /** The never-expires value of Session Expiry Interval. */
 export const SESSION_NEVER_EXPIRES = 0xffffffff;
 /** The most QoS 1/2 messages the broker keeps in flight to one client, whatever it accepts. */

@@ -417,4 +417,28 @@ describe('mqtt 02: subscribe', function () {
       }
     });
   });
+
+  it('a client holds at most 10,000 subscriptions: beyond, SUBACK 0x97 (MQTT 5) / 0x80 (3.1.1); replacing one still works', async () => {
+    for (const protocolVersion of [5, 4] as const) {
+      const client = await connectClient(server, { protocolVersion });
+      try {
+        const root = unique('many');
+        for (let start = 0; start < 10_000; start += 1000) {
+          const filters = Array.from({ length: 1000 }, (_, i) => `${root}/${start + i}`);
+          const granted = await client.subscribeAsync(filters, { qos: 0 });
+          assert.ok(granted.every((g) => g.qos === 0), 'the first 10,000 are granted');
+        }
+        // mqtt.js rejects an MQTT 5 SUBACK with an error code, carrying the packet.
+        const refusedCode = await client.subscribeAsync(`${root}/one-more`, { qos: 0 }).then(
+          (granted) => granted[0].qos,
+          (error: { packet?: { granted?: number[] } }) => error.packet?.granted?.[0],
+        );
+        assert.equal(refusedCode, protocolVersion === 5 ? 0x97 : 0x80);
+        const replaced = await client.subscribeAsync(`${root}/7`, { qos: 1 });
+        assert.equal(replaced[0].qos, 1, 'an existing filter may still be replaced');
+      } finally {
+        await closeClients(client);
+      }
+    }
+  });
 });

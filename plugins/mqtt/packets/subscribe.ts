@@ -6,7 +6,7 @@
  */
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
 import type { QoS } from '../../messaging/message';
-import type { SubscriptionOptions } from '../../messaging/session';
+import { MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
 import { parseSharedFilter, topicFilterProblem } from '../../messaging/subscription-tree';
 import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
@@ -37,6 +37,12 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
     // the connection closes [MQTT-4.7.1-1, MQTT-4.7.1-2, MQTT-4.8.2-1, MQTT-4.8.2-2, MQTT-4.13.1-1].
     const problem = filter.includes('\uFFFD') ? 'a topic filter must be valid UTF-8' : topicFilterProblem(filter);
     if (problem) return connection.close(REASON.PROTOCOL_ERROR, `invalid topic filter: ${problem}`);
+    // One client holds at most MAX_SUBSCRIPTIONS filters (a flood of SUBSCRIBEs pins no memory):
+    // MQTT 5 0x97 quota exceeded, 3.1.1 0x80 [MQTT-3.9.3].
+    if (session.subscriptionCount >= MAX_SUBSCRIPTIONS && !session.subscriptions.has(filter)) {
+      codes.push(v5 ? REASON.QUOTA_EXCEEDED : 0x80);
+      continue;
+    }
     if (!core.maySubscribe(session.principal, filter)) {
       connection.broker.log.debug({ clientId: connection.clientId, filter }, 'SUBSCRIBE not authorized');
       codes.push(refused);
