@@ -288,7 +288,7 @@ export class MessageCore {
 
   /** Pauses a publisher until the backlog drains or lagging targets catch up. */
   pausePublisher(origin: PublishOrigin): void {
-    if (this.paused.has(origin)) return;
+    if (this.paused.has(origin) || !origin.mayPause()) return;
     this.paused.add(origin);
     origin.pausePublishing();
   }

@@ -9,6 +9,11 @@ import { logTimestamp, toLogAppend, type CoreMessage } from './message';
 
 /** Who is told when a message is durable (an MQTT connection acknowledging a packet id). */
 export interface PublishOrigin {
+  /**
+   * false when pausing it would stop its own acknowledgements (it has messages in flight to it):
+   * a client that publishes and subscribes is never paused for the subscribers it feeds.
+   */
+  mayPause(): boolean;
   /** Stop reading publishes (a target lags, or the log's backlog is high) until resumed. */
   pausePublishing(): void;
   resumePublishing(): void;

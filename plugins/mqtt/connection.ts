@@ -238,6 +238,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     publishStored(this, token, ok, message);
   }
 
+  mayPause(): boolean {
+    const session = this.session;
+    return session === undefined || (session.inflightCount === 0 && !session.lagging);
+  }
+
   pausePublishing(): void {
     this.pausedByCore = true;
     this.updateReading();

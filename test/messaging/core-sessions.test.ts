@@ -61,6 +61,35 @@ describe('message core sessions (through the MessageCore API)', function () {
     }
   }
 
+  it('a publisher feeding a lagging subscriber is paused, unless it has messages in flight itself (it must read their acknowledgements)', async function () {
+    const topic = `${uniqueName('pacing')}/t`;
+    const outlet = new FakeOutlet(1);
+    const session = connect(outlet);
+    core.subscribe(session, topic, subscription(1));
+    const origin = (mayPause: boolean) => {
+      const calls: string[] = [];
+      let stored = 0;
+      let storedAll!: () => void;
+      const done = new Promise<void>((resolve) => { storedAll = resolve; });
+      return {
+        calls, done,
+        mayPause: () => mayPause,
+        pausePublishing: () => { calls.push('pause'); },
+        resumePublishing: () => { calls.push('resume'); },
+        stored: () => { if (++stored === 3) storedAll(); },
+      };
+    };
+    const plain = origin(true);
+    const consuming = origin(false);
+    for (const [source, tag] of [[plain, 'p'], [consuming, 'c']] as const) {
+      for (let i = 0; i < 3; i++) core.publish(coreMessage(topic, `${tag}${i}`, 1), source, i * 4 + 1);
+      await source.done;
+    }
+    assert.equal(session.lagging, true, 'the subscriber lags (window of 1)');
+    assert.ok(plain.calls.includes('pause'), 'a plain publisher waits for it');
+    assert.deepEqual(consuming.calls, [], 'one that must read its own acknowledgements is never paused');
+  });
+
   it('a full window makes the session lag; it gets the rest in order, none twice, as it acknowledges', async function () {
     const topic = `${uniqueName('window')}/t`;
     const outlet = new FakeOutlet(2);
