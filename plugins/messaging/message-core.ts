@@ -11,7 +11,7 @@ import { EngineError } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
 import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
-import { timestampToMs } from '../data/values/wire-format';
+import { hasExpired } from './retrieve';
 import { PublishBatch, type PublishOrigin } from './publish-batch';
 import { RetainedStore } from './retained-store';
 import {
@@ -369,13 +369,16 @@ export class MessageCore {
       this.slowTargetSeen = true;
       return false;
     }
-    const session = member.subscriber;
-    const options = member.options;
-    if (!this.mayReceive(session, message.topic)) return true;
-    const outlet = session.outlet!;
-    this.deliver(session, outlet, message, (message.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS,
-      options.retainAsPublished && message.retain, options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
+    this.deliverToMember(member, message);
     return true;
+  }
+
+  /** A shared group's message to the member picked for it (one that can take it now). */
+  private deliverToMember(member: { subscriber: Session; options: SubscriptionOptions }, message: CoreMessage): void {
+    const { subscriber: session, options } = member;
+    if (!this.mayReceive(session, message.topic)) return;
+    this.deliver(session, session.outlet!, message, (message.sequence === 0 ? 0 : Math.min(message.qos, options.qos)) as QoS,
+      options.retainAsPublished && message.retain, idsOf(options), false);
   }
 
   /** A member that can take the message now, round robin; undefined when none can. */
@@ -424,11 +427,7 @@ export class MessageCore {
         if (lifetime === undefined || lifetime > 0) {
           const member = this.pickTaker(group, message);
           if (!member) return;
-          if (this.mayReceive(member.subscriber, message.topic)) {
-            const o = member.options;
-            this.deliver(member.subscriber, member.subscriber.outlet!, message, Math.min(message.qos, o.qos) as QoS,
-              o.retainAsPublished && message.retain, o.subscriptionIdentifier === undefined ? undefined : [o.subscriptionIdentifier], false);
-          }
+          this.deliverToMember(member, message);
         }
         lag.position = logged.sequence;
       }
@@ -450,7 +449,7 @@ export class MessageCore {
   private offerOne(session: Session, message: CoreMessage, options: SubscriptionOptions): void {
     if (!this.mayReceive(session, message.topic)) return;
     this.offer(session, message, Math.min(message.qos, options.qos) as QoS, options.retainAsPublished && message.retain,
-      options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier]);
+      idsOf(options));
   }
 
   /**
@@ -830,7 +829,7 @@ export class MessageCore {
         }
         // Retained messages sent for a subscription carry the RETAIN flag [MQTT-3.3.1-8].
         this.deliver(session, outlet, message, qos, true,
-          options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier], false);
+          idsOf(options), false);
       }
       pending.shift();
     }
@@ -938,8 +937,7 @@ export class MessageCore {
           includeExpired ||= o.includeExpired === true;
         }
         if (!taken) continue;
-        const expired = logged.expirySeconds !== null && logged.expirySeconds !== undefined
-          && timestampToMs(logged.createTs) + logged.expirySeconds * 1000 <= now;
+        const expired = hasExpired(logged, now);
         if (expired && !includeExpired) continue;
         out.push({ message: logged, expired, binaryFormat: taken.binaryFormat });
       }
@@ -1120,4 +1118,9 @@ export class MessageCore {
       this.log.error({ err: error }, 'session state could not be stored; deliveries wait for a reconnect');
     });
   }
+}
+
+/** The Subscription Identifiers a delivery through one subscription carries. */
+function idsOf(options: SubscriptionOptions): number[] | undefined {
+  return options.subscriptionIdentifier === undefined ? undefined : [options.subscriptionIdentifier];
 }

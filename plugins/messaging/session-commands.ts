@@ -16,7 +16,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { QoS } from './message';
 import type { MessageCore } from './message-core';
-import { MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
+import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
 import type { BinaryFormat } from '../data/values/wire-format';
@@ -31,8 +31,6 @@ interface ReadParams extends ShapeOptions {
 const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
 const SESSION_COMMAND = 'mq.connect';
 const TAKEOVER_COMMAND = 'mq.takeover';
-/** The largest Subscription Identifier (a variable byte integer). */
-const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
 
 export interface SubscriptionChange {
   action: 'add' | 'remove';
@@ -169,7 +167,8 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     access: 'authenticated',
     handler: (p, ctx) => {
       const target = usable(engine, ctx, session(core, p.clientName));
-      return { subscriptions: p.changes.map((change) => changeOne(engine, core, target, change, ctx)) };
+      const topics = new KnownTopics(engine);
+      return { subscriptions: p.changes.map((change) => changeOne(core, topics, target, change, ctx)) };
     },
   });
 
@@ -254,12 +253,7 @@ function describe(engine: Engine, core: MessageCore, s: Session): SessionDescrip
   const now = engine.clock.now();
   const seconds = Math.max(1, (now - s.createdAt) / 1000);
   const subscriptions = s.subscriptionCount === 0 ? [] : [...s.subscriptions].map(([topicFilter, options]) => ({ topicFilter, ...options }));
-  const topics = engine.need('storage').messageLog.listTopics();
-  const subscribedTopics: string[] = [];
-  for (const { topic } of topics) {
-    if (subscribedTopics.length >= 1000) break;
-    if (subscriptions.some((sub) => topicMatches(parseSharedFilter(sub.topicFilter)?.filter ?? sub.topicFilter, topic))) subscribedTopics.push(topic);
-  }
+  const subscribedTopics = new KnownTopics(engine).matching(subscriptions.map((sub) => sub.topicFilter));
   return {
     ...summary(s),
     subscriptions,
@@ -277,7 +271,7 @@ function describe(engine: Engine, core: MessageCore, s: Session): SessionDescrip
 }
 
 /** One add or remove; its own errorCode (0: done) so one bad filter does not undo the others. */
-function changeOne(engine: Engine, core: MessageCore, target: Session, change: SubscriptionChange, ctx: CommandContext): SubscriptionChangeResult {
+function changeOne(core: MessageCore, topics: KnownTopics, target: Session, change: SubscriptionChange, ctx: CommandContext): SubscriptionChangeResult {
   const { topicFilter } = change;
   const result: SubscriptionChangeResult = { topicFilter, matchingTopics: [], errorCode: 0, errorMessage: '' };
   try {
@@ -308,15 +302,40 @@ function changeOne(engine: Engine, core: MessageCore, target: Session, change: S
       const existed = core.subscribe(target, topicFilter, options);
       core.sendRetained(target, topicFilter, options, existed);
     }
-    const filter = parseSharedFilter(topicFilter)?.filter ?? topicFilter;
-    for (const { topic } of engine.need('storage').messageLog.listTopics()) {
-      if (result.matchingTopics.length >= 1000) break;
-      if (topicMatches(filter, topic)) result.matchingTopics.push(topic);
-    }
+    result.matchingTopics = topics.matching([topicFilter]);
   } catch (error) {
     const engineError = error instanceof EngineError ? error : new EngineError('INTERNAL', { reason: String(error) });
     result.errorCode = engineError.code;
     result.errorMessage = engineError.message;
   }
   return result;
+}
+
+/** Topics of the log a result lists (at most this many). */
+const LISTED_TOPICS = 1000;
+
+/**
+ * The log's topics matching filters, for results (matchingTopics, subscribedTopics): a filter
+ * without wildcards is looked up; the sorted topic list is read once per command, and only when
+ * a wildcard needs it.
+ */
+class KnownTopics {
+  private sorted?: string[];
+
+  constructor(private readonly engine: Engine) {}
+
+  matching(filters: string[]): string[] {
+    const plain = filters.map((filter) => parseSharedFilter(filter)?.filter ?? filter);
+    const log = this.engine.need('storage').messageLog;
+    if (plain.every((filter) => !filter.includes('+') && !filter.includes('#'))) {
+      return [...new Set(plain)].filter((topic) => log.getTopic(topic) !== undefined).sort().slice(0, LISTED_TOPICS);
+    }
+    this.sorted ??= log.listTopics().map((entry) => entry.topic);
+    const out: string[] = [];
+    for (const topic of this.sorted) {
+      if (out.length >= LISTED_TOPICS) break;
+      if (plain.some((filter) => topicMatches(filter, topic))) out.push(topic);
+    }
+    return out;
+  }
 }

@@ -105,6 +105,8 @@ export interface StoredWill {
   dueAt: number | null;
 }
 
+/** The largest Subscription Identifier (a variable byte integer) [MQTT-3.8.2.1.2]. */
+export const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
 /** Subscriptions one session may hold (a flood of SUBSCRIBEs pins no memory). */
 export const MAX_SUBSCRIPTIONS = 10_000;
 /** The never-expires value of Session Expiry Interval. */

@@ -17,9 +17,9 @@ import { NAME, schema, type Params } from './db/db-call';
 import { checkLocation, MAX_TOPIC_BYTES, topicOfTable } from './mq-topics';
 
 /** Spec limits (Limits table). */
-const MAX_CLIENT_NAME_BYTES = 65_550;
+export const MAX_CLIENT_NAME_BYTES = 65_550;
 const MAX_CORRELATION_DATA_BYTES = 65_500;
-const MAX_USER_PROPERTY_KEY_BYTES = 128;
+export const MAX_USER_PROPERTY_KEY_BYTES = 128;
 /** The MQTT 5 Message Expiry Interval is a four byte integer [MQTT-3.3.2.3.3]. */
 const MAX_EXPIRY_SECONDS = 4_294_967_295;
 

@@ -12,13 +12,12 @@ import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../messaging/session-commands';
 import { exec, schema, type Params } from './db/db-call';
 import { MAX_TOPIC_BYTES } from './mq-topics';
+import { MAX_CLIENT_NAME_BYTES, MAX_USER_PROPERTY_KEY_BYTES } from './mq-publish';
+import { MAX_SUBSCRIPTION_IDENTIFIER } from '../../messaging/session';
 import { startFrom } from './mq-start-from';
 
-/** Spec limits: a client name is 0 to 65,550 bytes (we require at least 1: it names a session). */
-const MAX_CLIENT_NAME_BYTES = 65_550;
-const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
+/** A client name is 1 to MAX_CLIENT_NAME_BYTES bytes (the spec allows 0; here it names a session). */
 const MAX_MESSAGES = 100_000;
-const MAX_USER_PROPERTY_KEY_BYTES = 128;
 const CLIENT_NAME = { type: 'string' };
 
 function clientName(p: Params): string {

@@ -6,13 +6,11 @@
  */
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
 import type { QoS } from '../../messaging/message';
-import { MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
+import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
 import { parseSharedFilter, topicFilterProblem } from '../../messaging/subscription-tree';
 import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
 
-/** The largest Subscription Identifier (a variable byte integer) [MQTT-3.8.2.1.2]. */
-const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
 
 export function handleSubscribe(connection: Connection, packet: ISubscribePacket): void {
   const session = connection.session;
