@@ -18,6 +18,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   actions: '../plugins/actions',
   mqtt: '../plugins/mqtt',
   messaging: '../plugins/messaging',
+  explorer: '../plugins/explorer',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

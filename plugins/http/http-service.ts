@@ -1,4 +1,6 @@
 /** What the http plugin provides: one fastify instance served on the HTTP and HTTPS ports. */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 
 export interface HttpService {
@@ -10,7 +12,20 @@ export interface HttpService {
   readonly certificateFingerprint?: string;
   /** The PEM pair HTTPS uses, for other TLS listeners (MQTTS, WSS). */
   readonly tls?: { cert: string; key: string };
+  /**
+   * The page `GET /` answers to a browser (a request whose Accept names `text/html`); every other
+   * client keeps getting the JSON health document. The last plugin to set it wins.
+   */
+  setBrowserHome(html: string): void;
+  /**
+   * Takes WebSocket upgrades of one exact path on the HTTP and HTTPS listeners (e.g. MQTT at
+   * `/mqtt`). Upgrades of other paths are refused with 404.
+   */
+  handleUpgrade(path: string, handler: UpgradeHandler): void;
 }
+
+/** Takes over an upgrade request's socket (ws `WebSocketServer.handleUpgrade` fits). */
+export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 declare module '../../kernel/services' {
   interface EngineServices {

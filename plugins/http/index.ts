@@ -5,12 +5,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from './tls-certificate';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from './http-errors';
-import type { HttpService } from './http-service';
+import type { HttpService, UpgradeHandler } from './http-service';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -71,14 +72,33 @@ export default definePlugin({
       const error = new EngineError('ROUTE_NOT_FOUND', { method: request.method, url });
       void reply.code(error.status).send(errorBody(error));
     });
-    fastify.get('/', async () => ({
-      name: engine.name,
-      version: engine.version,
-      plugins: engine.plugins.map((plugin) => plugin.name),
-    }));
+    let browserHome: string | undefined;
+    fastify.get('/', async (request, reply) => {
+      if (browserHome !== undefined && (request.headers.accept ?? '').includes('text/html')) {
+        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(browserHome);
+      }
+      return { name: engine.name, version: engine.version, plugins: engine.plugins.map((plugin) => plugin.name) };
+    });
+
+    const upgrades = new Map<string, UpgradeHandler>();
+    const routeUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+      const path = (request.url ?? '/').split('?')[0];
+      const handler = upgrades.get(path);
+      if (handler && !stopping) handler(request, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    };
+    plainServer.on('upgrade', routeUpgrade);
 
     const urls: HttpService['urls'] = {};
-    const service: HttpService = { fastify: fastify as unknown as HttpService['fastify'], urls, certificateFingerprint: tls?.fingerprint, tls: tls && { cert: tls.cert, key: tls.key } };
+    const service: HttpService = {
+      fastify: fastify as unknown as HttpService['fastify'],
+      urls,
+      certificateFingerprint: tls?.fingerprint,
+      tls: tls && { cert: tls.cert, key: tls.key },
+      setBrowserHome(html) { browserHome = html; },
+      handleUpgrade(path, handler) { upgrades.set(path, handler); },
+    };
+    secureServer?.on('upgrade', routeUpgrade);
     engine.provide('http', service);
 
     engine.onStart(async () => {

@@ -11,7 +11,7 @@ import { loadTlsMaterial } from '../http/tls-certificate';
 import { Broker } from './broker';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
-import { webSocketServer, type WebSocketListener } from './transports/websocket';
+import { webSocketServer, webSocketUpgrades, type WebSocketListener } from './transports/websocket';
 
 export default definePlugin({
   name: 'mqtt',
@@ -24,6 +24,9 @@ export default definePlugin({
     engine.provide('mqtt', { ports });
     const servers: Server[] = [];
     const webSockets: WebSocketListener[] = [];
+    // MQTT over WebSocket at /mqtt on the HTTP(S) ports too: same origin for browser pages.
+    const httpUpgrades = engine.has('http') ? webSocketUpgrades(broker) : undefined;
+    if (httpUpgrades) engine.need('http').handleUpgrade(MQTT_HTTP_PATH, httpUpgrades.handleUpgrade);
 
     engine.onStart(async () => {
       const host = engine.listenHost;
@@ -60,9 +63,13 @@ export default definePlugin({
     engine.onClose(async () => {
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))).concat([broker.stop()]));
       await Promise.all(webSockets.map((listener) => listener.close()));
+      await httpUpgrades?.close();
     });
   },
 });
+
+/** The path of MQTT over WebSocket on the HTTP and HTTPS ports. */
+export const MQTT_HTTP_PATH = '/mqtt';
 
 function listen(servers: Server[], server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {

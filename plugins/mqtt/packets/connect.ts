@@ -141,6 +141,10 @@ async function logIn(connection: Connection, packet: IConnectPacket, clientId: s
     return anonymousPrincipal(role);
   }
   if (packet.username === undefined) throw new EngineError('BAD_CREDENTIALS');
+  // A live JSON-action session token of the same account is accepted as the password, so a page
+  // logged in through createSession (the explorer) can use MQTT without keeping the password.
+  const apiSession = packet.password === undefined ? undefined : engine.apiSessions.findByToken(packet.password.toString('utf8'));
+  if (apiSession && apiSession.account.toLowerCase() === packet.username.toLowerCase()) return engine.accounts.principal(apiSession.account);
   return engine.logins.authenticate({
     username: packet.username,
     password: packet.password === undefined ? '' : packet.password.toString('utf8'),

@@ -1,12 +1,14 @@
 /**
  * MQTT over WebSocket (`mqtt_ws_port`) and secure WebSocket (`mqtt_wss_port`): any path, the
  * `mqtt` subprotocol selected when offered [MQTT-6.0.0-3]; each connection becomes a duplex
- * stream (ws `createWebSocketStream`) for the same broker entry as TCP. Binary frames only
+ * stream (ws `createWebSocketStream`) for the same broker entry as TCP. The same handler serves
+ * `/mqtt` on the HTTP and HTTPS ports when the http plugin is loaded. Binary frames only
  * [MQTT-6.0.0-1]; a frame may carry part of a packet or several [MQTT-6.0.0-2].
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
+import type { UpgradeHandler } from '../../http/http-service';
 import type { Broker } from '../broker';
 
 export interface WebSocketListener {
@@ -21,8 +23,31 @@ export function webSocketServer(broker: Broker, tls?: { cert: string; key: strin
   };
   const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, answerPlainHttp) : createHttpServer(answerPlainHttp);
   if (tls) server.on('tlsClientError', (error) => broker.log.debug({ err: error }, 'TLS handshake failed'));
-  const wss = new WebSocketServer({
+  const wss = mqttWebSocketServer(broker, { server });
+  return {
     server,
+    close: () => closeWebSockets(wss).then(() => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    })),
+  };
+}
+
+/**
+ * MQTT over WebSocket on a path of the HTTP and HTTPS listeners (`/mqtt`, the explorer's live
+ * view): the http plugin hands over the upgrade requests of that path.
+ */
+export function webSocketUpgrades(broker: Broker): { handleUpgrade: UpgradeHandler; close(): Promise<void> } {
+  const wss = mqttWebSocketServer(broker, { noServer: true });
+  return {
+    handleUpgrade: (request, socket, head) => wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request)),
+    close: () => closeWebSockets(wss),
+  };
+}
+
+function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServer: true }): WebSocketServer {
+  const wss = new WebSocketServer({
+    ...mode,
     // An MQTT packet may span frames; one frame larger than the largest packet is refused by ws.
     maxPayload: broker.maxPacketSize + 8,
     handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
@@ -39,14 +64,12 @@ export function webSocketServer(broker: Broker, tls?: { cert: string; key: strin
     broker.accept(stream, req.socket.remoteAddress ?? '');
   });
   wss.on('error', (error) => broker.log.debug({ err: error }, 'WebSocket server error'));
-  return {
-    server,
-    close: () => new Promise((resolve) => {
-      for (const client of wss.clients) client.terminate();
-      wss.close(() => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-    }),
-  };
+  return wss;
+}
+
+function closeWebSockets(wss: WebSocketServer): Promise<void> {
+  return new Promise((resolve) => {
+    for (const client of wss.clients) client.terminate();
+    wss.close(() => resolve());
+  });
 }

@@ -1,0 +1,90 @@
+/**
+ * The server's JSON-action interface (`POST /api`) for every screen. The token lives in
+ * sessionStorage (one tab's login); an ended or expired session (12031) returns to the login screen.
+ */
+import { signal } from '@preact/signals';
+
+export interface Login {
+  token: string;
+  account: string;
+}
+
+const STORAGE_KEY = 'engine.explorer.login';
+/** The error code of an ended, expired or unknown token. */
+export const INVALID_TOKEN = 12031;
+
+function storedLogin(): Login | null {
+  try {
+    const value = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as Login | null;
+    return value && typeof value.token === 'string' && typeof value.account === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The logged-in account, or null (the app shows the login screen). */
+export const login = signal<Login | null>(storedLogin());
+/** Why the last session ended, shown on the login screen ("Your session expired"). */
+export const loginNotice = signal<string>('');
+
+function setLogin(value: Login | null): void {
+  if (value) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(value));
+  else sessionStorage.removeItem(STORAGE_KEY);
+  login.value = value;
+}
+
+export class ApiError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+export type ApiName = 'admin' | 'db' | 'mq';
+
+/** One action; resolves to its `result`, rejects with an ApiError carrying the errorCode. */
+export async function call<T = Record<string, unknown>>(api: ApiName, action: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
+  const token = login.value?.token;
+  const response = await fetch('/api', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api, action, params, authToken: token }),
+    signal,
+  });
+  const body = await response.json() as { result: T; errorCode: number; errorMessage: string };
+  if (body.errorCode !== 0) {
+    if (body.errorCode === INVALID_TOKEN && token !== undefined && login.value?.token === token) {
+      loginNotice.value = 'Your session has ended or expired. Log in again.';
+      setLogin(null);
+    }
+    throw new ApiError(body.errorCode, body.errorMessage);
+  }
+  return body.result;
+}
+
+export async function logIn(username: string, password: string): Promise<void> {
+  const response = await fetch('/api', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api: 'admin', action: 'createSession', params: { username, password } }),
+  });
+  const body = await response.json() as { authToken: string; errorCode: number; errorMessage: string };
+  if (body.errorCode !== 0) throw new ApiError(body.errorCode, body.errorMessage);
+  loginNotice.value = '';
+  setLogin({ token: body.authToken, account: username });
+}
+
+export async function logOut(): Promise<void> {
+  try {
+    await call('admin', 'deleteSession');
+  } catch {
+    // Ended already: logging out is done either way.
+  }
+  loginNotice.value = '';
+  setLogin(null);
+}
+
+/** Message text of anything thrown, for error banners. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return `${error.message} (${error.code})`;
+  return error instanceof Error ? error.message : String(error);
+}

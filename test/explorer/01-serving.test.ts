@@ -1,0 +1,57 @@
+/** The explorer is served by the server itself: launcher, app, redirects, login and logout. */
+import { strict as assert } from 'node:assert';
+import { call } from '../helpers/server';
+import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+
+describe('explorer: serving, redirects and login', function () {
+  this.timeout(60_000);
+  const suite = explorerSuite();
+
+  it('GET / gives a browser the launcher page and JSON clients the health document', async () => {
+    const json = await call('GET', `${suite.server.http}/`, { auth: null, headers: { accept: 'application/json' } });
+    assert.equal(json.json.name, 'engine');
+    assert.ok(json.json.plugins.includes('explorer'));
+    const page = await suite.page();
+    await page.goto('/');
+    await page.getByRole('link', { name: /MQ Explorer/ }).waitFor();
+    await docScreenshot(page, 'launcher');
+    await page.getByRole('link', { name: /Data Explorer/ }).click();
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    assert.match(page.url(), /\/apps\/explorer\/#\/tables$/);
+  });
+
+  it('the established product\'s app paths redirect to the topics and tables screens', async () => {
+    const page = await suite.page();
+    await page.goto('/apps/MQExplorer/');
+    assert.match(page.url(), /\/apps\/explorer\/#\/topics$/);
+    await page.goto('/apps/DataExplorer/');
+    assert.match(page.url(), /\/apps\/explorer\/#\/tables$/);
+  });
+
+  it('logs in, keeps the login across a reload, logs out (the token no longer works)', async () => {
+    const page = await suite.page();
+    await logIn(page);
+    await docScreenshot(page, 'overview');
+    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('engine.explorer.login')).token");
+    assert.equal(typeof token, 'string');
+    await page.reload();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    const after = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'db', action: 'listTables', authToken: token } });
+    assert.equal(after.json.errorCode, 12031);
+  });
+
+  it('a wrong password shows the error; an expired token returns to the login screen', async () => {
+    const page = await suite.page();
+    await page.goto('/apps/explorer/');
+    await page.getByLabel('Account').fill('admin');
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').waitFor();
+    await logIn(page);
+    // The session ends on the server (as on expiry): the next call returns the page to login.
+    for (const session of suite.server.engine.apiSessions.list('admin')) suite.server.engine.apiSessions.end(session.authToken);
+    await page.getByRole('link', { name: 'Tables' }).click();
+    await page.getByText('Your session has ended or expired').waitFor();
+  });
+});

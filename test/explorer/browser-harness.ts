@@ -1,0 +1,127 @@
+/**
+ * Browser tests of the explorer: Debian's chromium driven by playwright-core, one browser per test
+ * file and a new context per test. Every test fails on a page error, a console error, or a request
+ * to anything but the test server; a screenshot is saved on failure (test-results/explorer/).
+ *
+ *   const suite = explorerSuite();           // inside describe(): starts a server and chromium
+ *   it('...', async () => {
+ *     const page = await suite.page();       // a fresh context, watched
+ *     await logIn(page);
+ *   });
+ *
+ * No sleeps: wait on locators (`expect`-style helpers below) or on server-side events.
+ */
+import { strict as assert } from 'node:assert';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type TestServer } from '../helpers/server';
+import type { Settings } from '../../kernel/settings';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const REPOSITORY = resolve(__dirname, '../../..');
+const FAILURE_SHOTS = join(REPOSITORY, 'test-results/explorer');
+/** Screenshots for docs/explorer.md are written only when asked (they are committed files). */
+export const DOC_SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPOSITORY, 'docs/images/explorer') : undefined;
+
+export const ADMIN: [string, string] = ['admin', 'ADMIN'];
+
+export interface ExplorerSuite {
+  readonly server: TestServer;
+  readonly browser: Browser;
+  /** A new context and page for this test, watched for errors and outside requests. */
+  page(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  /** What went wrong in the current test's pages so far (checked after each test). */
+  problems(): string[];
+  /** Restarts the server on the same data folder and ports (pages keep their URL). */
+  restart(): Promise<void>;
+}
+
+export interface SuiteOptions {
+  settings?: Partial<Settings>;
+}
+
+export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
+  let server: TestServer;
+  let browser: Browser;
+  let contexts: BrowserContext[] = [];
+  let pages: Page[] = [];
+  let problems: string[] = [];
+  let origin = '';
+
+  const suite: ExplorerSuite = {
+    get server() { return server; },
+    get browser() { return browser; },
+    async page(pageOptions = {}) {
+      const context = await browser.newContext({ baseURL: server.http, viewport: pageOptions.viewport ?? { width: 1280, height: 800 } });
+      contexts.push(context);
+      await context.route('**/*', (route) => {
+        const url = route.request().url();
+        if (url.startsWith(origin) || url.startsWith(origin.replace('http:', 'ws:')) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
+        problems.push(`request outside the server: ${url}`);
+        return route.abort();
+      });
+      const page = await context.newPage();
+      pages.push(page);
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+      });
+      return page;
+    },
+    problems: () => problems,
+    async restart() {
+      const port = new URL(server.http).port;
+      await server.close({ keepData: true });
+      server = await startServer({ ...options.settings, data_dir: server.dataDir, listening_http_port: Number(port) });
+    },
+  };
+
+  before(async function () {
+    this.timeout(60_000);
+    assert.ok(existsSync(CHROMIUM), `chromium not found at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
+    server = await startServer({ listening_https_port: null, ...options.settings });
+    origin = server.http;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  });
+
+  afterEach(async function () {
+    const failed = this.currentTest?.state === 'failed';
+    if (failed && pages.length > 0) {
+      mkdirSync(FAILURE_SHOTS, { recursive: true });
+      const name = (this.currentTest?.fullTitle() ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 120);
+      await pages[pages.length - 1].screenshot({ path: join(FAILURE_SHOTS, `${name}.png`), fullPage: true }).catch(() => undefined);
+    }
+    const seen = problems;
+    problems = [];
+    for (const context of contexts) await context.close().catch(() => undefined);
+    contexts = [];
+    pages = [];
+    if (!failed) assert.deepEqual(seen, [], 'the page had errors or made requests outside the server');
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await browser?.close();
+    await server?.close();
+  });
+
+  return suite;
+}
+
+/** Logs in through the login form and waits for the shell. */
+export async function logIn(page: Page, [username, password]: [string, string] = ADMIN, hash = '#/overview'): Promise<void> {
+  await page.goto(`/apps/explorer/${hash}`);
+  await page.getByLabel('Account').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/** Saves a screenshot for docs/explorer.md (only with UPDATE_SCREENSHOTS=1). */
+export async function docScreenshot(page: Page, name: string): Promise<void> {
+  if (!DOC_SHOTS) return;
+  mkdirSync(DOC_SHOTS, { recursive: true });
+  await page.screenshot({ path: join(DOC_SHOTS, `${name}.png`) });
+}
