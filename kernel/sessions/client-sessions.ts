@@ -35,6 +35,8 @@ export interface ClientConnection {
   /** The account the connection logged in as. */
   readonly account?: string;
   takeOver(): void;
+  /** Closes the connection on an operator's request (MQTT 5: DISCONNECT 0x98); the session stays as its expiry says. */
+  disconnect(): void;
 }
 
 export class ClientSessions {

@@ -10,6 +10,7 @@ import { MessageCore } from './message-core';
 import { registerPublishCommand } from './publish-command';
 import { registerRetrieveCommand } from './retrieve';
 import { registerSessionCommands } from './session-commands';
+import { registerExploreCommands } from './explore-commands';
 import { startRetention, type TopicRetention } from './retention';
 import { SysTopics } from './sys-topics';
 
@@ -29,6 +30,7 @@ export default definePlugin({
     engine.provide('messaging', core);
     registerPublishCommand(engine, core);
     registerSessionCommands(engine, core);
+    registerExploreCommands(engine, core);
     core.load();
     const sys = new SysTopics(core);
     engine.onStart(() => sys.start());

@@ -5,6 +5,7 @@
  * publish → (authorized by the caller through `mayPublish`) → one append per event-loop turn →
  * once durable: retained store, router (subscription tree → sessions) → the publisher is told.
  */
+import { TopicActivity } from './topic-activity';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
@@ -97,6 +98,8 @@ export class MessageCore {
   readonly sessions = new Map<string, Session>();
   readonly stats: Statistics = { messagesReceived: 0, messagesSent: 0, bytesReceived: 0, bytesSent: 0, publishDropped: 0 };
   readonly startedAt = Date.now();
+  /** Per-topic traffic while someone watches it (the explorer); costs nothing otherwise. */
+  readonly activity = new TopicActivity();
   /** Bumped when roles change: every cached authorization decision is void. */
   rolesGeneration = 0;
   /** Engine clock ms of the batch being routed (statistics, read once per batch). */
@@ -225,7 +228,8 @@ export class MessageCore {
     return this.allowed(principal, SUBSCRIBE_COMMAND, parseSharedFilter(filter)?.filter ?? filter);
   }
 
-  private allowed(principal: Principal, command: string, topic: string): boolean {
+  /** May the principal run `command` on the topic (the kernel's decision, as a boolean)? */
+  allowed(principal: Principal, command: string, topic: string): boolean {
     try {
       this.engine.authorize({ principal, origin: 'mq' }, command, { kind: 'topic', topic });
       return true;
@@ -304,6 +308,7 @@ export class MessageCore {
     this.slowTargetSeen = false;
     this.routeTime = this.engine.clock.now();
     const recent = this.recent;
+    this.activity.record(messages);
     for (const message of messages) {
       if (message.retain) this.retain(message);
       this.route(message);
@@ -317,6 +322,17 @@ export class MessageCore {
     } else {
       this.resumePublishers();
     }
+  }
+
+  /** Forgets a topic's retained message (an operator's delete); false when it had none. */
+  clearRetained(topic: string): boolean {
+    const entry = this.retained.get(topic);
+    if (!entry) return false;
+    // The checkpoint first passes the message's sequence, so a restart's replay cannot bring it back.
+    this.checkpointRetained();
+    this.retained.delete(topic);
+    if (entry.sequence !== 0) this.stateWrite(this.state.remove(`retained/${topic}`));
+    return true;
   }
 
   /** A retained message replaces the topic's; an empty one clears it and is not kept [MQTT-3.3.1-10, MQTT-3.3.1-11]. */

@@ -7,6 +7,8 @@
  *   a message id (messages with an id at or above it) or `{ since }` (a canonical timestamp:
  *   messages created at or after it; found by a binary search, since create_ts order is
  *   sequence order along the log).
+ * - `endBefore`: an upper bound, exclusive: a message id or `{ since }` (created before it);
+ *   `skip` (with tail) leaves out the newest messages first, for newest-first pages.
  * - `expired`: `include` | `exclude` | `only`. A message has expired when its create_ts +
  *   mqtt_expiry_seconds is at or before the engine clock's now. Filtered messages do not count
  *   against `maxMessages`; the read goes on in chunks until the page is full or the topic ends.
@@ -30,6 +32,10 @@ export interface RetrieveParams {
   database?: string;
   table?: string;
   startFrom?: StartFrom;
+  /** Only messages before this bound: a message id (exclusive) or `{ since }` (created before it). */
+  endBefore?: number | { since: string };
+  /** With startFrom tail: leave out the newest `skip` messages first (newest-first paging). */
+  skip?: number;
   maxMessages?: number;
   binaryFormat?: BinaryFormat;
   expired?: 'include' | 'exclude' | 'only';
@@ -62,6 +68,13 @@ export const retrieveParamsSchema = {
         { type: 'object', properties: { since: { type: 'string' } }, required: ['since'], additionalProperties: false },
       ],
     },
+    endBefore: {
+      anyOf: [
+        { type: 'integer', minimum: 0 },
+        { type: 'object', properties: { since: { type: 'string' } }, required: ['since'], additionalProperties: false },
+      ],
+    },
+    skip: { type: 'integer', minimum: 0 },
     maxMessages: { type: 'integer', minimum: 1, maximum: MAX_MESSAGES_PER_CALL },
     binaryFormat: { enum: ['hex', 'base64', 'byteArray'] },
     expired: { enum: ['include', 'exclude', 'only'] },
@@ -173,16 +186,28 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
   };
   const messages: Array<Record<string, unknown>> = [];
   const startFrom = p.startFrom ?? 'tail';
+  // The highest sequence read (endBefore), undefined: the topic's last.
+  let last: number | undefined;
+  if (typeof p.endBefore === 'number') last = p.endBefore - 1;
+  else if (p.endBefore !== undefined) {
+    const first = firstSince(log, topic, p.endBefore.since);
+    if (first !== undefined) last = first - 1;
+  }
+  if (last !== undefined && last < 1) return { topic, messages };
 
   if (startFrom === 'tail') {
     // newest first, then put back in log order
-    let to: number | undefined;
+    let to = last;
+    let skip = p.skip ?? 0;
     const picked: Array<[LoggedMessage, boolean]> = [];
     while (picked.length < max) {
-      const chunk = log.readTopic(topic, { to, reverse: true, limit: Math.min(CHUNK, filter === 'include' ? max - picked.length : CHUNK) });
+      const wanted = max - picked.length + skip;
+      const chunk = log.readTopic(topic, { to, reverse: true, limit: Math.min(CHUNK, filter === 'include' ? wanted : CHUNK) });
       for (const message of chunk) {
         const expired = keep(message);
-        if (expired !== null) picked.push([message, expired]);
+        if (expired === null) continue;
+        if (skip > 0) skip--;
+        else picked.push([message, expired]);
         if (picked.length === max) break;
       }
       if (chunk.length === 0) break;
@@ -201,7 +226,8 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     if (from === undefined) return { topic, messages };
   }
   while (messages.length < max) {
-    const chunk = log.readTopic(topic, { from, limit: Math.min(CHUNK, filter === 'include' ? max - messages.length : CHUNK) });
+    if (last !== undefined && from !== undefined && from > last) break;
+    const chunk = log.readTopic(topic, { from, to: last, limit: Math.min(CHUNK, filter === 'include' ? max - messages.length : CHUNK) });
     for (const message of chunk) {
       const expired = keep(message);
       if (expired !== null) messages.push(shapeMessage(message, p, binaryFormat, expired));

@@ -208,12 +208,25 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<Record<string, never>, { sessions: SessionSummary[] }>({
+  bus.register<{ filter?: string; offset?: number; limit?: number }, { total: number; sessions: SessionSummary[] }>({
     name: 'mq.listSessions',
-    summary: 'The sessions (MQTT and MQ API) whose client names the caller may use.',
-    params: { type: 'object', additionalProperties: false, properties: {} },
+    summary: 'The sessions (MQTT and MQ API) whose client names the caller may use, by client name; `filter` keeps names containing it (case-insensitive).',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        filter: { type: 'string' },
+        offset: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 100_000 },
+      },
+    },
     access: 'authenticated',
-    handler: (_p, ctx) => ({ sessions: visible(engine, core, ctx).map(summary) }),
+    handler: (p, ctx) => {
+      const filter = p.filter ? p.filter.toLowerCase() : '';
+      const all = visible(engine, core, ctx).filter((s) => !filter || s.clientId.toLowerCase().includes(filter));
+      const offset = p.offset ?? 0;
+      const page = p.limit === undefined ? all.slice(offset) : all.slice(offset, offset + p.limit);
+      return { total: all.length, sessions: page.map(summary) };
+    },
   });
 
   bus.register<{ clientNames?: string[] }, { sessions: SessionDescription[] }>({

@@ -125,6 +125,10 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.close(REASON.SESSION_TAKEN_OVER, 'another connection took over this client identifier');
   }
 
+  disconnect(): void {
+    this.close(REASON.ADMINISTRATIVE_ACTION, 'disconnected by an administrator');
+  }
+
   /** Encodes and writes a packet for this client's protocol level; false when it was not sent. */
   send(packet: Packet): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;

@@ -94,8 +94,8 @@ describe('kernel/sessions', () => {
     assert.deepEqual(reopened.require('c1').subscriptions, [{ topicFilter: 'a/#', qos: 1 }]);
 
     const events: string[] = [];
-    const first = { takeOver: () => events.push('first taken over') };
-    const second = { takeOver: () => events.push('second taken over') };
+    const first = { takeOver: () => events.push('first taken over'), disconnect: () => events.push('first disconnected') };
+    const second = { takeOver: () => events.push('second taken over'), disconnect: () => events.push('second disconnected') };
     clients.attach('c1', first);
     clients.attach('c1', second);
     assert.deepEqual(events, ['first taken over']);

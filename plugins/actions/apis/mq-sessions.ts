@@ -117,8 +117,13 @@ export const mqSessionActions: readonly ActionDefinition[] = [
   {
     action: 'listMqSessions',
     summary: 'The MQTT and MQ API sessions whose client names the caller may use.',
-    params: schema({}),
-    handler: (call: ActionCall) => exec(call, 'mq.listSessions', {}),
+    params: schema({ filter: { type: 'string' }, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 100_000 } }),
+    handler(call: ActionCall) {
+      const p = call.params as Params;
+      const params: Record<string, unknown> = {};
+      for (const name of ['filter', 'offset', 'limit']) if (p[name] !== undefined) params[name] = p[name];
+      return exec(call, 'mq.listSessions', params);
+    },
   },
   {
     action: 'describeMqSessions',

@@ -18,3 +18,17 @@ export function startFrom(value: unknown): 'head' | 'tail' | number | { since: s
   if (since === null) throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: `expected "head", "tail", an ISO 8601 date-time or a message id, not ${JSON.stringify(value)}` });
   return { since };
 }
+
+/** `endBefore` of getMessagesFromMqTopic: a message id (integer or digits) or an ISO 8601 date-time. */
+export function endBefore(value: unknown): number | { since: string } {
+  let bound: ReturnType<typeof startFrom> | null = null;
+  try {
+    if (!(typeof value === 'string' && /^(head|tail)$/i.test(value.trim()))) bound = startFrom(value);
+  } catch {
+    bound = null;
+  }
+  if (bound === null || typeof bound === 'string') {
+    throw new EngineError('INVALID_PARAMETER', { param: 'endBefore', reason: 'expected a message id or an ISO 8601 date-time' });
+  }
+  return bound;
+}

@@ -9,7 +9,8 @@ import type { ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import { NAME, schema, type Params } from './db/db-call';
 import { mqSessionActions } from './mq-sessions';
-import { startFrom } from './mq-start-from';
+import { mqExploreActions } from './mq-explore';
+import { endBefore, startFrom } from './mq-start-from';
 import { configureTopic } from './mq-configure';
 import { publishMessagesToMq } from './mq-publish';
 import { checkLocation, MAX_TOPIC_BYTES, topicActions } from './mq-topics';
@@ -35,6 +36,8 @@ export const mqActions: readonly ActionDefinition[] = [
       databaseName: NAME,
       ownerName: NAME,
       startFrom: { type: ['string', 'integer'] },
+      endBefore: { type: ['string', 'integer'] },
+      skip: { type: 'integer', minimum: 0 },
       maxMessages: { type: 'integer', minimum: 1, maximum: MAX_MESSAGES, default: 20 },
       binaryFormat: { type: 'string' },
       expiredMessagesFilter: { type: 'string' },
@@ -63,6 +66,8 @@ export const mqActions: readonly ActionDefinition[] = [
       const result = await call.engine.bus.execute<{ messages: unknown[] }>('mq.retrieve', {
         ...(hasTopic ? { topic: p.topic } : { table: p.tableName, database }),
         startFrom: startFrom(p.startFrom),
+        ...(p.endBefore === undefined || p.endBefore === null ? {} : { endBefore: endBefore(p.endBefore) }),
+        ...(p.skip === undefined ? {} : { skip: p.skip }),
         maxMessages: p.maxMessages,
         binaryFormat,
         expired: expiredFilter(p),
@@ -78,4 +83,5 @@ export const mqActions: readonly ActionDefinition[] = [
   ...topicActions,
   configureTopic,
   ...mqSessionActions,
+  ...mqExploreActions,
 ];

@@ -1,0 +1,257 @@
+/**
+ * Bus commands for looking at and operating the message core (the explorer uses them; so may any
+ * client, through the mq actions):
+ * - `mq.browseTopics`   one level of the topic tree with counts, last time and rate per node
+ * - `mq.overview`       clients, topics, subscriptions, message rates, the busiest topics
+ * - `mq.listRetained`   retained messages by topic filter, paged
+ * - `mq.deleteRetained` forget the retained messages matching a filter (or only count them)
+ * - `mq.disconnectClient` close a connected client (MQTT 5: DISCONNECT 0x98)
+ * - `mq.deleteSessions` end every disconnected session the caller may use (or only count them)
+ * Each topic is authorized on its own (`topic.list` to see it, `mq.retrieve` to read a retained
+ * message, `mq.publish` to clear one, as an empty retained PUBLISH would need); a client on
+ * `mq.connect` (+ `mq.takeover` for another account's) like the other session commands.
+ */
+import type { CommandContext } from '../../kernel/bus/command';
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import { topicMatches } from '../../kernel/auth/topic-filter';
+import type { BinaryFormat } from '../data/values/wire-format';
+import type { MessageCore } from './message-core';
+import { hasExpired, shapeMessage } from './retrieve';
+import { topicFilterProblem } from './subscription-tree';
+import { TopicCounts } from './topic-counts';
+
+const LISTED = 1000;
+const BUSIEST = 10;
+
+export interface TopicNodeSummary {
+  name: string;
+  path: string;
+  /** A topic exists at exactly this path (it may have children too). */
+  isTopic: boolean;
+  hasChildren: boolean;
+  topicCount: number;
+  messageCount: number;
+  lastMessageTime: string | null;
+  messagesPerSecond: number;
+}
+
+export interface Overview {
+  clientsConnected: number;
+  clientsDisconnected: number;
+  topics: number;
+  subscriptions: number;
+  retainedMessages: number;
+  storedMessages: number;
+  messagesReceived: number;
+  messagesSent: number;
+  messagesInPerSecond: number;
+  messagesOutPerSecond: number;
+  tables: number;
+  uptimeSeconds: number;
+  busiestTopics: Array<{ topic: string; messagesPerSecond: number }>;
+}
+
+export function registerExploreCommands(engine: Engine, core: MessageCore): void {
+  const bus = engine.bus;
+  const counts = new TopicCounts(engine.need('storage').messageLog);
+  const rates = new RateSampler();
+  const mayList = (ctx: CommandContext, topic: string): boolean => core.allowed(ctx.principal, 'topic.list', topic);
+  const permits = (ctx: CommandContext, command: string, clientName: string): boolean => {
+    try {
+      engine.authorize(ctx, command, { kind: 'client', clientName });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  bus.register<{ prefix?: string | null; filter?: string; offset?: number; limit?: number }, { total: number; nodes: TopicNodeSummary[] }>({
+    name: 'mq.browseTopics',
+    summary: 'One level of the topic tree (the children of `prefix`, the root when absent) with topic and message counts, last message time and rate per node.',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        prefix: { type: ['string', 'null'] },
+        filter: { type: 'string', maxLength: 65_500 },
+        offset: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 5000 },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      core.activity.watch();
+      const prefix = p.prefix ?? null;
+      const start = prefix === null ? '' : `${prefix}/`;
+      const filter = p.filter ? p.filter.toLowerCase() : '';
+      const nodes = new Map<string, TopicNodeSummary>();
+      const now = engine.clock.now();
+      for (const entry of engine.need('storage').messageLog.listTopics()) {
+        const topic = entry.topic;
+        if (prefix !== null && topic !== prefix && !topic.startsWith(start)) continue;
+        if (topic === prefix) continue; // the node itself, listed by its parent
+        if (filter && !topic.toLowerCase().includes(filter)) continue;
+        if (!mayList(ctx, topic)) continue;
+        const rest = topic.slice(start.length);
+        const slash = rest.indexOf('/');
+        const name = slash < 0 ? rest : rest.slice(0, slash);
+        let node = nodes.get(name);
+        if (!node) {
+          node = { name, path: start + name, isTopic: false, hasChildren: false, topicCount: 0, messageCount: 0, lastMessageTime: null, messagesPerSecond: 0 };
+          nodes.set(name, node);
+        }
+        if (slash < 0) node.isTopic = true;
+        else node.hasChildren = true;
+        const stats = counts.of(topic, now);
+        node.topicCount++;
+        node.messageCount += stats.count;
+        if (stats.lastMessageTime !== null && (node.lastMessageTime === null || stats.lastMessageTime > node.lastMessageTime)) node.lastMessageTime = stats.lastMessageTime;
+        node.messagesPerSecond += core.activity.rate(topic);
+      }
+      const sorted = [...nodes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const offset = p.offset ?? 0;
+      return { total: sorted.length, nodes: sorted.slice(offset, offset + (p.limit ?? 500)) };
+    },
+  });
+
+  bus.register<Record<string, never>, Overview>({
+    name: 'mq.overview',
+    summary: 'Clients, topics, subscriptions, stored messages, message rates, tables and the busiest topics.',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    access: 'authenticated',
+    handler: (_p, ctx) => {
+      core.activity.watch();
+      let connected = 0;
+      for (const session of core.sessions.values()) if (session.online) connected++;
+      const storage = engine.need('storage');
+      let tables = 0;
+      for (const database of storage.listDatabases()) tables += storage.listTables(database).length;
+      const { stats } = core;
+      const [inRate, outRate] = rates.sample(stats.messagesReceived, stats.messagesSent);
+      return {
+        clientsConnected: connected,
+        clientsDisconnected: core.sessions.size - connected,
+        topics: storage.messageLog.listTopics().length,
+        subscriptions: core.tree.size,
+        retainedMessages: core.retained.size,
+        storedMessages: core.storedMessages(),
+        messagesReceived: stats.messagesReceived,
+        messagesSent: stats.messagesSent,
+        messagesInPerSecond: inRate,
+        messagesOutPerSecond: outRate,
+        tables,
+        uptimeSeconds: Math.floor((Date.now() - core.startedAt) / 1000),
+        busiestTopics: core.activity.busiest(BUSIEST * 4).filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST),
+      };
+    },
+  });
+
+  bus.register<{ topicFilter?: string; offset?: number; limit?: number; binaryFormat?: BinaryFormat }, { total: number; messages: Array<Record<string, unknown>> }>({
+    name: 'mq.listRetained',
+    summary: 'Retained messages whose topics match a filter (default `#`), in topic order, paged.',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        topicFilter: { type: 'string', minLength: 1 },
+        offset: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 1000 },
+        binaryFormat: { enum: ['hex', 'base64', 'byteArray'] },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const topics = retainedTopics(core, p.topicFilter ?? '#').filter((topic) => core.allowed(ctx.principal, 'mq.retrieve', topic));
+      const offset = p.offset ?? 0;
+      const log = engine.need('storage').messageLog;
+      const now = engine.clock.now();
+      const messages: Array<Record<string, unknown>> = [];
+      for (const topic of topics.slice(offset, offset + (p.limit ?? 100))) {
+        const entry = core.retained.get(topic);
+        const logged = entry && entry.sequence !== 0 ? log.read(entry.sequence) : undefined;
+        if (!logged) continue;
+        const shaped = shapeMessage(logged, { includeMessageMetadata: true, includeMqttProperties: true, includeOtherFields: true }, p.binaryFormat ?? 'hex', hasExpired(logged, now));
+        shaped.size = logged.payload.type === 'binary' ? logged.payload.value.length : Buffer.byteLength(String(logged.payload.value));
+        messages.push(shaped);
+      }
+      return { total: topics.length, messages };
+    },
+  });
+
+  bus.register<{ topicFilter: string; dryRun?: boolean }, { count: number; topics: string[] }>({
+    name: 'mq.deleteRetained',
+    summary: 'Forget the retained messages whose topics match a filter (the messages stay in the log); dryRun only counts them.',
+    params: {
+      type: 'object', required: ['topicFilter'], additionalProperties: false,
+      properties: { topicFilter: { type: 'string', minLength: 1 }, dryRun: { type: 'boolean' } },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const topics = retainedTopics(core, p.topicFilter).filter((topic) => core.mayPublish(ctx.principal, topic));
+      if (!p.dryRun) for (const topic of topics) core.clearRetained(topic);
+      return { count: topics.length, topics: topics.slice(0, LISTED) };
+    },
+  });
+
+  bus.register<{ clientName: string }, { clientName: string; disconnected: true }>({
+    name: 'mq.disconnectClient',
+    summary: 'Close a connected client (MQTT 5 clients get DISCONNECT 0x98); its session stays as its expiry says.',
+    params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: { type: 'string', minLength: 1, maxLength: 65_550 } } },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const resource = { kind: 'client' as const, clientName: p.clientName };
+      engine.authorize(ctx, 'mq.connect', resource);
+      const holder = engine.clientSessions.holder(p.clientName);
+      if (!holder) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName: p.clientName });
+      if (holder.account !== undefined && holder.account !== ctx.principal.account) engine.authorize(ctx, 'mq.takeover', resource);
+      holder.disconnect();
+      return { clientName: p.clientName, disconnected: true };
+    },
+  });
+
+  bus.register<{ disconnectedOnly?: boolean; dryRun?: boolean }, { count: number; clientNames: string[] }>({
+    name: 'mq.deleteSessions',
+    summary: 'End every session the caller may use that has no connection (or, with disconnectedOnly false, every one); dryRun only counts them.',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: { disconnectedOnly: { type: 'boolean' }, dryRun: { type: 'boolean' } },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const names: string[] = [];
+      for (const session of core.sessions.values()) {
+        if (p.disconnectedOnly !== false && session.online) continue;
+        if (!permits(ctx, 'mq.connect', session.clientId)) continue;
+        if (session.principal.account !== ctx.principal.account && !permits(ctx, 'mq.takeover', session.clientId)) continue;
+        names.push(session.clientId);
+      }
+      names.sort();
+      if (!p.dryRun) for (const name of names) core.deleteSession(name);
+      return { count: names.length, clientNames: names.slice(0, LISTED) };
+    },
+  });
+}
+
+/** Retained topics matching a filter, sorted; a filter that is not valid is 14243. */
+function retainedTopics(core: MessageCore, filter: string): string[] {
+  const problem = topicFilterProblem(filter);
+  if (problem) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: problem });
+  if (filter.startsWith('$share/')) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: 'a shared subscription is not a topic filter here' });
+  return core.retained.list(/[+#]/.test(filter) ? filter : undefined).map(([topic]) => topic).filter((topic) => topicMatches(filter, topic));
+}
+
+/** Message rates from the broker's counters, sampled when asked (at most one sample per 500 ms). */
+class RateSampler {
+  private samples: Array<{ at: number; received: number; sent: number }> = [];
+
+  /** [in, out] messages per second over the last few seconds. */
+  sample(received: number, sent: number): [number, number] {
+    const now = Date.now();
+    const last = this.samples[this.samples.length - 1];
+    if (!last || now - last.at >= 500) this.samples.push({ at: now, received, sent });
+    while (this.samples.length > 2 && now - this.samples[1].at >= 5000) this.samples.shift();
+    const first = this.samples[0];
+    const seconds = (now - first.at) / 1000;
+    if (seconds < 0.5) return [0, 0];
+    return [(received - first.received) / seconds, (sent - first.sent) / seconds];
+  }
+}
