@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `npm start`: settings from config/default.json, --config / ENGINE_CONFIG and ENGINE_* variables. */
+import pino, { type Logger } from 'pino';
 import { Engine } from './kernel/engine';
 import { loadSettings, SettingsError } from './kernel/settings';
 import { PluginError } from './kernel/load-plugins';
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   try {
     const settings = loadSettings({ argv: process.argv.slice(2), env: process.env });
-    engine = await Engine.start({ settings });
+    engine = await Engine.start({ settings, logger: terminalLogger(settings.log_level) });
   } catch (error) {
     if (error instanceof SettingsError || error instanceof PluginError) {
       process.stderr.write(`engine: cannot start: ${error.message}\n`);
@@ -28,6 +29,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (stopSignal) close(engine, stopSignal);
+}
+
+/**
+ * On a terminal the log is human-readable (pino-pretty, in pino's worker thread); otherwise the
+ * engine's own JSON lines (undefined here).
+ */
+function terminalLogger(level: string): Logger | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  return pino({ name: 'engine', level, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
 }
 
 function close(engine: Engine, signal: string): void {

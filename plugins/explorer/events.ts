@@ -4,6 +4,7 @@
  * second, with their counts; only topics the account may list) per second with traffic
  * (docs/explorer.md). The token is sent as
  * `Authorization: Bearer <authToken>` (the page reads the stream with fetch), never in the URL.
+ * A token that is unknown or ends gets `event: ended` ({errorCode: 12031}) and the stream closes.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
@@ -24,8 +25,11 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     const session = token ? engine.apiSessions.findByToken(token) : undefined;
     if (!session) {
+      // A stream that says so and ends, not a 401: browsers log failed responses as errors, and
+      // a page whose session ended simply returns to its login.
       const error = new EngineError('INVALID_TOKEN');
-      return reply.code(401).send({ errorCode: error.code, errorMessage: error.message });
+      return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache')
+        .send(`event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`);
     }
     const principal = engine.accounts.principal(session.account);
     reply.hijack();
@@ -63,7 +67,8 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
     };
     const push = async (): Promise<void> => {
       if (!engine.apiSessions.findByToken(token)) {
-        res.end('event: ended\ndata: {}\n\n');
+        const error = new EngineError('INVALID_TOKEN');
+        res.end(`event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`);
         return;
       }
       try {

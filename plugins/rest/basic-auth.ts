@@ -5,6 +5,9 @@
  * (`credential_cache_seconds`), so scrypt runs once per account and password, not per request.
  * Uncached credentials go through the kernel's login guard with the client's address: after
  * repeated failures it answers 429 with `Retry-After`.
+ *
+ * `Authorization: Bearer <authToken>` with a live JSON-action session token is accepted too (the
+ * explorer's API console has a token, not the password); an ended or unknown token is 401 (12031).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../kernel/engine';
@@ -64,6 +67,19 @@ export function basicAuth(engine: Engine) {
     const memo = memos.get(socket);
     if (memo !== undefined && memo.header === header && memo.accountsVersion === accounts.version && memo.expiresAt > engine.clock.now()) {
       contexts.set(request, memo.ctx);
+      done();
+      return;
+    }
+    const bearer = header === undefined ? null : /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+    if (bearer) {
+      let session;
+      try {
+        session = engine.apiSessions.use(bearer[1]);
+      } catch (error) {
+        replyRestError(reply, request, error as Error);
+        return;
+      }
+      contexts.set(request, { principal: accounts.principal(session.account), origin: 'rest' });
       done();
       return;
     }

@@ -4,6 +4,7 @@
  * route schemas validate requests and are the OpenAPI document served at GET /openapi.
  */
 import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { basicAuth } from './basic-auth';
@@ -17,6 +18,8 @@ import { recordRoutes } from './routes/records';
 import { tableRoutes } from './routes/tables';
 
 export const REST_PREFIX = '/engine/api/v1';
+/** The OpenAPI UI, under REST_PREFIX. */
+export const DOCUMENTATION_PATH = '/documentation';
 
 export default definePlugin({
   name: 'rest',
@@ -35,8 +38,8 @@ export default definePlugin({
             description: 'Tables, indexes, records and index queries. Dates are `MM/DD/CCYY hh:mm:ss.ttt`, binary values hex. '
               + 'Errors answer `{errorCode, errorMessage}`.',
           },
-          components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } },
-          security: [{ basicAuth: [] }],
+          components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, bearerAuth: { type: 'http', scheme: 'bearer', description: 'an authToken from the JSON actions\' createSession' } } },
+          security: [{ basicAuth: [] }, { bearerAuth: [] }],
           tags: [
             { name: 'tables', description: 'Create, list and delete tables' },
             { name: 'indexes', description: 'Create, list, read and delete indexes' },
@@ -46,12 +49,24 @@ export default definePlugin({
           ],
         },
       });
+      // The OpenAPI document browsable at /engine/api/v1/documentation (served from the package's
+      // own files; public like any product documentation: it holds no data, and "Try it out"
+      // needs credentials as every route does).
+      await rest.register(fastifySwaggerUi, { routePrefix: DOCUMENTATION_PATH, uiConfig: { persistAuthorization: false } });
       useRestRequestParsing(rest);
       // Response schemas document the API (OpenAPI); records have open-ended columns, where
       // fast-json-stringify is slower than plain JSON.stringify, so serialize with the latter.
       rest.setSerializerCompiler(() => JSON.stringify);
       rest.setErrorHandler(restErrorHandler(engine.settings.body_limit_bytes));
-      rest.addHook('onRequest', basicAuth(engine));
+      const authenticate = basicAuth(engine);
+      const documentation = `${REST_PREFIX}${DOCUMENTATION_PATH}`;
+      rest.addHook('onRequest', (request, reply, done) => {
+        if (request.url === documentation || request.url.startsWith(`${documentation}/`)) {
+          done();
+          return;
+        }
+        authenticate(request, reply, done);
+      });
       tableRoutes(rest, commands);
       indexRoutes(rest, commands);
       recordRoutes(rest, commands);
