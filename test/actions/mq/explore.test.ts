@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { once, type EventEmitter } from 'node:events';
 import mqtt from 'mqtt';
-import type { TestServer } from '../../helpers/server';
-import { brokerUrl } from '../../mqtt/mqtt-helpers';
+import { startServer, type TestServer } from '../../helpers/server';
+import { brokerUrl, MQTT_PORTS } from '../../mqtt/mqtt-helpers';
 import { unique } from '../../mqtt/pubsub-helpers';
 import { fails, login, ok } from '../action-client';
-import { mq, startMqServer } from './mq-client';
+import { MQ_PLUGINS, mq, startMqServer } from './mq-client';
 
 describe('mq actions: browsing and operating the broker', function () {
   this.timeout(60_000);
@@ -142,5 +142,44 @@ describe('mq actions: browsing and operating the broker', function () {
     // Another account's name with this token is refused.
     const refused = await mqtt.connectAsync(url, { username: 'nobody', password: token, protocolVersion: 5, reconnectPeriod: 0 }).then(() => 'connected', (error: any) => error.code);
     assert.equal(refused, 0x86);
+  });
+});
+
+describe('mq actions: browsing under roles (a reader sees what it may read)', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let adminToken: string;
+  let viewerToken: string;
+
+  before(async function () {
+    server = await startServer({
+      plugins: MQ_PLUGINS,
+      ...MQTT_PORTS,
+      roles: [{
+        name: 'plant-viewer',
+        grants: [{ commands: ['topic.list', 'mq.retrieve'], resources: ['topic:plant/#'] }],
+        denies: [{ commands: ['topic.list', 'mq.retrieve'], resources: ['topic:plant/secret'] }],
+      }],
+    });
+    await server.engine.accounts.create('viewer', 'viewer-pw', ['plant-viewer']);
+    adminToken = await login(server);
+    viewerToken = await login(server, 'viewer', 'viewer-pw');
+    for (const topic of ['plant/line1', 'plant/secret', 'office/door']) {
+      await ok(server, mq('publishMessagesToMq', adminToken, { topic, messages: [{ payload: topic, mqttPayloadType: 'utf8', retain: true }] }));
+    }
+  });
+  after(() => server?.close());
+
+  it('browseTopics, listRetainedMessages and deleteRetainedMessages leave out what the account may not see or change', async () => {
+    const root = await ok(server, mq('browseTopics', viewerToken));
+    assert.deepEqual(root.nodes.map((n: any) => [n.name, n.topicCount]), [['plant', 1]]);
+    const plant = await ok(server, mq('browseTopics', viewerToken, { prefix: 'plant' }));
+    assert.deepEqual(plant.nodes.map((n: any) => n.name), ['line1']);
+    const retained = await ok(server, mq('listRetainedMessages', viewerToken, { topicFilter: '#' }));
+    assert.deepEqual(retained.messages.map((m: any) => m.topic), ['plant/line1']);
+    const deleted = await ok(server, mq('deleteRetainedMessages', viewerToken, { topicFilter: '#' }));
+    assert.equal(deleted.count, 0, 'the viewer may not publish, so it clears nothing');
+    assert.equal((await ok(server, mq('listRetainedMessages', adminToken, { topicFilter: '#' }))).total >= 3, true);
+    assert.equal((await ok(server, mq('deleteMqSessions', viewerToken, { dryRun: true }))).count, 0);
   });
 });
