@@ -174,12 +174,13 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
         </label>
         <button type="submit">Query</button>
         ${ranged && html`<button type="button" onClick=${() => setQuery({ from: undefined, to: undefined, page: undefined })}>Clear range</button>`}
-        <span class="grow"></span>
+      </form>
+      <div class="row">
+        <p class="muted small grow">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}A bound is a value of the index's first field, or a JSON array of leading values (["even", 10]).</p>
         ${!readOnly && html`<button type="button" class="primary" onClick=${() => setEditor({ mode: 'insert', text: JSON.stringify(insertTemplate(info.fields), null, 2), error: '' })}>Insert record</button>`}
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.csv`, toCsv(columns, rows), 'text/csv')}>Export CSV</button>
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.json`, JSON.stringify(rows, null, 2) + '\n', 'application/json')}>Export JSON</button>
-      </form>
-      <p class="muted small">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}A bound is a value of the index's first field, or a JSON array of leading values (["even", 10]).</p>
+      </div>
 
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <p class="status" role="status">${status}</p>
