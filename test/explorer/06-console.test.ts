@@ -80,14 +80,12 @@ describe('explorer: API console', function () {
     assert.ok(listed.has('db.getRecordsInKeyRange') && listed.has('admin.createSession') && listed.has('mq.publishMessagesToMq'));
   });
 
-  it('sends a REST route with the session as a Bearer token', async function () {
-    const probe = await call('GET', `${suite.server.http}/engine/api/v1/table/main`, { auth: null, headers: { authorization: 'Bearer x' } });
-    if (probe.status === 401 && !/bearer/i.test(String(probe.headers['www-authenticate'] ?? '')) && probe.json?.errorCode === 12033) {
-      // Before the server accepts Bearer tokens on REST, the route answers 401 (a console error in the page).
-      const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
-      const real = await call('GET', `${suite.server.http}/engine/api/v1/table/main`, { auth: null, headers: { authorization: `Bearer ${session.json.authToken}` } });
-      if (real.status !== 200) this.skip();
-    }
+  it('sends a REST route with the session as a Bearer token; the routes come from the OpenAPI document', async function () {
+    // Until the server accepts an action session as a Bearer token on REST, this cannot run in a page
+    // without a 401 (a console error).
+    const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const probe = await call('GET', `${suite.server.http}/engine/api/v1/openapi`, { auth: null, headers: { authorization: `Bearer ${session.json.authToken}` } });
+    if (probe.status !== 200) this.skip();
     const page = await suite.page();
     await logIn(page, undefined, '#/console?action=GET%20%2Fengine%2Fapi%2Fv1%2Ftable%2Fmain');
     const editor = page.getByLabel(/^Request \(method, path, body/);
@@ -96,5 +94,9 @@ describe('explorer: API console', function () {
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByLabel('Response body').filter({ hasText: '"console_people"' }).waitFor();
     await page.getByRole('region', { name: 'Response' }).getByText('HTTP 200').waitFor();
+    await page.getByText('From the server\'s OpenAPI document.').waitFor();
+    const routes = await page.getByRole('list', { name: 'REST routes' }).getByRole('button').allInnerTexts();
+    assert.ok(routes.includes('POST /query/main/people/by_age?top=10&skip=0'), routes.join(', '));
+    assert.ok(routes.includes('PATCH /record/main/people/1'), routes.join(', '));
   });
 });

@@ -158,7 +158,12 @@ export function restTemplatesFromOpenApi(document: unknown): RestTemplate[] {
       if (query.length > 0) filled += `?${query.map((parameter) => `${parameter.name}=${parameter.name === 'top' ? 10 : ''}`).join('&')}`;
       const schema = operation.requestBody?.content?.['application/json']?.schema;
       const full = filled.startsWith(REST_BASE) ? filled : `${REST_BASE}${filled}`;
-      templates.push({ kind: 'rest', method: method.toUpperCase(), path: full, summary: operation.summary ?? operation.description ?? '', body: schema ? skeleton(schema, 0) : undefined });
+      // A route of docs/rest.md keeps its worked example; others get a skeleton of their schema.
+      const known = REST_TEMPLATES.find((candidate) => candidate.method === method.toUpperCase() && candidate.path.split('?')[0] === full.split('?')[0]);
+      templates.push({
+        kind: 'rest', method: method.toUpperCase(), path: known?.path ?? full, summary: operation.summary ?? operation.description ?? known?.summary ?? '',
+        body: known ? known.body : schema ? skeleton(schema, 0) : undefined,
+      });
     }
   }
   return templates;
