@@ -54,6 +54,10 @@ describe('explorer: tables', function () {
   it('lists the tables, shows fields and indexes, and the records in record-ID order', async () => {
     const page = await suite.page();
     await logIn(page, undefined, '#/tables');
+    const overview = page.getByRole('table', { name: 'Tables of main' });
+    await overview.getByRole('cell', { name: 'id, name, age, tags' }).waitFor();
+    await overview.getByRole('cell', { name: 'id_pk, by_age' }).waitFor();
+    await docScreenshot(page, 'tables');
     await page.getByRole('navigation', { name: 'Tables' }).getByRole('link', { name: 'people' }).click();
     await waitColumn(page, 'name', ['Ann', 'Bob', 'Cy', 'Dee', 'Eve']);
     assert.match(page.url(), /#\/tables\/main\/people$/);
@@ -63,7 +67,6 @@ describe('explorer: tables', function () {
     await fields.getByRole('cell', { name: 'tags' }).waitFor();
     await page.getByRole('region', { name: 'Indexes' }).getByRole('cell', { name: 'by_age' }).waitFor();
     assert.match(page.url(), /tab=structure/);
-    await docScreenshot(page, 'tables');
   });
 
   it('inserts, edits a cell inline, edits a record as JSON and deletes it after a confirmation', async () => {
@@ -129,6 +132,13 @@ describe('explorer: tables', function () {
     await waitColumn(page, 'name', ['Ann', 'Dee', 'Bob']);
     assert.match(page.url(), /index=by_age/);
     assert.match(page.url(), /from=30/);
+    // A filter expression narrows the range.
+    await page.getByLabel('Filter').fill('name != "Dee"');
+    await page.getByRole('button', { name: 'Query' }).click();
+    await waitColumn(page, 'name', ['Ann', 'Bob']);
+    await page.getByLabel('Filter').fill('');
+    await page.getByRole('button', { name: 'Query' }).click();
+    await waitColumn(page, 'name', ['Ann', 'Dee', 'Bob']);
     // The same query through REST.
     const queried = await call('POST', rest('/query/main/people/by_age?top=10'), { body: { find: { age: { operator: 'between', lowervalue: 30, uppervalue: 40 } } } });
     assert.deepEqual(queried.json._records.map((record: { name: string }) => record.name), ['Ann', 'Dee', 'Bob']);

@@ -6,9 +6,9 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { errorText } from '../api.js';
 import { formatHash, setQuery } from '../router.js';
 import type { ScreenProps } from '../app.js';
+import { call, errorText } from '../api.js';
 import { describeTable, ensureStylesheet, type TableInfo } from './tables/data.js';
 import { TableList } from './tables/list.js';
 import { TableRecords } from './tables/records.js';
@@ -25,7 +25,7 @@ export function TablesScreen(props: ScreenProps) {
       <section class="tables-main" aria-label=${table ? `Table ${table}` : `Database ${database}`}>
         ${table
           ? html`<${TableView} key=${`${database}/${table}`} database=${database} table=${table} query=${props.route.query} />`
-          : html`<div class="card"><h2>Database ${database}</h2><p class="muted">Pick a table to see its records, fields and indexes.</p></div>`}
+          : html`<${DatabaseView} key=${database} database=${database} />`}
       </section>
     </div>`;
 }
@@ -62,4 +62,56 @@ function TableView(props: { database: string; table: string; query: Record<strin
     ${info && (tab === 'structure'
       ? html`<${TableStructure} info=${info} />`
       : html`<${TableRecords} info=${info} query=${props.query} readOnly=${info.integrationTable} />`)}`;
+}
+
+const DATABASE_PAGE = 50;
+
+/** A database's tables, a page at a time: columns, indexes, and the topic of integration tables. */
+function DatabaseView(props: { database: string }) {
+  const [offset, setOffset] = useState(0);
+  const [tables, setTables] = useState<TableInfo[] | null>(null);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    const abort = new AbortController();
+    (async () => {
+      const listed = await call<{ data: Array<{ tableName: string }>; totalRecordCount: number }>('db', 'listTables', { databaseName: props.database, skipRecords: offset, maxRecords: DATABASE_PAGE }, abort.signal);
+      const names = listed.data.map((entry) => entry.tableName);
+      const described = names.length === 0 ? { data: [] as TableInfo[] } : await call<{ data: TableInfo[] }>('db', 'describeTables', { databaseName: props.database, tableNames: names }, abort.signal);
+      setTables(described.data);
+      setTotal(listed.totalRecordCount);
+      setError('');
+    })().catch((failure) => { if (!abort.signal.aborted) setError(errorText(failure)); });
+    return () => abort.abort();
+  }, [props.database, offset]);
+
+  return html`
+    <div class="card database-view">
+      <h2>Database ${props.database}</h2>
+      <p class="muted">${total} table${total === 1 ? '' : 's'}. Pick one to see its records, fields and indexes.</p>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      ${tables && tables.length > 0 && html`
+        <div class="grid-scroll">
+          <table aria-label=${`Tables of ${props.database}`}>
+            <thead><tr><th>Table</th><th>Fields</th><th>Indexes</th><th>Kind</th><th>Created</th></tr></thead>
+            <tbody>
+              ${tables.map((table) => html`
+                <tr>
+                  <td><a href=${formatHash({ screen: 'tables', path: [props.database, table.tableName] })}>${table.tableName}</a></td>
+                  <td class="mono small">${table.fields.map((field) => field.name).join(', ')}</td>
+                  <td class="mono small">${table.indexes.map((index) => index.indexName).join(', ')}</td>
+                  <td>${table.integrationTable ? html`topic <code>${table.topic}</code> (read-only)` : 'table'}</td>
+                  <td class="muted small">${table.createdAt ? new Date(table.createdAt).toLocaleString() : ''}</td>
+                </tr>`)}
+            </tbody>
+          </table>
+        </div>`}
+      ${total > DATABASE_PAGE && html`
+        <div class="row pager">
+          <button type="button" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - DATABASE_PAGE))}>Previous</button>
+          <span>${offset + 1}–${Math.min(offset + DATABASE_PAGE, total)} of ${total}</span>
+          <button type="button" disabled=${offset + DATABASE_PAGE >= total} onClick=${() => setOffset(offset + DATABASE_PAGE)}>Next</button>
+        </div>`}
+    </div>`;
 }

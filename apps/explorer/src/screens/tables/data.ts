@@ -76,6 +76,8 @@ export interface RecordQuery {
   /** Index range bounds (whole-key values), or undefined. */
   from?: unknown[];
   to?: unknown[];
+  /** A filter expression (docs/queries.md), or undefined. */
+  filter?: string;
 }
 
 /** One page of records, in the chosen index's order, optionally within a key range. */
@@ -86,6 +88,7 @@ export async function fetchRecords(query: RecordQuery, signal?: AbortSignal): Pr
     skipRecords: (query.page - 1) * query.size,
     maxRecords: query.size,
   };
+  if (query.filter) params.tableFilter = query.filter;
   let action = 'getRecordsByTable';
   const indexName = query.indexName || ID_INDEX;
   if (query.from || query.to) {

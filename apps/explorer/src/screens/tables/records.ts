@@ -41,10 +41,13 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
   const size = SIZES.includes(Number(query.size)) ? Number(query.size) : 50;
   const from = query.from ?? '';
   const to = query.to ?? '';
+  const filter = query.filter ?? '';
   const ranged = from !== '' || to !== '';
+  const narrowed = ranged || filter !== '';
 
   const [fromText, setFromText] = useState(from);
   const [toText, setToText] = useState(to);
+  const [filterText, setFilterText] = useState(filter);
   const [data, setData] = useState<RecordPage | null>(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState('');
@@ -55,7 +58,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
   const [confirmId, setConfirmId] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
 
-  useEffect(() => { setFromText(from); setToText(to); }, [from, to]);
+  useEffect(() => { setFromText(from); setToText(to); setFilterText(filter); }, [from, to, filter]);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -68,18 +71,18 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
       return;
     }
     setLoading(true);
-    fetchRecords({ databaseName: info.databaseName, tableName: info.tableName, indexName, page, size, ...bounds }, abort.signal)
+    fetchRecords({ databaseName: info.databaseName, tableName: info.tableName, indexName, page, size, ...bounds, filter: filter || undefined }, abort.signal)
       .then((result) => { setData(result); setError(''); })
       .catch((failure) => { if (!abort.signal.aborted) { setData(null); setError(errorText(failure)); } })
       .finally(() => { if (!abort.signal.aborted) setLoading(false); });
     return () => abort.abort();
-  }, [info, indexName, page, size, from, to, reload]);
+  }, [info, indexName, page, size, from, to, filter, reload]);
 
   const fieldType = (name: string) => info.fields.find((field) => field.name === name);
   const rows = data?.rows ?? [];
   const columns = data?.fields ?? info.fields.map((field) => field.name);
-  const pages = data && !ranged ? Math.max(1, Math.ceil(data.total / size)) : undefined;
-  const base = `${info.tableName}-${ranged ? 'query' : `page${page}`}`;
+  const pages = data && !narrowed ? Math.max(1, Math.ceil(data.total / size)) : undefined;
+  const base = `${info.tableName}-${narrowed ? 'query' : `page${page}`}`;
 
   async function write(action: string, params: Record<string, unknown>, done: string): Promise<boolean> {
     setBusy(true);
@@ -153,7 +156,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
       setError(`Range: ${errorText(failure)}`);
       return;
     }
-    setQuery({ from: fromText.trim() || undefined, to: toText.trim() || undefined, page: undefined });
+    setQuery({ from: fromText.trim() || undefined, to: toText.trim() || undefined, filter: filterText.trim() || undefined, page: undefined });
   }
 
   const editable = (name: string) => !readOnly && name !== 'id' && !(fieldType(name)?.autoValue ?? 'none').startsWith('timestamp');
@@ -172,11 +175,14 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
         <label class="field inline">To
           <input class="bound" value=${toText} placeholder=${index?.fields[0]?.name ?? 'id'} onInput=${(event: Event) => setToText((event.target as HTMLInputElement).value)} />
         </label>
+        <label class="field inline grow">Filter
+          <input class="filter grow" value=${filterText} placeholder=${`e.g. ${info.fields.find((field) => field.name !== 'id')?.name ?? 'id'} != null`} onInput=${(event: Event) => setFilterText((event.target as HTMLInputElement).value)} />
+        </label>
         <button type="submit">Query</button>
-        ${ranged && html`<button type="button" onClick=${() => setQuery({ from: undefined, to: undefined, page: undefined })}>Clear range</button>`}
+        ${narrowed && html`<button type="button" onClick=${() => setQuery({ from: undefined, to: undefined, filter: undefined, page: undefined })}>Clear</button>`}
       </form>
       <div class="row">
-        <p class="muted small grow">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}A bound is a value of the index's first field, or a JSON array of leading values (["even", 10]).</p>
+        <p class="muted small grow">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}${filter ? `Filter: ${filter}. ` : ''}A bound is a value of the index's first field, or a JSON array of leading values (["even", 10]); the filter is an expression over any columns.</p>
         ${!readOnly && html`<button type="button" class="primary" onClick=${() => setEditor({ mode: 'insert', text: JSON.stringify(insertTemplate(info.fields), null, 2), error: '' })}>Insert record</button>`}
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.csv`, toCsv(columns, rows), 'text/csv')}>Export CSV</button>
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.json`, JSON.stringify(rows, null, 2) + '\n', 'application/json')}>Export JSON</button>
@@ -237,7 +243,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
               </tr>`)}
           </tbody>
         </table>
-        ${data && rows.length === 0 && html`<p class="muted">No records${ranged ? ' in this range' : page > 1 ? ' on this page' : ''}.</p>`}
+        ${data && rows.length === 0 && html`<p class="muted">No records${narrowed ? ' match' : page > 1 ? ' on this page' : ''}.</p>`}
       </div>
 
       <nav class="row pager" aria-label="Pages">
