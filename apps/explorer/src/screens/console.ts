@@ -47,7 +47,7 @@ export function ConsoleScreen(props: ScreenProps) {
 
   useEffect(() => {
     if (editor?.key === key) return;
-    setEditor({ key, text: template ? templateText(template) : editor?.text ?? '' });
+    setEditor({ key, text: template ? templateText(template) : textOfKey(key) });
     setError('');
   }, [key, template]);
 
@@ -81,6 +81,7 @@ export function ConsoleScreen(props: ScreenProps) {
     let url = '/api';
     let init: RequestInit;
     let label: string;
+    let sentKey = editor.key;
     if (rest) {
       const path = request.path as string;
       if (!path.startsWith('/') || path.startsWith('//')) {
@@ -92,11 +93,13 @@ export function ConsoleScreen(props: ScreenProps) {
       const body = request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body);
       init = { method, headers: { authorization: `Bearer ${token ?? ''}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body };
       label = `${method} ${path}`;
+      sentKey = label;
     } else {
       const envelope = { ...request };
       if (envelope.authToken === TOKEN_PLACEHOLDER) envelope.authToken = token;
       init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) };
       label = `${typeof request.api === 'string' ? `${request.api} ` : ''}${String(request.action)}`;
+      if (typeof request.api === 'string' && typeof request.action === 'string') sentKey = `${request.api}.${request.action}`;
     }
     setSending(true);
     setError('');
@@ -116,7 +119,7 @@ export function ConsoleScreen(props: ScreenProps) {
       }
       if (token) shown = shown.split(token).join(TOKEN_PLACEHOLDER);
       setResponse({ label, status: answer.status, ms, text: shown, errorCode });
-      setHistory(addHistory({ key: editor.key, label, text: editor.text, at: new Date().toISOString(), status: answer.status, ms, errorCode }, token));
+      setHistory(addHistory({ key: sentKey, label, text: editor.text, at: new Date().toISOString(), status: answer.status, ms, errorCode }, token));
     } catch (failure) {
       setError(`The request failed: ${failure instanceof Error ? failure.message : String(failure)}`);
     } finally {
@@ -215,4 +218,13 @@ export function ConsoleScreen(props: ScreenProps) {
         </ul>
       </aside>
     </div>`;
+}
+
+/** An editor text for a deep link without a template: a REST request or an action envelope. */
+function textOfKey(key: string): string {
+  const rest = /^(GET|POST|PUT|PATCH|DELETE) (\/\S*)$/.exec(key);
+  if (rest) return JSON.stringify({ method: rest[1], path: rest[2], body: null }, null, 2);
+  const action = /^(admin|db|mq)\.(\w+)$/.exec(key);
+  if (action) return JSON.stringify({ api: action[1], action: action[2], params: {}, authToken: TOKEN_PLACEHOLDER }, null, 2);
+  return '';
 }
