@@ -249,6 +249,10 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
       <nav class="row pager" aria-label="Pages">
         <button type="button" disabled=${page <= 1} onClick=${() => setQuery({ page: undefined })}>First</button>
         <button type="button" disabled=${page <= 1} onClick=${() => setQuery({ page: page - 1 > 1 ? page - 1 : undefined })}>Previous</button>
+        <label class="field inline">Go to page
+          <input class="page-number" type="number" min="1" max=${pages} value=${String(page)}
+            onChange=${(event: Event) => { const wanted = positiveInt((event.target as HTMLInputElement).value, page); setQuery({ page: Math.min(wanted, pages ?? wanted) > 1 ? Math.min(wanted, pages ?? wanted) : undefined }); }} />
+        </label>
         <span aria-live="polite">Page ${page}${pages ? ` of ${pages}` : ''}</span>
         <button type="button" disabled=${!data?.more} onClick=${() => setQuery({ page: page + 1 })}>Next</button>
         ${pages && html`<button type="button" disabled=${page >= pages} onClick=${() => setQuery({ page: pages })}>Last</button>`}
