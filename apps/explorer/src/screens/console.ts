@@ -31,7 +31,7 @@ interface Response {
 let openApiRoutes: RestTemplate[] | undefined;
 
 export function ConsoleScreen(props: ScreenProps) {
-  useEffect(() => ensureStylesheet('data.css'), []);
+  useEffect(() => { ensureStylesheet('data.css'); void loadOpenApi(); }, []);
   const [restRoutes, setRestRoutes] = useState<readonly RestTemplate[]>(openApiRoutes ?? REST_TEMPLATES);
   const [restNote, setRestNote] = useState(openApiRoutes ? 'From the server\'s OpenAPI document.' : '');
   const [filter, setFilter] = useState('');
@@ -158,7 +158,7 @@ export function ConsoleScreen(props: ScreenProps) {
         ${groups.map((group) => {
           const items = group.items.filter(match);
           return html`
-            <details open=${!group.rest || needle !== '' || template?.kind === 'rest'} onToggle=${group.rest ? (event: Event) => { if ((event.target as HTMLDetailsElement).open) void loadOpenApi(); } : undefined}>
+            <details open=${!group.rest || needle !== '' || template?.kind === 'rest'}>
               <summary>${group.rest ? 'REST routes' : `${group.title} api`} <span class="muted small">(${items.length})</span></summary>
               ${group.rest && html`<p class="muted small">${restNote || 'Sent with the session as a Bearer token.'} <a href="/engine/api/v1/documentation" target="_blank" rel="noopener">OpenAPI UI</a></p>`}
               <ul class="action-links" aria-label=${group.rest ? 'REST routes' : `${group.title} actions`}>
