@@ -198,6 +198,9 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
             <textarea rows=${Math.min(20, editor.text.split('\n').length + 1)} spellcheck=${false} value=${editor.text}
               onInput=${(event: Event) => setEditor({ ...editor, text: (event.target as HTMLTextAreaElement).value })}></textarea>
           </label>
+          <p class="muted small">${editor.mode === 'insert'
+            ? 'Omitted fields are null (or their default); the record ID is assigned by the server.'
+            : 'Only the fields given change (null clears one); omitted fields keep their values.'}</p>
           ${editor.error && html`<p class="error" role="alert">${editor.error}</p>`}
           <div class="row">
             <button type="submit" class="primary" disabled=${busy}>Save</button>
@@ -224,7 +227,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
                   const editing = cell && cell.id === row.id && cell.field === name;
                   if (editing) {
                     return html`<td class="editing"><${CellInput} label=${`${name} of record ${String(row.id)}`} value=${cell.text}
-                      onInput=${(text: string) => setCell({ ...cell, text })} onSave=${() => { void saveCell(); }} onCancel=${() => setCell(null)} /></td>`;
+                      onInput=${(text: string) => setCell({ ...cell, text })} onSave=${() => { void saveCell(); }} onCancel=${() => { setCell(null); setError(''); }} /></td>`;
                   }
                   const value = row[name];
                   const canEdit = editable(name);
