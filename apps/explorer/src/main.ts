@@ -3,4 +3,6 @@ import { render } from 'preact';
 import { html } from './html.js';
 import { App } from './app.js';
 
-render(html`<${App} />`, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the "Loading…" shown until the modules arrive
+render(html`<${App} />`, root);
