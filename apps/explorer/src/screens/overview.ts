@@ -1,7 +1,86 @@
-/** Placeholder: replaced by the screen's owner. */
+/**
+ * Overview: the server's live counters and the ten busiest topics, pushed every second by the
+ * `overview` server-sent event (events.ts; its first figures come from one getMqOverview call).
+ */
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import type { ScreenProps } from '../app.js';
+import { subscribeEvents, streamState, type Overview } from '../events.js';
+import { formatCount, formatDuration, formatRate, topicHref } from '../format.js';
+
+interface CounterSpec {
+  label: string;
+  value: (o: Overview) => string;
+  title?: string;
+}
+
+const COUNTERS: CounterSpec[] = [
+  { label: 'Clients connected', value: (o) => formatCount(o.clientsConnected) },
+  { label: 'Clients disconnected', value: (o) => formatCount(o.clientsDisconnected), title: 'Sessions kept without a connection' },
+  { label: 'Topics', value: (o) => formatCount(o.topics) },
+  { label: 'Subscriptions', value: (o) => formatCount(o.subscriptions) },
+  { label: 'Messages in', value: (o) => formatRate(o.messagesInPerSecond), title: 'Messages received per second' },
+  { label: 'Messages out', value: (o) => formatRate(o.messagesOutPerSecond), title: 'Messages delivered per second' },
+  { label: 'Messages received', value: (o) => formatCount(o.messagesReceived), title: 'Since the server started' },
+  { label: 'Messages sent', value: (o) => formatCount(o.messagesSent), title: 'Since the server started' },
+  { label: 'Stored messages', value: (o) => formatCount(o.storedMessages) },
+  { label: 'Retained messages', value: (o) => formatCount(o.retainedMessages) },
+  { label: 'Tables', value: (o) => formatCount(o.tables) },
+  { label: 'Uptime', value: (o) => formatDuration(o.uptimeSeconds) },
+];
+
+const STATE_TEXT = {
+  idle: 'Not connected',
+  connecting: 'Connecting…',
+  live: 'Live',
+  retrying: 'Reconnecting…',
+  ended: 'Session ended',
+} as const;
 
 export function OverviewScreen(_props: ScreenProps) {
-  return html`<p>Coming.</p>`;
+  const [overview, setOverview] = useState<Overview | null>(null);
+  useEffect(() => subscribeEvents({ overview: setOverview }), []);
+  const state = streamState.value;
+  return html`
+    <section class="ops-overview" aria-label="Overview">
+      <div class="row ops-heading">
+        <h1 class="grow">Overview</h1>
+        <span class=${`ops-live ops-live-${state}`} role="status" aria-label="Live updates">${STATE_TEXT[state]}</span>
+      </div>
+      ${overview === null
+        ? html`<p class="muted">Loading…</p>`
+        : html`
+          <div class="counters" aria-label="Counters">
+            ${COUNTERS.map((spec) => html`<${Counter} key=${spec.label} label=${spec.label} title=${spec.title} value=${spec.value(overview)} />`)}
+          </div>
+          <${BusiestTopics} topics=${overview.busiestTopics ?? []} />`}
+    </section>`;
+}
+
+function Counter({ label, value, title }: { label: string; value: string; title?: string }) {
+  return html`
+    <div class="counter" role="group" aria-label=${label} title=${title}>
+      <div class="value flash" key=${value} data-value=${value}>${value}</div>
+      <div class="label">${label}</div>
+    </div>`;
+}
+
+function BusiestTopics({ topics }: { topics: Overview['busiestTopics'] }) {
+  return html`
+    <section class="card ops-busiest" aria-label="Busiest topics">
+      <h2>Busiest topics</h2>
+      ${topics.length === 0
+        ? html`<p class="muted">No messages in the last seconds.</p>`
+        : html`
+          <table>
+            <thead><tr><th>Topic</th><th class="num">Messages</th></tr></thead>
+            <tbody>
+              ${topics.map((t) => html`
+                <tr key=${t.topic}>
+                  <td><a class="mono" href=${topicHref(t.topic)}>${t.topic === '' ? '(empty)' : t.topic}</a></td>
+                  <td class="num">${formatRate(t.messagesPerSecond)}</td>
+                </tr>`)}
+            </tbody>
+          </table>`}
+    </section>`;
 }
