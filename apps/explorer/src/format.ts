@@ -113,3 +113,40 @@ export function payloadPreview(payload: unknown, length = 80): string {
   const text = formatPayload(payload, false).replace(/\s+/g, ' ');
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
+
+/** The bytes of a binary payload given as hex, base64 or a byte array; null when it is not one. */
+export function payloadBytes(payload: unknown, binaryFormat: string | undefined): Uint8Array | null {
+  if (Array.isArray(payload)) return payload.every((b) => typeof b === 'number') ? Uint8Array.from(payload as number[]) : null;
+  if (typeof payload !== 'string') return null;
+  if (binaryFormat === 'hex') {
+    if (payload.length % 2 !== 0 || /[^0-9a-f]/i.test(payload)) return null;
+    const bytes = new Uint8Array(payload.length / 2);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(payload.slice(i * 2, i * 2 + 2), 16);
+    return bytes;
+  }
+  if (binaryFormat === 'base64') {
+    try {
+      return Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A binary payload as text when its bytes are valid UTF-8 without control characters (tabs and
+ * line ends allowed): MQTT clients often send text without the payload format indicator.
+ */
+export function binaryAsText(payload: unknown, binaryFormat: string | undefined): string | null {
+  const bytes = payloadBytes(payload, binaryFormat);
+  if (!bytes) return null;
+  try {
+    const text = strictUtf8.decode(bytes);
+    return /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) ? null : text;
+  } catch {
+    return null;
+  }
+}

@@ -7,10 +7,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { call, errorText } from '../../api.js';
 import { formatHash, navigate, setQuery } from '../../router.js';
-import { formatCount, formatTime, payloadPreview } from '../../format.js';
+import { binaryAsText, formatCount, formatTime, payloadPreview } from '../../format.js';
 import { ConfirmDialog } from '../clients/confirm.js';
 import { Pager, pageFrom } from '../clients/pager.js';
-import { retainedHash, type RetainedPage } from './types.js';
+import { retainedHash, type RetainedMessage, type RetainedPage } from './types.js';
 
 const PAGE_SIZE = 100;
 const TOPICS_SHOWN = 20;
@@ -87,7 +87,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
               ${result.messages.map((m) => html`
                 <tr key=${m.topic} data-topic=${m.topic}>
                   <td><a class="mono ops-break" href=${formatHash(retainedHash(filter, m.topic))}>${m.topic}</a></td>
-                  <td class="mono ops-preview">${m.binaryFormat ? html`<span class="muted">${m.binaryFormat} </span>` : null}${payloadPreview(m.payload)}</td>
+                  <td class="mono ops-preview">${preview(m)}</td>
                   <td>${m.qos ?? '—'}</td>
                   <td class="ops-nowrap">${formatTime(m.timestamp)}</td>
                   <td>${m.publisher ?? '—'}</td>
@@ -134,4 +134,12 @@ export function DeleteOneDialog({ topic, onClose, onDone }: { topic: string; onC
 /** Back to a filter's list. */
 export function backToList(filter: string): void {
   navigate(retainedHash(filter));
+}
+
+/** A payload preview: binary payloads that are UTF-8 text as text, others as hex. */
+function preview(m: RetainedMessage) {
+  if (!m.binaryFormat) return payloadPreview(m.payload);
+  const text = binaryAsText(m.payload, m.binaryFormat);
+  if (text !== null) return payloadPreview(text);
+  return html`<span class="muted">${m.binaryFormat} </span>${payloadPreview(m.payload)}`;
 }

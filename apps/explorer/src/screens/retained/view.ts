@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { call, errorText } from '../../api.js';
 import { formatHash } from '../../router.js';
-import { formatBytes, formatPayload, formatTime, topicHref } from '../../format.js';
+import { binaryAsText, formatBytes, formatPayload, formatTime, topicHref } from '../../format.js';
 import { DeleteOneDialog, backToList } from './list.js';
 import { retainedHash, type RetainedMessage, type RetainedPage } from './types.js';
 
@@ -12,7 +12,8 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
   const [missing, setMissing] = useState(false);
   const [error, setError] = useState('');
   const [pretty, setPretty] = useState(true);
-  const [binaryFormat, setBinaryFormat] = useState<'hex' | 'base64'>('hex');
+  const [bytesAs, setBytesAs] = useState<'text' | 'hex' | 'base64'>('text');
+  const binaryFormat = bytesAs === 'base64' ? 'base64' : 'hex';
   const [reload, setReload] = useState(0);
   const [confirming, setConfirming] = useState(false);
 
@@ -30,7 +31,9 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
     return () => abort.abort();
   }, [topic, binaryFormat, reload]);
 
-  const payloadText = message ? formatPayload(message.payload, pretty) : '';
+  // Binary payloads: as UTF-8 text when they are text (and asked), else in hex or base64.
+  const asText = message?.binaryFormat && bytesAs === 'text' ? binaryAsText(message.payload, message.binaryFormat) : null;
+  const payloadText = message ? formatPayload(asText ?? message.payload, pretty) : '';
   return html`
     <section class="ops-retained-one" aria-label="Retained message">
       <p><a href=${formatHash(retainedHash(filter))}>← Retained messages${filter === '#' ? '' : ` matching ${filter}`}</a></p>
@@ -51,10 +54,11 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
               <button type="button" class=${pretty ? '' : 'active'} aria-pressed=${!pretty} onClick=${() => setPretty(false)}>Raw</button>
             </div>
             ${message.binaryFormat ? html`
-              <label>Bytes as <select value=${binaryFormat} onChange=${(event: Event) => setBinaryFormat((event.currentTarget as HTMLSelectElement).value as 'hex' | 'base64')}>
-                <option value="hex">hex</option><option value="base64">base64</option>
+              <label>Bytes as <select value=${bytesAs} onChange=${(event: Event) => setBytesAs((event.currentTarget as HTMLSelectElement).value as 'text' | 'hex' | 'base64')}>
+                <option value="text">text</option><option value="hex">hex</option><option value="base64">base64</option>
               </select></label>` : null}
           </div>
+          ${message.binaryFormat && bytesAs === 'text' && asText === null ? html`<p class="muted">Not UTF-8 text: shown in hex.</p>` : null}
           <pre class="ops-payload" aria-label="Payload text">${payloadText === '' ? html`<span class="muted">(empty)</span>` : payloadText}</pre>
         </section>
         <section class="card" aria-label="Properties">
