@@ -44,6 +44,23 @@ describe('explorer: overview', function () {
     assert.match(page.url(), /#\/topics\/plant\/line1\/temperature$/);
   });
 
+  it('after a server restart the stream reconnects: action sessions ended, so the page returns to login without an error', async () => {
+    const page = await suite.page();
+    await logIn(page);
+    const live = page.getByRole('status', { name: 'Live updates' });
+    await live.filter({ hasText: 'Live' }).waitFor();
+    await suite.restart();
+    // The retry checks its token with a JSON action first (never a refused stream, which the
+    // browser would log as an error): the token ended with the server, so the login screen.
+    await page.getByText('Your session has ended or expired').waitFor();
+    await page.getByLabel('Account').fill('admin');
+    await page.getByLabel('Password').fill('ADMIN');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await live.filter({ hasText: 'Live' }).waitFor();
+    // Figures from the new server: its uptime started again.
+    await page.waitForFunction(`/^\\d+s$/.test(document.querySelector('[aria-label="Uptime"] .value')?.textContent ?? '')`);
+  });
+
   it('the shared stream closes on logout (no reconnect, no error)', async () => {
     const page = await suite.page();
     await logIn(page);

@@ -2,7 +2,7 @@
  * The server's live figures: Server-Sent Events at `GET /apps/explorer/events`, read with fetch and
  * a stream reader so the token travels as `Authorization: Bearer`, never in a URL. One stream
  * serves every subscriber: opened with the first `subscribeEvents`, closed when the last one
- * unsubscribes. While logged in it reconnects with a growing delay (1 s doubling to 30 s); it stops
+ * has unsubscribed (after 5 s, so moving from screen to screen keeps it). While logged in it reconnects with a growing delay (1 s doubling to 30 s); it stops
  * on logout and on `event: ended` (then one action call lets api.ts return to the login screen).
  *
  * Before each connection one `getMqOverview` call checks the token (JSON actions always answer
@@ -54,22 +54,31 @@ const EVENTS_URL = '/apps/explorer/events';
 const FIRST_DELAY_MS = 1000;
 const MAX_DELAY_MS = 30_000;
 
+/** The stream stays open this long after the last unsubscribe, so moving between screens keeps it. */
+const LINGER_MS = 5000;
+
 const subscribers = new Set<EventHandlers>();
 let closeStream: (() => void) | null = null;
+let lingering: ReturnType<typeof setTimeout> | undefined;
 
 /** Receives the live events until the returned function is called. */
 export function subscribeEvents(handlers: { overview?: (data: Overview) => void; activity?: (data: { topics: Array<{ topic: string; count: number; lastMessageTime: string }>; more: number }) => void }): () => void {
   // A wrapper object, so the same handlers subscribed twice are two subscriptions.
   const entry: EventHandlers = { ...handlers };
   subscribers.add(entry);
+  clearTimeout(lingering);
+  lingering = undefined;
   if (!closeStream) closeStream = openStream();
   return () => {
-    if (!subscribers.delete(entry)) return;
-    if (subscribers.size === 0 && closeStream) {
+    if (!subscribers.delete(entry) || subscribers.size > 0) return;
+    clearTimeout(lingering);
+    lingering = setTimeout(() => {
+      lingering = undefined;
+      if (subscribers.size > 0 || !closeStream) return;
       const close = closeStream;
       closeStream = null;
       close();
-    }
+    }, LINGER_MS);
   };
 }
 

@@ -12,20 +12,24 @@ interface CounterSpec {
   label: string;
   value: (o: Overview) => string;
   title?: string;
+  /** The screen that lists what it counts. */
+  href?: string;
+  /** Highlight a change (counts; not rates or the uptime, which change every second). */
+  flash?: boolean;
 }
 
 const COUNTERS: CounterSpec[] = [
-  { label: 'Clients connected', value: (o) => formatCount(o.clientsConnected) },
-  { label: 'Clients disconnected', value: (o) => formatCount(o.clientsDisconnected), title: 'Sessions kept without a connection' },
-  { label: 'Topics', value: (o) => formatCount(o.topics) },
-  { label: 'Subscriptions', value: (o) => formatCount(o.subscriptions) },
+  { label: 'Clients connected', value: (o) => formatCount(o.clientsConnected), href: '#/clients', flash: true },
+  { label: 'Clients disconnected', value: (o) => formatCount(o.clientsDisconnected), title: 'Sessions kept without a connection', href: '#/clients', flash: true },
+  { label: 'Topics', value: (o) => formatCount(o.topics), href: '#/topics', flash: true },
+  { label: 'Subscriptions', value: (o) => formatCount(o.subscriptions), flash: true },
   { label: 'Messages in', value: (o) => formatRate(o.messagesInPerSecond), title: 'Messages received per second' },
   { label: 'Messages out', value: (o) => formatRate(o.messagesOutPerSecond), title: 'Messages delivered per second' },
   { label: 'Messages received', value: (o) => formatCount(o.messagesReceived), title: 'Since the server started' },
   { label: 'Messages sent', value: (o) => formatCount(o.messagesSent), title: 'Since the server started' },
   { label: 'Stored messages', value: (o) => formatCount(o.storedMessages) },
-  { label: 'Retained messages', value: (o) => formatCount(o.retainedMessages) },
-  { label: 'Tables', value: (o) => formatCount(o.tables) },
+  { label: 'Retained messages', value: (o) => formatCount(o.retainedMessages), href: '#/retained', flash: true },
+  { label: 'Tables', value: (o) => formatCount(o.tables), href: '#/tables', flash: true },
   { label: 'Uptime', value: (o) => formatDuration(o.uptimeSeconds) },
 ];
 
@@ -51,17 +55,19 @@ export function OverviewScreen(_props: ScreenProps) {
         ? html`<p class="muted">Loading…</p>`
         : html`
           <div class="counters" aria-label="Counters">
-            ${COUNTERS.map((spec) => html`<${Counter} key=${spec.label} label=${spec.label} title=${spec.title} value=${spec.value(overview)} />`)}
+            ${COUNTERS.map((spec) => html`<${Counter} key=${spec.label} spec=${spec} value=${spec.value(overview)} />`)}
           </div>
           <${BusiestTopics} topics=${overview.busiestTopics ?? []} />`}
     </section>`;
 }
 
-function Counter({ label, value, title }: { label: string; value: string; title?: string }) {
+function Counter({ spec, value }: { spec: CounterSpec; value: string }) {
   return html`
-    <div class="counter" role="group" aria-label=${label} title=${title}>
-      <div class="value flash" key=${value} data-value=${value}>${value}</div>
-      <div class="label">${label}</div>
+    <div class="counter" role="group" aria-label=${spec.label} title=${spec.title}>
+      ${spec.flash
+        ? html`<div class="value flash" key=${value}>${value}</div>`
+        : html`<div class="value">${value}</div>`}
+      <div class="label">${spec.href ? html`<a href=${spec.href}>${spec.label}</a>` : spec.label}</div>
     </div>`;
 }
 
