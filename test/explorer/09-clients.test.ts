@@ -113,4 +113,19 @@ describe('explorer: clients', function () {
     await page.getByRole('table', { name: 'Sessions' }).locator('tr[data-client="ops-gone-1"]').waitFor({ state: 'detached' });
     assert.ok(keeper.connected);
   });
+
+  it('pages on the server: 50 a page with the total, the page in the URL', async () => {
+    for (let i = 0; i < 55; i++) await api('createMqApiSession', { clientName: `paged-${String(i).padStart(2, '0')}` });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/clients?filter=paged-');
+    const pager = page.getByRole('navigation', { name: 'Sessions pages' });
+    await pager.getByText('1–50 of 55').waitFor();
+    await page.locator('tr[data-client="paged-49"]').waitFor();
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await pager.getByText('51–55 of 55').waitFor();
+    await page.locator('tr[data-client="paged-54"]').waitFor();
+    assert.equal(await page.locator('tr[data-client]').count(), 5);
+    assert.match(page.url(), /#\/clients\?filter=paged-&page=2$/);
+    assert.ok(await pager.getByRole('button', { name: 'Next' }).isDisabled());
+  });
 });
