@@ -2,7 +2,7 @@
  * Overview: the server's live counters and the ten busiest topics, pushed every second by the
  * `overview` server-sent event (events.ts; its first figures come from one getMqOverview call).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import type { ScreenProps } from '../app.js';
 import { subscribeEvents, streamState, type Overview } from '../events.js';
@@ -62,9 +62,13 @@ export function OverviewScreen(_props: ScreenProps) {
 }
 
 function Counter({ spec, value }: { spec: CounterSpec; value: string }) {
+  // The first figures are not a change: flash from the second value on.
+  const first = useRef(value);
+  const changed = spec.flash && value !== first.current;
+  if (changed) first.current = '\u0000';
   return html`
     <div class="counter" role="group" aria-label=${spec.label} title=${spec.title}>
-      ${spec.flash
+      ${changed
         ? html`<div class="value flash" key=${value}>${value}</div>`
         : html`<div class="value">${value}</div>`}
       <div class="label">${spec.href ? html`<a href=${spec.href}>${spec.label}</a>` : spec.label}</div>

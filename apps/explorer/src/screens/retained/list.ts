@@ -96,6 +96,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
             </tbody>
           </table>
         </div>
+        ${filter.startsWith('#') || filter.startsWith('+') ? html`<p class="muted ops-hint">Topics starting with $ (such as $SYS/…) match only filters that start with $ too.</p>` : null}
         <${Pager} label="Retained pages" page=${page} pageSize=${PAGE_SIZE} total=${result.total} shown=${result.messages.length} onPage=${(p: number) => setQuery({ page: p > 1 ? p : undefined })} />`}
       ${dialog?.kind === 'one' ? html`
         <${DeleteOneDialog} topic=${dialog.topic} onClose=${() => setDialog(null)}
