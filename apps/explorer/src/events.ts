@@ -17,8 +17,11 @@ export interface BusyTopic {
   messagesPerSecond: number;
 }
 
-/** The `getMqOverview` result, pushed every second as `event: overview`. */
-export interface Overview {
+/**
+ * The `getMqOverview` result, pushed every second as `event: overview`. A type alias (not an
+ * interface), so it is assignable to Record<string, unknown> for handlers typed loosely.
+ */
+export type Overview = {
   clientsConnected: number;
   clientsDisconnected: number;
   topics: number;
@@ -33,13 +36,13 @@ export interface Overview {
   uptimeSeconds: number;
   /** At most ten, busiest first. */
   busiestTopics: BusyTopic[];
-}
+};
 
 /** `event: activity`: the topics published to in the last second (`more`: how many left out). */
-export interface Activity {
+export type Activity = {
   topics: Array<{ topic: string; count: number; lastMessageTime: string }>;
   more: number;
-}
+};
 
 export interface EventHandlers {
   overview?: (data: Overview) => void;
