@@ -83,7 +83,8 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
     };
     void push();
     const timer = setInterval(() => { void push(); }, PUSH_INTERVAL_MS);
-    const end = (): void => { res.destroy(); };
+    // Ended, not destroyed: a cut chunked response is an error in the browser's console.
+    const end = (): void => { res.end(); };
     open.add(end);
     res.on('close', () => {
       clearInterval(timer);

@@ -133,7 +133,8 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
         clientsDisconnected: core.sessions.size - connected,
         topics: storage.messageLog.listTopics().length,
         subscriptions: core.tree.size,
-        retainedMessages: core.retained.size,
+        // The server's own $SYS topics are not counted.
+        retainedMessages: core.retained.size - core.retained.list('$SYS/').length,
         storedMessages: core.storedMessages(),
         messagesReceived: stats.messagesReceived,
         messagesSent: stats.messagesSent,
