@@ -43,6 +43,8 @@ export interface TopicReadOptions {
   to?: number;
   /** Newest first. */
   reverse?: boolean;
+  /** Messages of the range passed over first (on the index alone: no message is read for them). */
+  skip?: number;
   limit: number;
 }
 
@@ -86,6 +88,8 @@ export interface MessageLogPort {
   getTopic(topic: string): LogTopic | undefined;
   /** Every topic, sorted by name. */
   listTopics(): LogTopic[];
+  /** How many topics the catalog holds. */
+  topicCount(): number;
   /**
    * Removes the topic's messages with a sequence ≤ `upToSequence` (retention: the oldest first),
    * from the index and the log, in commits of a few thousand removals so a long trim never holds

@@ -1,11 +1,15 @@
 /**
  * `GET /apps/explorer/events`: Server-Sent Events for the explorer's live figures, coalesced to
- * one `overview` event per second and one `activity` event (the topics published to in the last
- * second, with their counts; only topics the account may list) per second with traffic
- * (docs/explorer.md). The token is sent as
- * `Authorization: Bearer <authToken>` (the page reads the stream with fetch), never in the URL.
+ * one `overview` event per second and one `activity` event (the topics published to since the
+ * last one, with their counts; only topics the account may list) per second with traffic
+ * (docs/explorer.md). The token is sent as `Authorization: Bearer <authToken>` (the page reads
+ * the stream with fetch), never in the URL.
+ *
  * A token that is unknown or ends gets `event: ended` ({errorCode: 12031}) and the stream closes.
+ * A reader that does not keep up is skipped (events are figures: the next one replaces them) and
+ * dropped when far behind; a session holds at most MAX_STREAMS_PER_SESSION streams.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
@@ -13,49 +17,72 @@ import { EngineError } from '../../kernel/errors';
 const PUSH_INTERVAL_MS = 1000;
 /** Topics listed per activity event (the rest are counted in `more`). */
 const MAX_ACTIVE_TOPICS = 2000;
-/** Authorization decisions are cached per stream this long (roles rarely change) and this many. */
-const DECISIONS_MS = 30_000;
+/** Authorization decisions cached per stream (dropped whenever accounts or roles change). */
 const MAX_DECISIONS = 100_000;
+/** Unsent bytes above which events are skipped, and above which the stream is closed. */
+const SKIP_ABOVE_BYTES = 256 * 1024;
+const DROP_ABOVE_BYTES = 4 * 1024 * 1024;
+const MAX_STREAMS_PER_SESSION = 8;
+
+function endedEvent(): string {
+  const error = new EngineError('INVALID_TOKEN');
+  return `event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`;
+}
 
 export function explorerEvents(app: FastifyInstance, engine: Engine, path: string): void {
   const open = new Set<() => void>();
-  engine.onClose(async () => { for (const end of open) end(); });
+  const perSession = new Map<string, number>();
+  let closing = false;
+  engine.onClose(async () => {
+    closing = true;
+    for (const end of open) end();
+  });
+
   app.get(path, { compress: false }, (request, reply) => {
-    const header = request.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
+    const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    const token = bearer ? bearer[1] : '';
     const session = token ? engine.apiSessions.findByToken(token) : undefined;
-    if (!session) {
+    if (!session || closing) {
       // A stream that says so and ends, not a 401: browsers log failed responses as errors, and
       // a page whose session ended simply returns to its login.
-      const error = new EngineError('INVALID_TOKEN');
-      return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache')
-        .send(`event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`);
+      return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send(session ? '' : endedEvent());
     }
-    const principal = engine.accounts.principal(session.account);
+    if ((perSession.get(session.id) ?? 0) >= MAX_STREAMS_PER_SESSION) {
+      return reply.code(429).send({ errorCode: 12012, errorMessage: `at most ${MAX_STREAMS_PER_SESSION} event streams per session` });
+    }
+    perSession.set(session.id, (perSession.get(session.id) ?? 0) + 1);
     reply.hijack();
-    const res = reply.raw;
+    const res: ServerResponse = reply.raw;
+    res.on('error', () => res.destroy());
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const messaging = engine.has('messaging') ? engine.need('messaging') : undefined;
-    let lastSecond = 0;
-    let mayList = new Map<string, boolean>();
-    let decidedAt = Date.now();
+
+    // The account as it is now: roles revoked while the stream is open apply at the next event.
+    let principal = engine.accounts.principal(session.account);
+    let decisions = new Map<string, boolean>();
+    let decidedFor = -1;
+    const refreshPrincipal = (): void => {
+      const version = engine.accounts.version * 1_000_003 + (messaging?.rolesGeneration ?? 0);
+      if (version === decidedFor && decisions.size < MAX_DECISIONS) return;
+      principal = engine.accounts.principal(session.account);
+      decisions = new Map();
+      decidedFor = version;
+    };
     const listable = (topic: string): boolean => {
-      let allowed = mayList.get(topic);
+      let allowed = decisions.get(topic);
       if (allowed === undefined) {
         allowed = messaging!.allowed(principal, 'topic.list', topic);
-        mayList.set(topic, allowed);
+        decisions.set(topic, allowed);
       }
       return allowed;
     };
-    const activity = (): void => {
-      if (!messaging) return;
-      if (Date.now() - decidedAt > DECISIONS_MS || mayList.size > MAX_DECISIONS) {
-        mayList = new Map();
-        decidedAt = Date.now();
-      }
-      const { second, ticks } = messaging.activity.lastSecond(lastSecond);
+
+    let lastSecond = 0;
+    const activity = (): string => {
+      if (!messaging) return '';
+      const { second, ticks } = messaging.activity.since(lastSecond);
       lastSecond = second;
-      if (ticks.length === 0) return;
+      if (ticks.length === 0) return '';
       const topics: Array<{ topic: string; count: number; lastMessageTime: string }> = [];
       let more = 0;
       for (const tick of ticks) {
@@ -63,32 +90,48 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
         if (topics.length < MAX_ACTIVE_TOPICS) topics.push({ topic: tick.topic, count: tick.count, lastMessageTime: new Date(tick.lastMessageAt).toISOString() });
         else more++;
       }
-      if (topics.length > 0) res.write(`event: activity\ndata: ${JSON.stringify({ topics, more })}\n\n`);
+      return topics.length > 0 ? `event: activity\ndata: ${JSON.stringify({ topics, more })}\n\n` : '';
+    };
+
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (last?: string): void => {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (!res.writableEnded && !res.destroyed) res.end(last);
     };
     const push = async (): Promise<void> => {
+      if (res.writableEnded || res.destroyed) return;
       if (!engine.apiSessions.findByToken(token)) {
-        const error = new EngineError('INVALID_TOKEN');
-        res.end(`event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`);
+        finish(endedEvent());
         return;
       }
-      try {
-        const overview = engine.bus.has('mq.overview')
-          ? await engine.bus.execute('mq.overview', {}, { principal, origin: 'explorer' })
-          : {};
-        res.write(`event: overview\ndata: ${JSON.stringify(overview)}\n\n`);
-        activity();
-      } catch (error) {
-        res.write(`event: error\ndata: ${JSON.stringify({ errorMessage: (error as Error).message })}\n\n`);
+      if (res.writableLength > DROP_ABOVE_BYTES) {
+        res.destroy();
+        return;
       }
+      refreshPrincipal();
+      let text: string;
+      try {
+        const overview = engine.bus.has('mq.overview') ? await engine.bus.execute('mq.overview', {}, { principal, origin: 'explorer' }) : {};
+        text = `event: overview\ndata: ${JSON.stringify(overview)}\n\n${activity()}`;
+      } catch (error) {
+        text = `event: error\ndata: ${JSON.stringify({ errorMessage: (error as Error).message })}\n\n`;
+      }
+      // A reader that is behind misses these figures; the next ones replace them.
+      if (!res.writableEnded && !res.destroyed && res.writableLength <= SKIP_ABOVE_BYTES) res.write(text);
     };
     void push();
-    const timer = setInterval(() => { void push(); }, PUSH_INTERVAL_MS);
+    timer = setInterval(() => { void push(); }, PUSH_INTERVAL_MS);
     // Ended, not destroyed: a cut chunked response is an error in the browser's console.
-    const end = (): void => { res.end(); };
+    const end = (): void => finish();
     open.add(end);
     res.on('close', () => {
-      clearInterval(timer);
+      if (timer) clearInterval(timer);
+      timer = undefined;
       open.delete(end);
+      const left = (perSession.get(session.id) ?? 1) - 1;
+      if (left > 0) perSession.set(session.id, left);
+      else perSession.delete(session.id);
     });
   });
 }

@@ -74,6 +74,7 @@ export default definePlugin({
     });
     let browserHome: string | undefined;
     fastify.get('/', async (request, reply) => {
+      if (browserHome !== undefined) void reply.header('vary', 'Accept');
       if (browserHome !== undefined && (request.headers.accept ?? '').includes('text/html')) {
         return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(browserHome);
       }
@@ -84,8 +85,14 @@ export default definePlugin({
     const routeUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
       const path = (request.url ?? '/').split('?')[0];
       const handler = upgrades.get(path);
-      if (handler && !stopping) handler(request, socket, head);
-      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      if (handler && !stopping) {
+        handler(request, socket, head);
+        return;
+      }
+      // Node takes its own error listener off an upgraded socket: a client resetting it would
+      // otherwise be an uncaught error.
+      socket.on('error', () => socket.destroy());
+      socket.end(stopping ? 'HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n' : 'HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     };
     plainServer.on('upgrade', routeUpgrade);
 

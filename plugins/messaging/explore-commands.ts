@@ -54,7 +54,7 @@ export interface Overview {
 
 export function registerExploreCommands(engine: Engine, core: MessageCore): void {
   const bus = engine.bus;
-  const counts = new TopicCounts(engine.need('storage').messageLog);
+  const counts = new TopicCounts(engine.need('storage').messageLog, core.activity);
   const rates = new RateSampler();
   const mayList = (ctx: CommandContext, topic: string): boolean => core.allowed(ctx.principal, 'topic.list', topic);
   const permits = (ctx: CommandContext, command: string, clientName: string): boolean => {
@@ -86,10 +86,13 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
       const filter = p.filter ? p.filter.toLowerCase() : '';
       const nodes = new Map<string, TopicNodeSummary>();
       const now = engine.clock.now();
-      for (const entry of engine.need('storage').messageLog.listTopics()) {
-        const topic = entry.topic;
-        if (prefix !== null && topic !== prefix && !topic.startsWith(start)) continue;
-        if (topic === prefix) continue; // the node itself, listed by its parent
+      const log = engine.need('storage').messageLog;
+      const all = log.listTopics();
+      counts.prune(all.length);
+      // The topics under the prefix are one run of the sorted list.
+      for (let i = prefix === null ? 0 : lowerBound(all, start); i < all.length; i++) {
+        const topic = all[i].topic;
+        if (prefix !== null && !topic.startsWith(start)) break;
         if (filter && !topic.toLowerCase().includes(filter)) continue;
         if (!mayList(ctx, topic)) continue;
         const rest = topic.slice(start.length);
@@ -114,24 +117,29 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<Record<string, never>, Overview>({
-    name: 'mq.overview',
-    summary: 'Clients, topics, subscriptions, stored messages, message rates, tables and the busiest topics.',
-    params: { type: 'object', additionalProperties: false, properties: {} },
-    access: 'authenticated',
-    handler: (_p, ctx) => {
-      core.activity.watch();
-      let connected = 0;
-      for (const session of core.sessions.values()) if (session.online) connected++;
-      const storage = engine.need('storage');
-      let tables = 0;
-      for (const database of storage.listDatabases()) tables += storage.listTables(database).length;
-      const { stats } = core;
-      const [inRate, outRate] = rates.sample(stats.messagesReceived, stats.messagesSent);
-      return {
+  // The figures every stream and caller shares, taken at most once a second (tables every 10 s:
+  // listing them walks every integration table).
+  let figures: { at: number; value: Omit<Overview, 'busiestTopics'>; busiest: Overview['busiestTopics'] } | undefined;
+  let tables = { at: 0, count: 0 };
+  const currentFigures = () => {
+    const now = Date.now();
+    if (figures && now - figures.at < 1000) return figures;
+    let connected = 0;
+    for (const session of core.sessions.values()) if (session.online) connected++;
+    const storage = engine.need('storage');
+    if (now - tables.at >= 10_000) {
+      let count = 0;
+      for (const database of storage.listDatabases()) count += storage.listTables(database).length;
+      tables = { at: now, count };
+    }
+    const { stats } = core;
+    const [inRate, outRate] = rates.sample(stats.messagesReceived, stats.messagesSent);
+    figures = {
+      at: now,
+      value: {
         clientsConnected: connected,
         clientsDisconnected: core.sessions.size - connected,
-        topics: storage.messageLog.listTopics().length,
+        topics: storage.messageLog.topicCount(),
         subscriptions: core.tree.size,
         // The server's own $SYS topics are not counted.
         retainedMessages: core.retained.size - core.retained.list('$SYS/').length,
@@ -140,10 +148,23 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
         messagesSent: stats.messagesSent,
         messagesInPerSecond: inRate,
         messagesOutPerSecond: outRate,
-        tables,
-        uptimeSeconds: Math.floor((Date.now() - core.startedAt) / 1000),
-        busiestTopics: core.activity.busiest(BUSIEST * 4).filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST),
-      };
+        tables: tables.count,
+        uptimeSeconds: Math.floor((now - core.startedAt) / 1000),
+      },
+      busiest: core.activity.busiest(BUSIEST * 4),
+    };
+    return figures;
+  };
+
+  bus.register<Record<string, never>, Overview>({
+    name: 'mq.overview',
+    summary: 'Clients, topics, subscriptions, stored messages, message rates, tables and the busiest topics.',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    access: 'authenticated',
+    handler: (_p, ctx) => {
+      core.activity.watch();
+      const { value, busiest } = currentFigures();
+      return { ...value, busiestTopics: busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST) };
     },
   });
 
@@ -226,7 +247,13 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
         names.push(session.clientId);
       }
       names.sort();
-      if (!p.dryRun) for (const name of names) core.deleteSession(name);
+      if (!p.dryRun) {
+        for (const name of names) {
+          // A connected client is closed as an operator's act (0x98), then its session ends.
+          engine.clientSessions.holder(name)?.disconnect();
+          core.deleteSession(name);
+        }
+      }
       return { count: names.length, clientNames: names.slice(0, LISTED) };
     },
   });
@@ -238,6 +265,18 @@ function retainedTopics(core: MessageCore, filter: string): string[] {
   if (problem) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: problem });
   if (filter.startsWith('$share/')) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: 'a shared subscription is not a topic filter here' });
   return core.retained.list(/[+#]/.test(filter) ? filter : undefined).map(([topic]) => topic).filter((topic) => topicMatches(filter, topic));
+}
+
+/** The first index of the sorted topic list whose topic is at or after `key`. */
+function lowerBound(sorted: ReadonlyArray<{ topic: string }>, key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid].topic < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Message rates from the broker's counters, sampled when asked (at most one sample per 500 ms). */

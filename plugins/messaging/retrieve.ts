@@ -199,6 +199,13 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     // newest first, then put back in log order
     let to = last;
     let skip = p.skip ?? 0;
+    if (skip > 0 && filter === 'include') {
+      // Every message counts: step over the newest `skip` on the topic index alone.
+      const first = log.readTopic(topic, { to, reverse: true, limit: 1, skip })[0];
+      if (!first) return { topic, messages };
+      to = first.sequence;
+      skip = 0;
+    }
     const picked: Array<[LoggedMessage, boolean]> = [];
     while (picked.length < max) {
       const wanted = max - picked.length + skip;

@@ -1,8 +1,8 @@
 /**
  * Per-topic traffic for watchers (the explorer's tree, overview and activity stream): messages per
- * topic in one-second windows over the last WINDOWS seconds, and the topics active in the last
- * second. It records only while watched (a watcher calls `watch()` at least once a minute), so a
- * server nobody looks at does no per-message work for it.
+ * topic in one-second windows (by wall-clock second) over the last WINDOWS seconds, and the topics
+ * touched since a reader last asked. It records only while watched (a watcher calls `watch()` at
+ * least once a minute), so a server nobody looks at does no per-message work for it.
  */
 import type { CoreMessage } from './message';
 
@@ -10,6 +10,8 @@ import type { CoreMessage } from './message';
 export const WINDOWS = 10;
 /** A watch lasts this long after the last `watch()` call. */
 const WATCH_MS = 60_000;
+/** Touched topics remembered between reads (beyond: every count is taken again). */
+const MAX_TOUCHED = 200_000;
 
 export interface TopicTick {
   topic: string;
@@ -18,20 +20,37 @@ export interface TopicTick {
   lastMessageAt: number;
 }
 
+/** Messages of one topic recorded since last taken: how many, and their sequence span. */
+export interface Appended {
+  count: number;
+  firstSequence: number;
+  lastSequence: number;
+  lastMessageAt: number;
+}
+
+interface Window {
+  second: number;
+  ticks: Map<string, TopicTick>;
+  total: number;
+}
+
 export class TopicActivity {
   private watchedUntil = 0;
-  /** Counts of the current second, then of the previous WINDOWS - 1 seconds (newest first). */
-  private windows: Array<Map<string, TopicTick>> = [new Map()];
-  private windowStart = 0;
-  /** Messages (all topics) per window, same order. */
-  private totals: number[] = [0];
+  private watchedSince = 0;
+  /** Newest first; only seconds in which something was recorded. */
+  private windows: Window[] = [];
+  /** Per topic, what was appended since a reader last took it (TopicCounts). */
+  private touched = new Map<string, Appended>();
+  /** Grows whenever recording (re)starts or touched topics were forgotten: counts taken before are unknown. */
+  epoch = 0;
 
   /** Starts (or prolongs) recording. */
   watch(now = Date.now()): void {
     if (this.watchedUntil < now) {
-      this.windows = [new Map()];
-      this.totals = [0];
-      this.windowStart = now;
+      this.windows = [];
+      this.touched.clear();
+      this.epoch++;
+      this.watchedSince = now;
     }
     this.watchedUntil = now + WATCH_MS;
   }
@@ -48,81 +67,91 @@ export class TopicActivity {
       this.watchedUntil = 0;
       return;
     }
-    this.rotate(now);
-    const current = this.windows[0];
+    const second = Math.floor(now / 1000);
+    let window = this.windows[0];
+    if (!window || window.second !== second) {
+      window = { second, ticks: new Map(), total: 0 };
+      this.windows.unshift(window);
+      while (this.windows.length > 0 && this.windows[this.windows.length - 1].second <= second - WINDOWS - 2) this.windows.pop();
+    }
+    if (this.touched.size > MAX_TOUCHED) {
+      this.touched.clear();
+      this.epoch++;
+    }
     for (const message of messages) {
-      const tick = current.get(message.topic);
+      const tick = window.ticks.get(message.topic);
       if (tick) {
         tick.count++;
         tick.lastMessageAt = message.createdAt;
       } else {
-        current.set(message.topic, { topic: message.topic, count: 1, lastMessageAt: message.createdAt });
+        window.ticks.set(message.topic, { topic: message.topic, count: 1, lastMessageAt: message.createdAt });
+      }
+      const appended = this.touched.get(message.topic);
+      if (appended) {
+        appended.count++;
+        appended.lastSequence = message.sequence;
+        appended.lastMessageAt = message.createdAt;
+      } else {
+        this.touched.set(message.topic, { count: 1, firstSequence: message.sequence, lastSequence: message.sequence, lastMessageAt: message.createdAt });
       }
     }
-    this.totals[0] += messages.length;
+    window.total += messages.length;
+  }
+
+  /** What the topic got since this was last asked for it (then forgets it); undefined: nothing. */
+  takeAppended(topic: string): Appended | undefined {
+    const appended = this.touched.get(topic);
+    if (appended) this.touched.delete(topic);
+    return appended;
   }
 
   /**
-   * The topics active in the last complete second (each with its count there), and that second's
-   * number (a reader passes it back as `after` so a second is never reported twice).
+   * The topics active in the complete seconds after `after` (a second number; each topic with its
+   * count there), and the last complete second, which the reader passes back as `after`.
    */
-  lastSecond(after = 0, now = Date.now()): { second: number; ticks: TopicTick[] } {
-    this.rotate(now);
-    const second = Math.floor(this.windowStart / 1000) - 1;
-    if (second <= after || this.windows.length < 2) return { second: Math.max(second, after), ticks: [] };
-    return { second, ticks: [...this.windows[1].values()] };
-  }
-
-  /** Messages per second of one topic over the recorded windows (complete ones only). */
-  rate(topic: string, now = Date.now()): number {
-    this.rotate(now);
-    let sum = 0;
-    for (let i = 1; i < this.windows.length; i++) sum += this.windows[i].get(topic)?.count ?? 0;
-    return this.windows.length > 1 ? sum / (this.windows.length - 1) : 0;
-  }
-
-  /** The last message time of a topic seen in the recorded windows (ms), or undefined. */
-  lastMessageAt(topic: string): number | undefined {
+  since(after: number, now = Date.now()): { second: number; ticks: TopicTick[] } {
+    const current = Math.floor(now / 1000);
+    const merged = new Map<string, TopicTick>();
     for (const window of this.windows) {
-      const tick = window.get(topic);
-      if (tick) return tick.lastMessageAt;
+      if (window.second >= current || window.second <= after) continue;
+      for (const tick of window.ticks.values()) {
+        const seen = merged.get(tick.topic);
+        if (seen) {
+          seen.count += tick.count;
+          if (tick.lastMessageAt > seen.lastMessageAt) seen.lastMessageAt = tick.lastMessageAt;
+        } else {
+          merged.set(tick.topic, { ...tick });
+        }
+      }
     }
-    return undefined;
+    return { second: Math.max(after, current - 1), ticks: [...merged.values()] };
   }
 
-  /** The busiest topics by rate over the recorded windows, highest first. */
+  /** Messages per second of one topic over the last complete seconds. */
+  rate(topic: string, now = Date.now()): number {
+    const [from, to, seconds] = this.span(now);
+    let sum = 0;
+    for (const window of this.windows) if (window.second >= from && window.second <= to) sum += window.ticks.get(topic)?.count ?? 0;
+    return seconds > 0 ? sum / seconds : 0;
+  }
+
+  /** The busiest topics by rate over the last complete seconds, highest first. */
   busiest(limit: number, now = Date.now()): Array<{ topic: string; messagesPerSecond: number }> {
-    this.rotate(now);
-    const complete = this.windows.length - 1;
-    if (complete === 0) return [];
+    const [from, to, seconds] = this.span(now);
+    if (seconds === 0) return [];
     const sums = new Map<string, number>();
-    for (let i = 1; i < this.windows.length; i++) {
-      for (const tick of this.windows[i].values()) sums.set(tick.topic, (sums.get(tick.topic) ?? 0) + tick.count);
+    for (const window of this.windows) {
+      if (window.second < from || window.second > to) continue;
+      for (const tick of window.ticks.values()) sums.set(tick.topic, (sums.get(tick.topic) ?? 0) + tick.count);
     }
     return [...sums].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, limit)
-      .map(([topic, sum]) => ({ topic, messagesPerSecond: sum / complete }));
+      .map(([topic, sum]) => ({ topic, messagesPerSecond: sum / seconds }));
   }
 
-  /** Messages per second over all topics (complete windows). */
-  totalRate(now = Date.now()): number {
-    this.rotate(now);
-    const complete = this.totals.length - 1;
-    if (complete === 0) return 0;
-    let sum = 0;
-    for (let i = 1; i < this.totals.length; i++) sum += this.totals[i];
-    return sum / complete;
-  }
-
-  private rotate(now: number): void {
-    if (this.windowStart === 0) this.windowStart = now;
-    const elapsed = Math.floor((now - this.windowStart) / 1000);
-    if (elapsed <= 0) return;
-    for (let i = 0; i < Math.min(elapsed, WINDOWS); i++) {
-      this.windows.unshift(new Map());
-      this.totals.unshift(0);
-    }
-    this.windows.length = Math.min(this.windows.length, WINDOWS + 1);
-    this.totals.length = Math.min(this.totals.length, WINDOWS + 1);
-    this.windowStart += elapsed * 1000;
+  /** Complete seconds counted for rates: [first, last, how many], at most WINDOWS, none before recording began. */
+  private span(now: number): [number, number, number] {
+    const last = Math.floor(now / 1000) - 1;
+    const first = Math.max(last - WINDOWS + 1, Math.floor(this.watchedSince / 1000) + 1);
+    return [first, last, Math.max(0, last - first + 1)];
   }
 }

@@ -18,6 +18,8 @@ export const SWEEP_INTERVAL_MS = 500;
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** A closed connection's last bytes get this long to drain before the socket is destroyed. */
 const CLOSE_GRACE_MS = 5_000;
+/** Ended session tokens remembered (see Broker.endedTokens). */
+const ENDED_TOKENS_KEPT = 10_000;
 
 export class Broker {
   readonly log: Logger;
@@ -32,10 +34,22 @@ export class Broker {
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
+  /** Tokens of recently ended action sessions (bounded): a client retrying one is refused, not counted as a password guess. */
+  readonly endedTokens = new Set<string>();
+
   constructor(readonly engine: Engine) {
     this.log = engine.log.child({ plugin: 'mqtt' });
     this.maxPacketSize = engine.settings.mqtt_max_packet_size;
     this.core = engine.need('messaging');
+    // A connection logged in with a session token lives only as long as that session (logout,
+    // expiry, a password change), as the session's other uses do.
+    engine.apiSessions.onEnd((session) => {
+      this.endedTokens.add(session.authToken);
+      if (this.endedTokens.size > ENDED_TOKENS_KEPT) this.endedTokens.delete(this.endedTokens.values().next().value as string);
+      for (const connection of this.connections) {
+        if (connection.apiSessionId === session.id) connection.close(REASON.NOT_AUTHORIZED, 'the session this connection logged in with has ended');
+      }
+    });
   }
 
   /** Uncorks the connection at the end of this turn: its output of the turn goes in one write. */

@@ -42,6 +42,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   protocolVersion = 4;
   clientId?: string;
   principal?: Principal;
+  /** The JSON-action session whose token this connection logged in with (closed when it ends). */
+  apiSessionId?: string;
   /** The keep alive the client is held to, in ms (0: none). Read by the broker's one timer. */
   keepAliveMs = 0;
   /** Date.now() of the last bytes received. */

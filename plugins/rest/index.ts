@@ -61,7 +61,8 @@ export default definePlugin({
       const authenticate = basicAuth(engine);
       const documentation = `${REST_PREFIX}${DOCUMENTATION_PATH}`;
       rest.addHook('onRequest', (request, reply, done) => {
-        if (request.url === documentation || request.url.startsWith(`${documentation}/`)) {
+        const path = request.url.split('?')[0];
+        if (path === documentation || path.startsWith(`${documentation}/`)) {
           done();
           return;
         }

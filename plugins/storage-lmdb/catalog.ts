@@ -82,6 +82,8 @@ export class Catalog {
   readonly databases = new Map<string, DatabaseEntry>();
   private readonly tables = new Map<string, Map<string, TableState>>();
   readonly topics = new Map<string, LogTopic>();
+  /** Grows with every topic added or removed (sorted views compare it). */
+  topicsVersion = 0;
   readonly topicsById = new Map<number, LogTopic>();
   /** Integration table name → topic (per database). */
   private readonly topicTables = new Map<string, Map<string, LogTopic>>();
@@ -252,6 +254,7 @@ export class Catalog {
 
   private registerTopic(info: LogTopic): void {
     this.topics.set(info.topic, info);
+    this.topicsVersion++;
     this.topicsById.set(info.topicId, info);
     let map = this.topicTables.get(info.database);
     if (!map) this.topicTables.set(info.database, map = new Map());
@@ -262,6 +265,7 @@ export class Catalog {
     const info = this.topics.get(topic);
     this.db.remove(topicCatalogKey(topic));
     this.topics.delete(topic);
+    this.topicsVersion++;
     if (info) {
       this.topicsById.delete(info.topicId);
       this.topicTables.get(info.database)?.delete(info.table);

@@ -154,8 +154,20 @@ export class LmdbMessageLog implements MessageLogPort {
   }
 
   listTopics(): LogTopic[] {
-    return [...this.catalog.topics.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+    // Sorted once per change of the catalog (the explorer asks often, at 100,000 topics).
+    if (this.sortedTopicsVersion !== this.catalog.topicsVersion) {
+      this.sortedTopics = [...this.catalog.topics.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+      this.sortedTopicsVersion = this.catalog.topicsVersion;
+    }
+    return this.sortedTopics.slice();
   }
+
+  topicCount(): number {
+    return this.catalog.topics.size;
+  }
+
+  private sortedTopics: LogTopic[] = [];
+  private sortedTopicsVersion = -1;
 
   async deleteTopic(topic: string): Promise<void> {
     if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
@@ -431,9 +443,10 @@ export class LmdbMessageLog implements MessageLogPort {
     const from = options.from ?? 0;
     const to = options.to ?? MAX_SEQ;
     if (from > to) return out;
-    const range = options.reverse === true
+    const range: { start: Buffer; end: Buffer; reverse?: boolean; offset?: number } = options.reverse === true
       ? { start: topicKey(info.topicId, to), end: topicKey(info.topicId, Math.ceil(from) - 1), reverse: true }
       : { start: topicKey(info.topicId, Math.ceil(from)), end: topicKey(info.topicId, Math.floor(to) + 1) };
+    if (options.skip !== undefined && options.skip > 0) range.offset = Math.floor(options.skip);
     if (options.reverse !== true && to >= MAX_SEQ) range.end = topicKey(info.topicId + 1, 0);
     for (const key of this.index.getKeys(range)) {
       const seq = readRecordId(key as Buffer);

@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import mqtt from 'mqtt';
 import { call, startServer, type TestServer } from '../helpers/server';
@@ -134,5 +135,26 @@ describe('explorer: the server side', function () {
     const spec = await call('GET', `${server.http}/engine/api/v1/documentation/json`, { auth: null });
     assert.equal(spec.json.openapi, '3.0.3');
     assert.ok(Object.keys(spec.json.paths).some((path) => path.includes('/table/')));
+  });
+
+  it('WebSocket upgrades of other paths get 404, also when the client resets at once, and the server keeps serving', async () => {
+    const port = Number(new URL(server.http).port);
+    const upgrade = (path: string, reset: boolean) => new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+        if (reset) {
+          socket.resetAndDestroy();
+          resolve('reset');
+        }
+      });
+      let text = '';
+      socket.on('data', (chunk) => { text += chunk.toString(); });
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+    assert.match(await upgrade('/not-mqtt', false), /^HTTP\/1\.1 404/);
+    await Promise.all(Array.from({ length: 200 }, () => upgrade('/not-mqtt', true)));
+    const health = await call('GET', `${server.http}/`, { auth: null });
+    assert.equal(health.json.name, 'engine');
   });
 });

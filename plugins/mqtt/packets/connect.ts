@@ -143,11 +143,18 @@ async function logIn(connection: Connection, packet: IConnectPacket, clientId: s
   if (packet.username === undefined) throw new EngineError('BAD_CREDENTIALS');
   // A live JSON-action session token of the same account is accepted as the password, so a page
   // logged in through createSession (the explorer) can use MQTT without keeping the password.
-  const apiSession = packet.password === undefined ? undefined : engine.apiSessions.findByToken(packet.password.toString('utf8'));
-  if (apiSession && apiSession.account.toLowerCase() === packet.username.toLowerCase()) return engine.accounts.principal(apiSession.account);
+  const password = packet.password === undefined ? '' : packet.password.toString('utf8');
+  const apiSession = password === '' ? undefined : engine.apiSessions.findByToken(password);
+  if (apiSession && apiSession.account.toLowerCase() === packet.username.toLowerCase()) {
+    connection.apiSessionId = apiSession.id;
+    return engine.accounts.principal(apiSession.account);
+  }
+  // A page retrying with the token of a session that ended is refused without counting as a
+  // password guess (it would lock the account out for its owner).
+  if (connection.broker.endedTokens.has(password)) throw new EngineError('BAD_CREDENTIALS');
   return engine.logins.authenticate({
     username: packet.username,
-    password: packet.password === undefined ? '' : packet.password.toString('utf8'),
+    password,
     address: connection.address,
   });
 }
