@@ -986,6 +986,11 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(seqs('none', { limit: 2 }), []);
         assert.equal(log.countTopic('odd'), 5);
         assert.equal(log.readTopic('even', { limit: 1 })[0].topic, 'even');
+        // skip passes over messages of the range first, either way.
+        assert.deepEqual(seqs('odd', { limit: 2, skip: 1 }), [3, 5]);
+        assert.deepEqual(seqs('odd', { limit: 10, reverse: true, skip: 3 }), [3, 1]);
+        assert.deepEqual(seqs('odd', { from: 3, limit: 10, skip: 10 }), []);
+        assert.equal(log.topicCount(), log.listTopics().length);
       });
 
       it('serves the integration table like any table: list, count, get, reads by id and create_ts_idx, cursors, scans', async () => {
