@@ -1,0 +1,224 @@
+/**
+ * One message model for the Topics screen, whether it came from the message log
+ * (getMessagesFromMqTopic with metadata and MQTT properties, binaryFormat base64) or from the live
+ * MQTT tail; payload bytes and text views (pretty JSON, raw, hex, base64); JSON paths for charts.
+ */
+
+export interface UserProperty {
+  key: string;
+  value: string;
+}
+
+export interface TopicMessage {
+  /** Unique within a list (the log id, or a live sequence number). */
+  key: string;
+  /** The message log id (stored messages only). */
+  id?: number;
+  topic: string;
+  /** When stored (ISO), or when received (live). */
+  time: string;
+  live: boolean;
+  bytes: Uint8Array;
+  /** The payload as UTF-8 text, or null when the bytes are not UTF-8. */
+  text: string | null;
+  /** The parsed JSON payload; `undefined` when the payload is not JSON. */
+  json: unknown;
+  qos: number;
+  retain: boolean;
+  contentType?: string;
+  responseTopic?: string;
+  correlationData?: Uint8Array;
+  expirySeconds?: number;
+  userProperties: UserProperty[];
+  payloadFormatIndicator?: boolean;
+  publisher?: string;
+  expired?: boolean;
+}
+
+/** A stored message as getMessagesFromMqTopic returns it (metadata, MQTT properties, base64). */
+export interface StoredMessage {
+  id: number;
+  timestamp: string;
+  payload: unknown;
+  binaryFormat?: string;
+  topic?: string;
+  qos?: number;
+  retain?: boolean;
+  contentType?: string;
+  correlationData?: string;
+  responseTopic?: string;
+  expirySeconds?: number | null;
+  userProperties?: UserProperty[] | null;
+  payloadFormatIndicator?: boolean | number | null;
+  publisher?: string | null;
+  messageHasExpired?: boolean;
+}
+
+const encoder = new TextEncoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
+
+export function utf8Bytes(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+export function base64ToBytes(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+export function bytesToHex(bytes: Uint8Array, spaced = false): string {
+  const parts: string[] = new Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) parts[i] = bytes[i].toString(16).padStart(2, '0');
+  return parts.join(spaced ? ' ' : '');
+}
+
+export function textToHex(text: string): string {
+  return bytesToHex(utf8Bytes(text));
+}
+
+/** The JSON value of a text, or undefined when it is not JSON (plain words are not). */
+export function parseJson(text: string | null): unknown {
+  if (text === null) return undefined;
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+}
+
+export function fromStored(message: StoredMessage, topic: string): TopicMessage {
+  let bytes: Uint8Array;
+  if (message.binaryFormat !== undefined && typeof message.payload === 'string') {
+    bytes = message.binaryFormat === 'hex' ? hexToBytes(message.payload) : base64ToBytes(message.payload);
+  } else if (message.binaryFormat === 'byteArray' && Array.isArray(message.payload)) {
+    bytes = Uint8Array.from(message.payload as number[]);
+  } else if (typeof message.payload === 'string') {
+    bytes = utf8Bytes(message.payload);
+  } else {
+    bytes = utf8Bytes(JSON.stringify(message.payload));
+  }
+  const text = message.binaryFormat === undefined && typeof message.payload !== 'string' ? JSON.stringify(message.payload) : decodeUtf8(bytes);
+  const json = message.binaryFormat === undefined && typeof message.payload !== 'string' ? message.payload : parseJson(text);
+  return {
+    key: `id:${message.id}`,
+    id: message.id,
+    topic: message.topic ?? topic,
+    time: message.timestamp,
+    live: false,
+    bytes,
+    text,
+    json,
+    qos: message.qos ?? 0,
+    retain: message.retain ?? false,
+    contentType: message.contentType || undefined,
+    responseTopic: message.responseTopic || undefined,
+    correlationData: message.correlationData ? base64ToBytes(message.correlationData) : undefined,
+    expirySeconds: message.expirySeconds ?? undefined,
+    userProperties: message.userProperties ?? [],
+    payloadFormatIndicator: message.payloadFormatIndicator === null || message.payloadFormatIndicator === undefined ? undefined : Boolean(message.payloadFormatIndicator),
+    publisher: message.publisher ?? undefined,
+    expired: message.messageHasExpired,
+  };
+}
+
+export function hexToBytes(hex: string): Uint8Array {
+  const clean = hex.replace(/\s+/g, '');
+  const bytes = new Uint8Array(clean.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(clean.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** Pretty JSON when the payload is JSON, else the text, else the spaced hex. */
+export function prettyText(message: Pick<TopicMessage, 'json' | 'text' | 'bytes'>): string {
+  if (message.json !== undefined) return JSON.stringify(message.json, null, 2);
+  if (message.text !== null) return message.text;
+  return bytesToHex(message.bytes, true);
+}
+
+/** One line for a table cell. */
+export function preview(message: TopicMessage, max = 160): string {
+  const text = message.text ?? `0x${bytesToHex(message.bytes.subarray(0, 64))}${message.bytes.length > 64 ? '…' : ''}`;
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso.endsWith('Z') || /[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
+  if (Number.isNaN(date.getTime())) return iso;
+  const now = new Date();
+  const time = date.toLocaleTimeString(undefined, { hour12: false });
+  return date.toDateString() === now.toDateString() ? time : `${date.toLocaleDateString()} ${time}`;
+}
+
+/** Parses an ISO date-time as UTC when it carries no zone (the server's canonical form). */
+export function isoMillis(iso: string): number {
+  return new Date(iso.endsWith('Z') || /[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`).getTime();
+}
+
+export function formatRate(perSecond: number | null | undefined): string {
+  if (!perSecond) return '';
+  if (perSecond >= 100) return `${Math.round(perSecond)}/s`;
+  if (perSecond >= 1) return `${perSecond.toFixed(1)}/s`;
+  return `${(perSecond * 60).toFixed(1)}/min`;
+}
+
+export function formatCount(count: number | null | undefined): string {
+  if (count === null || count === undefined) return '';
+  return count.toLocaleString('en-US');
+}
+
+type PathStep = string | number;
+
+/** `temp`, `a.b[0]`, `["odd key"].x`, `[2]` → steps; throws on a malformed path. */
+export function parseJsonPath(path: string): PathStep[] {
+  const steps: PathStep[] = [];
+  const pattern = /\s*(?:\.?([A-Za-z_$][\w$-]*)|\[\s*(\d+)\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*'([^']*)'\s*\])/y;
+  let at = 0;
+  const text = path.trim();
+  while (at < text.length) {
+    pattern.lastIndex = at;
+    const match = pattern.exec(text);
+    if (!match || match[0] === '') throw new Error(`Cannot read the JSON path at "${text.slice(at)}"`);
+    if (match[1] !== undefined) steps.push(match[1]);
+    else if (match[2] !== undefined) steps.push(Number(match[2]));
+    else if (match[3] !== undefined) steps.push(JSON.parse(`"${match[3]}"`) as string);
+    else steps.push(match[4]);
+    at = pattern.lastIndex;
+  }
+  return steps;
+}
+
+/** The number at a JSON path of a message (no path: the payload itself), or null. */
+export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: PathStep[]): number | null {
+  let value: unknown = message.json !== undefined ? message.json : message.text;
+  for (const step of steps) {
+    if (value === null || typeof value !== 'object') return null;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' && value.trim() !== '') {
+    const number = Number(value);
+    return Number.isFinite(number) ? number : null;
+  }
+  return null;
+}
