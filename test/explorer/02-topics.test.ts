@@ -67,7 +67,7 @@ describe('explorer: topics tree and live tail', function () {
     await publisher.publishAsync('livedemo/a', 'first', { qos: 1 });
     const page = await suite.page();
     await logIn(page, undefined, '#/topics/livedemo');
-    await page.getByRole('status').filter({ hasText: 'livedemo/#' }).filter({ hasText: 'Live' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'livedemo/#' }).filter({ hasText: /^Live · / }).waitFor();
     await publisher.publishAsync('livedemo/a', '{"v": 1}', { qos: 1 });
     await publisher.publishAsync('livedemo/b/c', '{"v": 2}', { qos: 0, properties: { userProperties: { unit: 'C' }, contentType: 'application/json' } });
     const rows = page.locator('.live-row');
@@ -97,7 +97,7 @@ describe('explorer: topics tree and live tail', function () {
     await publisher.publishAsync('leafy/x', 'one', { qos: 1 });
     const page = await suite.page();
     await logIn(page, undefined, '#/topics/leafy/x?tab=live');
-    await page.getByRole('status').filter({ hasText: 'leafy/x' }).filter({ hasText: 'Live' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'leafy/x' }).filter({ hasText: /^Live · / }).waitFor();
     assert.ok(!(await page.getByRole('status').filter({ hasText: 'leafy/x' }).textContent())!.includes('#'));
     await publisher.publishAsync('leafy/x', 'two', { qos: 1 });
     await page.locator('.live-row', { hasText: 'two' }).waitFor();

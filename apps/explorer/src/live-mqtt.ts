@@ -35,6 +35,15 @@ export type LiveStatus = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 
 /** The connection's state, for a status badge. */
 export const liveStatus = signal<LiveStatus>('idle');
 export const liveError = signal<string>('');
+/** The filters the server has acknowledged (SUBACK) on the current connection. */
+export const subscribedFilters = signal<ReadonlySet<string>>(new Set());
+
+function markSubscribed(filter: string, on: boolean): void {
+  const next = new Set(subscribedFilters.peek());
+  if (on) next.add(filter);
+  else next.delete(filter);
+  subscribedFilters.value = next;
+}
 
 type Listener = (message: LiveMessage) => void;
 
@@ -97,11 +106,15 @@ async function open(): Promise<MqttClient> {
       created.on('connect', () => {
         liveStatus.value = 'connected';
         liveError.value = '';
+        subscribedFilters.value = new Set();
         // A reconnect starts a clean session: subscribe everything again.
         for (const subscription of byFilter.values()) subscribeOn(created, subscription);
       });
       created.on('reconnect', () => { liveStatus.value = 'reconnecting'; });
-      created.on('offline', () => { if (liveStatus.value === 'connected') liveStatus.value = 'reconnecting'; });
+      created.on('offline', () => {
+        if (liveStatus.value === 'connected') liveStatus.value = 'reconnecting';
+        subscribedFilters.value = new Set();
+      });
       created.on('error', (error) => {
         liveStatus.value = 'error';
         liveError.value = error.message;
@@ -118,6 +131,7 @@ async function open(): Promise<MqttClient> {
 function subscribeOn(target: MqttClient, subscription: Subscription): void {
   target.subscribe(subscription.filter, { qos: 0, rh: 0, properties: { subscriptionIdentifier: subscription.identifier } }, (error) => {
     if (error) liveError.value = `${subscription.filter}: ${error.message}`;
+    else if (byFilter.get(subscription.filter) === subscription) markSubscribed(subscription.filter, true);
   });
 }
 
@@ -177,6 +191,7 @@ export function subscribeLive(filter: string, listener: Listener): () => void {
     if (owned.listeners.size > 0) return;
     byFilter.delete(filter);
     byIdentifier.delete(owned.identifier);
+    markSubscribed(filter, false);
     if (client?.connected) client.unsubscribe(filter);
     if (byFilter.size === 0) {
       clearTimeout(closeTimer);
@@ -193,6 +208,7 @@ export function closeLive(): void {
   opening = null;
   if (target) target.end(true);
   liveStatus.value = 'idle';
+  subscribedFilters.value = new Set();
 }
 
 // Logging out (or an ended session) closes the connection: its password is gone.

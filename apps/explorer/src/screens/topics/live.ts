@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { errorText } from '../../api.js';
-import { liveError, liveStatus, subscribeLive, type LiveMessage } from '../../live-mqtt.js';
+import { liveError, liveStatus, subscribedFilters, subscribeLive, type LiveMessage } from '../../live-mqtt.js';
 import { hasChildren } from './data.js';
 import { decodeUtf8, formatTime, parseJson, preview, type TopicMessage } from './format.js';
 
@@ -103,7 +103,8 @@ export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, p
   }, [filter]);
 
   const list = rows.current;
-  const status = liveStatus.value;
+  const connection = liveStatus.value;
+  const status = connection === 'connected' && filter !== null && !subscribedFilters.value.has(filter) ? 'subscribing' : connection;
   const open = (message: TopicMessage, index: number): void => {
     const previous = list.slice(index + 1).find((candidate) => candidate.topic === message.topic) ?? null;
     props.onOpen(message, previous);
@@ -144,6 +145,7 @@ const STATUS_TEXT: Record<string, string> = {
   idle: 'Not connected',
   connecting: 'Connecting…',
   connected: 'Live',
+  subscribing: 'Subscribing…',
   reconnecting: 'Reconnecting…',
   error: 'Connection error',
 };
