@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
-import { subscribeLive } from '../../live-mqtt.js';
+import { subscribedFilters, subscribeLive } from '../../live-mqtt.js';
 import { readMessages } from './data.js';
 import { isoMillis, numberAt, parseJsonPath, type TopicMessage } from './format.js';
 import { fromLive } from './live.js';
@@ -173,6 +173,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
           ${RANGES.map((candidate) => html`<option value=${candidate.id}>${candidate.label}</option>`)}
         </select></label>
         <span class="grow"></span>
+        <span class="chart-live muted">${subscribedFilters.value.has(props.topic) ? 'Live updates on' : 'Connecting for live updates…'}</span>
         <span class="chart-count" role="status"><span class="chart-points">${counts.points.toLocaleString('en-US')} points</span>
           <span class="muted"> (${counts.stored} stored, ${counts.live} live${counts.skipped ? `, ${counts.skipped} not numeric` : ''})</span></span>
       </form>

@@ -1,0 +1,125 @@
+/**
+ * Topics screen, Publish and Chart tabs: a message published from the page reaches a Node MQTT 5
+ * subscriber with the same bytes, QoS, retain and properties; the chart plots a numeric series
+ * from stored history and live points; the detail marks the changed number in its diff.
+ */
+import { strict as assert } from 'node:assert';
+import mqtt, { type MqttClient, type IPublishPacket } from 'mqtt';
+import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+
+describe('explorer: publish and chart', function () {
+  this.timeout(60_000);
+  const suite = explorerSuite();
+  const clients: MqttClient[] = [];
+
+  async function client(): Promise<MqttClient> {
+    const connected = await mqtt.connectAsync(`mqtt://127.0.0.1:${suite.server.engine.need('mqtt').ports.mqtt}`, { protocolVersion: 5, username: 'admin', password: 'ADMIN', clientId: `pc-${Math.random().toString(36).slice(2)}`, reconnectPeriod: 0 });
+    clients.push(connected);
+    return connected;
+  }
+
+  afterEach(async () => {
+    for (const connected of clients.splice(0)) await connected.endAsync();
+  });
+
+  it('publishes from the page to an MQTT 5 subscriber: same bytes, QoS, retain, properties', async () => {
+    const subscriber = await client();
+    await subscriber.subscribeAsync('ui/out/#', { qos: 2, rap: true });
+    const received = new Promise<{ topic: string; payload: Buffer; packet: IPublishPacket }>((resolve) => {
+      subscriber.on('message', (topic, payload, packet) => resolve({ topic, payload, packet }));
+    });
+    // The topic exists (so the tree can prefill it).
+    const publisher = await client();
+    await publisher.publishAsync('ui/out/target', 'seed', { qos: 1 });
+    const seed = await received;
+    assert.equal(seed.payload.toString(), 'seed');
+    const next = new Promise<{ topic: string; payload: Buffer; packet: IPublishPacket }>((resolve) => {
+      subscriber.on('message', (topic, payload, packet) => { if (payload.toString() !== 'seed') resolve({ topic, payload, packet }); });
+    });
+
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/ui/out/target?tab=publish');
+    const form = page.getByRole('form', { name: 'Publish a message' });
+    await form.waitFor();
+    assert.equal(await form.getByLabel('Topic', { exact: true }).inputValue(), 'ui/out/target');
+    const text = 'Grüße {"ok": true}\n  ✓ line two';
+    await form.getByLabel('Payload', { exact: true }).fill(text);
+    await form.getByLabel('QoS').selectOption('1');
+    await form.getByLabel('Retain').check();
+    await form.getByLabel('Content type').fill('text/plain; charset=utf-8');
+    await form.getByLabel('Response topic').fill('ui/replies');
+    await form.getByLabel('Correlation data').fill('req-42');
+    await form.getByLabel('Message expiry (seconds)').fill('3600');
+    await form.getByRole('button', { name: 'Add user property' }).click();
+    await form.getByLabel('User property 1 key').fill('origin');
+    await form.getByLabel('User property 1 value').fill('explorer');
+    await docScreenshot(page, 'topic-publish');
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await page.getByRole('status').filter({ hasText: /Published message \d+ to ui\/out\/target/ }).waitFor();
+
+    const message = await next;
+    assert.equal(message.topic, 'ui/out/target');
+    assert.ok(message.payload.equals(Buffer.from(text, 'utf8')), `bytes: ${message.payload.toString('hex')}`);
+    assert.equal(message.packet.qos, 1);
+    assert.equal(message.packet.retain, true);
+    const properties = message.packet.properties!;
+    assert.deepEqual({ ...properties.userProperties }, { origin: 'explorer' });
+    assert.equal(properties.contentType, 'text/plain; charset=utf-8');
+    assert.equal(properties.responseTopic, 'ui/replies');
+    assert.equal(Buffer.from(properties.correlationData!).toString(), 'req-42');
+    assert.ok(properties.messageExpiryInterval! > 3590 && properties.messageExpiryInterval! <= 3600);
+    assert.equal(properties.payloadFormatIndicator, true);
+
+    // Republish from the message detail fills the form again.
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.locator('td.payload-cell', { hasText: 'Grüße' }).click();
+    const detail = page.getByRole('dialog', { name: /^Message \d+$/ });
+    await detail.getByRole('button', { name: 'Republish' }).click();
+    await form.waitFor();
+    assert.equal(await form.getByLabel('Payload', { exact: true }).inputValue(), text);
+    assert.equal(await form.getByLabel('User property 1 value').inputValue(), 'explorer');
+    assert.equal(await form.getByLabel('Correlation data').inputValue(), 'req-42');
+    assert.equal(await form.getByLabel('Retain').isChecked(), true);
+  });
+
+  it('an invalid JSON payload is refused with the server\'s error', async () => {
+    const publisher = await client();
+    await publisher.publishAsync('ui/json', '{}', { qos: 1 });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/ui/json?tab=publish');
+    const form = page.getByRole('form', { name: 'Publish a message' });
+    await form.getByLabel('Payload', { exact: true }).fill('{not json');
+    await form.getByLabel('Payload type').selectOption('json');
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await page.getByRole('alert').filter({ hasText: '12012' }).waitFor();
+  });
+
+  it('charts a numeric JSON field over stored and live points; the diff marks the changed number', async () => {
+    const publisher = await client();
+    for (let i = 0; i < 12; i++) await publisher.publishAsync('lab/sensor/1', JSON.stringify({ temp: 20 + i * 0.5, unit: 'C' }), { qos: 1 });
+    await publisher.publishAsync('lab/sensor/1', 'offline', { qos: 1 }); // not numeric: not a point
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/lab/sensor/1?tab=chart&field=temp');
+    await page.locator('.chart-points', { hasText: '12 points' }).waitFor();
+    await page.locator('.chart-plot canvas').waitFor();
+    await page.getByText('1 not numeric').waitFor();
+    // A live point, once the chart's subscription is acknowledged.
+    await page.locator('.chart-live', { hasText: 'Live updates on' }).waitFor();
+    await publisher.publishAsync('lab/sensor/1', JSON.stringify({ temp: 30, unit: 'C' }), { qos: 1 });
+    await page.locator('.chart-points', { hasText: '13 points' }).waitFor();
+    await page.getByText('12 stored, 1 live').waitFor();
+    await docScreenshot(page, 'topic-chart');
+    // The payload itself as the series (no path): the bare numbers of another topic.
+    await publisher.publishAsync('lab/counter', '41', { qos: 1 });
+    await publisher.publishAsync('lab/counter', '42.5', { qos: 1 });
+    await page.goto('/apps/explorer/#/topics/lab/counter?tab=chart');
+    await page.locator('.chart-points', { hasText: '2 points' }).waitFor();
+    // The numeric diff: message 42.5 against 41.
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.locator('td.payload-cell', { hasText: '42.5' }).click();
+    const diff = page.getByRole('dialog', { name: /^Message \d+$/ }).getByLabel('Diff');
+    await diff.locator('.diff-removed', { hasText: '41' }).waitFor();
+    await diff.locator('.diff-added mark.diff-number', { hasText: '42.5' }).waitFor();
+    await diff.getByText('(+1.5)').waitFor();
+  });
+});
