@@ -160,13 +160,24 @@ export function preview(message: TopicMessage, max = 160): string {
   return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const dateFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: '2-digit', day: '2-digit' });
+/** Formatted times by their ISO second: formatting is slow and a flood repeats the same seconds. */
+const timeCache = new Map<string, string>();
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
+  const key = iso.slice(0, 19);
+  const cached = timeCache.get(key);
+  if (cached !== undefined) return cached;
   const date = new Date(iso.endsWith('Z') || /[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
   if (Number.isNaN(date.getTime())) return iso;
-  const now = new Date();
-  const time = date.toLocaleTimeString(undefined, { hour12: false });
-  return date.toDateString() === now.toDateString() ? time : `${date.toLocaleDateString()} ${time}`;
+  const today = dateFormat.format(new Date());
+  const day = dateFormat.format(date);
+  const text = day === today ? timeFormat.format(date) : `${day} ${timeFormat.format(date)}`;
+  if (timeCache.size > 2000) timeCache.clear();
+  timeCache.set(key, text);
+  return text;
 }
 
 /** Parses an ISO date-time as UTC when it carries no zone (the server's canonical form). */

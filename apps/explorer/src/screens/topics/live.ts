@@ -43,12 +43,23 @@ export function fromLive(message: LiveMessage): TopicMessage {
   };
 }
 
+/** A kept live message, converted for display only when its row is shown. */
+interface LiveEntry {
+  raw: LiveMessage;
+  message?: TopicMessage;
+}
+
+function messageOf(entry: LiveEntry): TopicMessage {
+  entry.message ??= fromLive(entry.raw);
+  return entry.message;
+}
+
 export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, previous: TopicMessage | null) => void; selectedKey?: string }) {
   const [filter, setFilter] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [paused, setPaused] = useState(false);
   const [, setTick] = useState(0);
-  const rows = useRef<TopicMessage[]>([]);
+  const rows = useRef<LiveEntry[]>([]);
   const counts = useRef({ received: 0, skipped: 0 });
   const pausedRef = useRef(false);
   pausedRef.current = paused;
@@ -86,7 +97,7 @@ export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, p
           return;
         }
         const list = rows.current;
-        list.unshift(fromLive(message));
+        list.unshift({ raw: message });
         if (list.length > LIVE_ROWS) {
           counts.current.skipped += list.length - LIVE_ROWS;
           list.length = LIVE_ROWS;
@@ -106,8 +117,8 @@ export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, p
   const connection = liveStatus.value;
   const status = connection === 'connected' && filter !== null && !subscribedFilters.value.has(filter) ? 'subscribing' : connection;
   const open = (message: TopicMessage, index: number): void => {
-    const previous = list.slice(index + 1).find((candidate) => candidate.topic === message.topic) ?? null;
-    props.onOpen(message, previous);
+    const previous = list.slice(index + 1).find((candidate) => candidate.raw.topic === message.topic);
+    props.onOpen(message, previous ? messageOf(previous) : null);
   };
 
   return html`
@@ -121,24 +132,53 @@ export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, p
       </div>
       ${(error || (status === 'error' && liveError.value)) && html`<p class="error" role="alert">${error || liveError.value}</p>`}
       ${list.length === 0 ? html`<p class="muted">${filter ? 'Waiting for messages…' : 'Subscribing…'}</p>` : html`
-        <div class="live-scroll">
-          <table class="messages" aria-label="Live messages table">
-            <thead><tr><th>Received</th><th>Topic</th><th>QoS</th><th>Retain</th><th>Payload</th></tr></thead>
-            <tbody>
-              ${list.map((message, index) => html`
-                <tr key=${message.key} class=${`message-row live-row${message.key === props.selectedKey ? ' selected' : ''}`} tabindex="0"
-                  onClick=${() => open(message, index)}
-                  onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') open(message, index); }}>
-                  <td title=${message.time}>${formatTime(message.time)}</td>
-                  <td class="mono">${message.topic}</td>
-                  <td>${message.qos}</td>
-                  <td>${message.retain ? 'yes' : ''}</td>
-                  <td class="mono payload-cell">${preview(message)}</td>
-                </tr>`)}
-            </tbody>
-          </table>
-        </div>`}
+        <${LiveRows} list=${list} selectedKey=${props.selectedKey} onOpen=${open} />`}
     </section>`;
+}
+
+const ROW_HEIGHT = 26;
+const OVERSCAN = 6;
+
+/** The kept rows, newest first; only those in view are in the DOM (a fixed row height window). */
+function LiveRows(props: { list: LiveEntry[]; selectedKey?: string; onOpen: (message: TopicMessage, index: number) => void }) {
+  const viewport = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [height, setHeight] = useState(480);
+  useEffect(() => {
+    const element = viewport.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
+    observer.observe(element);
+    setHeight(element.clientHeight);
+    return () => observer.disconnect();
+  }, []);
+  const { list } = props;
+  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
+  const last = Math.min(list.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
+  const rows = [];
+  for (let index = first; index < last; index++) {
+    const message = messageOf(list[index]);
+    rows.push(html`
+      <div key=${message.key} role="row" class=${`live-row message-row${message.key === props.selectedKey ? ' selected' : ''}`} tabindex="0"
+        style=${`top:${index * ROW_HEIGHT}px`} data-key=${message.key}
+        onClick=${() => props.onOpen(message, index)}
+        onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') props.onOpen(message, index); }}>
+        <span role="cell" class="live-time" title=${message.time}>${formatTime(message.time)}</span>
+        <span role="cell" class="live-topic mono" title=${message.topic}>${message.topic}</span>
+        <span role="cell" class="live-qos">${message.qos}</span>
+        <span role="cell" class="live-retain">${message.retain ? 'R' : ''}</span>
+        <span role="cell" class="live-payload mono payload-cell">${preview(message, 200)}</span>
+      </div>`);
+  }
+  return html`
+    <div class="live-table" role="table" aria-label="Live messages table" aria-rowcount=${list.length}>
+      <div class="live-head" role="row">
+        <span role="columnheader">Received</span><span role="columnheader">Topic</span><span role="columnheader">QoS</span><span role="columnheader" title="Retain">R</span><span role="columnheader">Payload</span>
+      </div>
+      <div class="live-scroll" ref=${viewport} onScroll=${(event: Event) => setScrollTop((event.target as HTMLElement).scrollTop)}>
+        <div class="live-spacer" style=${`height:${list.length * ROW_HEIGHT}px`} role="rowgroup">${rows}</div>
+      </div>
+    </div>`;
 }
 
 const STATUS_TEXT: Record<string, string> = {

@@ -19,6 +19,8 @@ export interface TopicNode {
 
 export interface Level {
   nodes: TopicNode[];
+  /** path → node, built when activity first needs it. */
+  index?: Map<string, TopicNode>;
   total: number;
   loading: boolean;
   error?: string;
@@ -37,8 +39,13 @@ export const treeFilter = signal('');
 let generation = 0;
 const stale = new Set<string>();
 let reloadTimer: ReturnType<typeof setTimeout> | undefined;
-const RELOAD_INTERVAL_MS = 1500;
+const RELOAD_INTERVAL_MS = 2000;
 const FULL_RELOAD_MS = 10_000;
+const MORE_RELOAD_MS = 5000;
+/** Messages a second above which the server is busy: the tree then reloads at most every 10 s
+ *  (each browseTopics reads the whole catalog on the server), its counts still follow the events. */
+const BUSY_RATE = 1000;
+let busyUntil = 0;
 let lastFullReload = Date.now();
 
 function bump(): void {
@@ -75,6 +82,7 @@ export async function loadLevel(key: string, force = false): Promise<void> {
     const result = await fetchLevel(key, 0, limit);
     if (mine !== generation) return;
     level.nodes = result.nodes;
+    level.index = undefined;
     level.total = result.total;
     level.error = undefined;
   } catch (error) {
@@ -100,6 +108,7 @@ export async function loadMore(key: string): Promise<void> {
     if (mine !== generation) return;
     const seen = new Set(level.nodes.map((node) => node.path));
     for (const node of result.nodes) if (!seen.has(node.path)) level.nodes.push(node);
+    level.index = undefined;
     level.total = result.total;
   } catch (error) {
     if (mine === generation) level.error = errorText(error);
@@ -178,7 +187,10 @@ export function flatten(): Row[] {
 
 /** The loaded node of a path, if any. */
 export function findNode(path: string): TopicNode | undefined {
-  return levels.get(parentKey(path))?.nodes.find((node) => node.path === path);
+  const level = levels.get(parentKey(path));
+  if (!level) return undefined;
+  level.index ??= new Map(level.nodes.map((candidate) => [candidate.path, candidate]));
+  return level.index.get(path);
 }
 
 /**
@@ -197,7 +209,8 @@ export function applyActivity(topics: Array<{ topic: string; count: number; last
       const path = parts.slice(0, i + 1).join('/');
       const level = levels.get(key);
       if (!level) break;
-      const node = level.nodes.find((candidate) => candidate.path === path);
+      level.index ??= new Map(level.nodes.map((candidate) => [candidate.path, candidate]));
+      const node = level.index.get(path);
       if (!node) {
         // Not loaded: a new node, unless the level is paged and the node may sort after the loaded part.
         if (!level.loading && (level.nodes.length >= level.total || (level.nodes.length > 0 && level.nodes[level.nodes.length - 1].name > parts[i]))) stale.add(key);
@@ -216,8 +229,13 @@ export function applyActivity(topics: Array<{ topic: string; count: number; last
       key = path;
     }
   }
-  // Rates and counts the events do not carry: every loaded level now and then while busy.
-  if (more > 0 || Date.now() - lastFullReload > FULL_RELOAD_MS) {
+  // Rates and counts the events do not carry (and topics left out of a busy second's event, `more`):
+  // every loaded level now and then while busy.
+  const since = Date.now() - lastFullReload;
+  let total = 0;
+  for (const { count } of topics) total += count;
+  busyUntil = total + more > BUSY_RATE ? Date.now() + FULL_RELOAD_MS : busyUntil;
+  if ((more > 0 && since > (Date.now() < busyUntil ? FULL_RELOAD_MS : MORE_RELOAD_MS)) || since > FULL_RELOAD_MS) {
     lastFullReload = Date.now();
     for (const key of levels.keys()) stale.add(key);
   }
@@ -226,12 +244,31 @@ export function applyActivity(topics: Array<{ topic: string; count: number; last
   return touched;
 }
 
+let lastBusyReload = 0;
+
+function scheduleReloadLater(): void {
+  reloadTimer = setTimeout(() => {
+    reloadTimer = undefined;
+    scheduleReload();
+  }, FULL_RELOAD_MS - (Date.now() - lastBusyReload));
+}
+
+/** Reloads the stale levels one after the other (each browseTopics reads the whole catalog). */
 function scheduleReload(): void {
   if (reloadTimer !== undefined) return;
   reloadTimer = setTimeout(() => {
-    reloadTimer = undefined;
-    const keys = [...stale];
-    stale.clear();
-    for (const key of keys) if (levels.has(key) && (key === ROOT || expanded.has(key))) void loadLevel(key, true);
+    if (Date.now() < busyUntil && Date.now() - lastBusyReload < FULL_RELOAD_MS) {
+      reloadTimer = undefined;
+      scheduleReloadLater();
+      return;
+    }
+    lastBusyReload = Date.now();
+    void (async () => {
+      while (stale.size > 0) {
+        const [key] = stale;
+        stale.delete(key);
+        if (levels.has(key) && (key === ROOT || expanded.has(key))) await loadLevel(key, true);
+      }
+    })().finally(() => { reloadTimer = undefined; });
   }, RELOAD_INTERVAL_MS);
 }
