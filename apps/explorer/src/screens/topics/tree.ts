@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { formatHash, navigate } from '../../router.js';
-import { subscribeEvents } from './events-shim.js';
+import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
 import { applyActivity, expanded, flatten, loadLevel, loadMore, ROOT, refreshAll, setFilter, toggle, treeFilter, treeVersion, type Row } from './tree-state.js';
 
