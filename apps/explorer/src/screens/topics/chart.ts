@@ -52,6 +52,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(true);
   const [counts, setCounts] = useState({ points: 0, stored: 0, live: 0, skipped: 0 });
+  const [truncated, setTruncated] = useState(false);
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<UPlotInstance | null>(null);
 
@@ -126,6 +127,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
       const since = new Date(Date.now() - range.seconds * 1000).toISOString();
       const messages = await readMessages(props.topic, { startFrom: since, maxMessages: MAX_STORED }, controller.signal);
       if (controller.signal.aborted) return;
+      setTruncated(messages.length === MAX_STORED);
       const lastStoredMillis = messages.length > 0 ? isoMillis(messages[messages.length - 1].time) : 0;
       for (const message of messages) if (add(message)) stored++;
       storedDone = true;
@@ -178,6 +180,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
           <span class="muted"> (${counts.stored} stored, ${counts.live} live${counts.skipped ? `, ${counts.skipped} not numeric` : ''})</span></span>
       </form>
       ${error && html`<p class="error" role="alert">${error}</p>`}
+      ${truncated && html`<p class="muted">The range holds more than ${MAX_STORED.toLocaleString('en-US')} stored messages: the first ${MAX_STORED.toLocaleString('en-US')} are plotted; pick a shorter range for the latest.</p>`}
       ${loading && html`<p class="muted">Loading…</p>`}
       <div class="chart-plot" ref=${target}></div>
       ${!loading && counts.points === 0 && !error && html`<p class="muted">No numeric values${jsonPath ? ` at ${jsonPath}` : ''} in this range.</p>`}

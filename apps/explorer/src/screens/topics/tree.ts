@@ -5,17 +5,13 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
-import { formatHash, navigate } from '../../router.js';
+import { formatHash } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
 import { applyActivity, expanded, flatten, loadLevel, loadMore, ROOT, refreshAll, setFilter, toggle, treeFilter, treeVersion, type Row } from './tree-state.js';
 
 export const ROW_HEIGHT = 26;
 const OVERSCAN = 8;
-
-export function topicHash(path: string, query: Record<string, string | undefined> = {}): Parameters<typeof navigate>[0] {
-  return { screen: 'topics', path: path.split('/'), query };
-}
 
 export function TopicTree(props: { selected: string | null; tab: string }) {
   const version = treeVersion.value;
