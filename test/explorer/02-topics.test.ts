@@ -102,4 +102,22 @@ describe('explorer: topics tree and live tail', function () {
     await publisher.publishAsync('leafy/x', 'two', { qos: 1 });
     await page.locator('.live-row', { hasText: 'two' }).waitFor();
   });
+
+  it('the info tab shows counts, rates, subscribers and the integration table', async () => {
+    const subscriber = await client();
+    await subscriber.subscribeAsync('infodemo/#', { qos: 1 });
+    const publisher = await client();
+    for (let i = 0; i < 3; i++) await publisher.publishAsync('infodemo/x', String(i), { qos: 1 });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/infodemo/x?tab=info');
+    const info = page.getByRole('region', { name: 'Topic information' });
+    await info.locator('.info-count', { hasText: '3' }).waitFor();
+    await info.getByRole('link', { name: subscriber.options.clientId! }).waitFor();
+    const table = info.locator('dd a[href^="#/tables/"]');
+    await table.waitFor();
+    assert.match((await table.getAttribute('href'))!, /^#\/tables\/[^/]+\/[^/]+$/);
+    // A branch that is no topic itself says so.
+    await page.goto('/apps/explorer/#/topics/infodemo?tab=info');
+    await info.getByText('No message was ever published to').waitFor();
+  });
 });
