@@ -15,7 +15,7 @@ import { LiveTab } from './live.js';
 import { MessageDetail } from './message.js';
 import { PublishTab } from './publish.js';
 import { TopicTree } from './tree.js';
-import { expand, findNode, reveal, treeVersion } from './tree-state.js';
+import { expand, findNode, levels, loadMore, parentKey, reveal, treeVersion } from './tree-state.js';
 
 const TABS = [
   { id: 'live', title: 'Live' },
@@ -53,7 +53,13 @@ export function TopicsScreen({ route }: ScreenProps) {
   useEffect(() => {
     if (selected === null || autoExpanded.current === selected) return;
     const node = findNode(selected);
-    if (!node) return;
+    if (!node) {
+      // A deep link past the loaded page of its level: load the next pages until it is there.
+      const level = levels.get(parentKey(selected));
+      const name = selected.slice(selected.lastIndexOf('/') + 1);
+      if (level && !level.loading && !level.error && level.nodes.length < level.total && level.nodes.length > 0 && level.nodes[level.nodes.length - 1].name < name) void loadMore(parentKey(selected));
+      return;
+    }
     autoExpanded.current = selected;
     if (node.hasChildren) expand(selected);
   }, [selected, version]);
