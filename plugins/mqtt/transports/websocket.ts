@@ -7,6 +7,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { UpgradeHandler } from '../../http/http-service';
 import type { Broker } from '../broker';
@@ -54,6 +55,15 @@ function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServ
   });
   wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
     const stream = createWebSocketStream(socket);
+    // The broker writes a turn's packets at once (cork/uncork); without a writev each would be its
+    // own frame. Several packets may share a frame [MQTT-6.0.0-2].
+    (stream as Duplex & { _writev: Duplex['_writev'] })._writev = (chunks, callback) => {
+      if (socket.readyState !== socket.OPEN) {
+        callback(new Error('the WebSocket is not open'));
+        return;
+      }
+      socket.send(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((entry) => entry.chunk as Buffer)), { binary: true }, callback);
+    };
     // MQTT travels in binary frames only [MQTT-6.0.0-1]: a text frame closes the connection,
     // before the stream (whose listener comes after this one) can pass its bytes on.
     socket.prependListener('message', (_data: unknown, isBinary: boolean) => {

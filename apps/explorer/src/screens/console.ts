@@ -10,7 +10,6 @@ import { html } from '../html.js';
 import { login } from '../api.js';
 import { setQuery } from '../router.js';
 import type { ScreenProps } from '../app.js';
-import { ensureStylesheet } from './tables/data.js';
 import {
   ACTION_TEMPLATES, REST_BASE, REST_TEMPLATES, TOKEN_PLACEHOLDER, restTemplatesFromOpenApi, templateKey, templateText,
   type RestTemplate, type Template,
@@ -31,7 +30,7 @@ interface Response {
 let openApiRoutes: RestTemplate[] | undefined;
 
 export function ConsoleScreen(props: ScreenProps) {
-  useEffect(() => { ensureStylesheet('data.css'); void loadOpenApi(); }, []);
+  useEffect(() => { void loadOpenApi(); }, []);
   const [restRoutes, setRestRoutes] = useState<readonly RestTemplate[]>(openApiRoutes ?? REST_TEMPLATES);
   const [restNote, setRestNote] = useState(openApiRoutes ? 'From the server\'s OpenAPI document.' : '');
   const [filter, setFilter] = useState('');

@@ -9,7 +9,7 @@ import { html } from '../html.js';
 import { formatHash, setQuery } from '../router.js';
 import type { ScreenProps } from '../app.js';
 import { call, errorText } from '../api.js';
-import { describeTable, ensureStylesheet, type TableInfo } from './tables/data.js';
+import { describeTable, type TableInfo } from './tables/data.js';
 import { TableList } from './tables/list.js';
 import { TableRecords } from './tables/records.js';
 import { TableStructure } from './tables/structure.js';
@@ -17,7 +17,6 @@ import { TableStructure } from './tables/structure.js';
 const DEFAULT_DATABASE = 'main';
 
 export function TablesScreen(props: ScreenProps) {
-  useEffect(() => ensureStylesheet('data.css'), []);
   const [database = DEFAULT_DATABASE, table] = props.route.path;
   return html`
     <div class="tables-screen">

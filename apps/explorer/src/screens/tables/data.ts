@@ -214,11 +214,3 @@ export function insertTemplate(fields: FieldInfo[]): Row {
   return template;
 }
 
-/** Adds a stylesheet of public/ once (until the lead links it in index.html). */
-export function ensureStylesheet(name: string): void {
-  if (document.querySelector(`link[rel="stylesheet"][href$="${name}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = `./${name}`;
-  document.head.append(link);
-}

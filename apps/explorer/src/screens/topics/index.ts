@@ -26,17 +26,7 @@ const TABS = [
 ] as const;
 type TabId = typeof TABS[number]['id'];
 
-/** The screen's stylesheet, unless index.html links it already. */
-function ensureStylesheet(): void {
-  if (document.querySelector('link[href$="topics.css"]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = './topics.css';
-  document.head.append(link);
-}
-
 export function TopicsScreen({ route }: ScreenProps) {
-  ensureStylesheet();
   const selected = route.path.length > 0 ? route.path.join('/') : null;
   const tab: TabId = (TABS.find((candidate) => candidate.id === route.query.tab)?.id) ?? 'live';
   const msgId = route.query.msg !== undefined && /^\d+$/.test(route.query.msg) ? Number(route.query.msg) : undefined;
