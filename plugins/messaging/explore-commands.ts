@@ -117,20 +117,22 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  // The figures every stream and caller shares, taken at most once a second (tables every 10 s:
-  // listing them walks every integration table).
+  // The figures every stream and caller shares, taken at most once a second (tables every 10 s or
+  // when the topics change: listing them sorts every integration table).
   let figures: { at: number; value: Omit<Overview, 'busiestTopics'>; busiest: Overview['busiestTopics'] } | undefined;
-  let tables = { at: 0, count: 0 };
+  let tables = { at: 0, count: 0, topics: -1 };
   const currentFigures = () => {
     const now = Date.now();
     if (figures && now - figures.at < 1000) return figures;
     let connected = 0;
     for (const session of core.sessions.values()) if (session.online) connected++;
     const storage = engine.need('storage');
-    if (now - tables.at >= 10_000) {
+    const topics = storage.messageLog.topicCount();
+    // Integration tables come and go with topics: counted again when those change.
+    if (now - tables.at >= 10_000 || topics !== tables.topics) {
       let count = 0;
       for (const database of storage.listDatabases()) count += storage.listTables(database).length;
-      tables = { at: now, count };
+      tables = { at: now, count, topics };
     }
     const { stats } = core;
     const [inRate, outRate] = rates.sample(stats.messagesReceived, stats.messagesSent);
@@ -139,7 +141,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
       value: {
         clientsConnected: connected,
         clientsDisconnected: core.sessions.size - connected,
-        topics: storage.messageLog.topicCount(),
+        topics,
         subscriptions: core.tree.size,
         // The server's own $SYS topics are not counted.
         retainedMessages: core.retained.size - core.retained.list('$SYS/').length,
