@@ -12,9 +12,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import fastifyCompress from '@fastify/compress';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { explorerEvents } from './events';
+import { withModulePreloads } from './module-preloads';
 import { vendorRoutes } from './vendor-files';
 
 export const EXPLORER_PATH = '/apps/explorer/';
@@ -39,11 +40,15 @@ export default definePlugin({
     if (!existsSync(join(scriptsDir, 'main.js'))) throw new Error(`explorer: ${scriptsDir}/main.js is missing: run npm run build`);
 
     http.setBrowserHome(readFileSync(join(publicDir, 'launcher.html'), 'utf8'));
+    const indexHtml = withModulePreloads(readFileSync(join(publicDir, 'index.html'), 'utf8'), scriptsDir);
     const { fastify } = http;
     fastify.register(async (app: FastifyInstance) => {
       await app.register(fastifyCompress, { global: true, threshold: 1024 });
-      // index.html and the app's modules change with each build: revalidated on every load.
-      await app.register(fastifyStatic, { root: publicDir, prefix: EXPLORER_PATH, decorateReply: false, cacheControl: true, maxAge: 0, index: ['index.html'] });
+      const sendIndex = (_request: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(indexHtml);
+      app.get(EXPLORER_PATH, sendIndex);
+      app.get(`${EXPLORER_PATH}index.html`, sendIndex);
+      // The app's modules change with each build: revalidated on every load.
+      await app.register(fastifyStatic, { root: publicDir, prefix: EXPLORER_PATH, decorateReply: false, cacheControl: true, maxAge: 0, index: false });
       await app.register(fastifyStatic, { root: scriptsDir, prefix: `${EXPLORER_PATH}js/`, decorateReply: false, cacheControl: true, maxAge: 0, allowedPath: (path) => path.endsWith('.js') });
       vendorRoutes(app, `${EXPLORER_PATH}vendor/`, join(root, 'node_modules'));
       explorerEvents(app, engine, `${EXPLORER_PATH}events`);

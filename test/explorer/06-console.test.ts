@@ -71,6 +71,7 @@ describe('explorer: API console', function () {
     const page = await suite.page();
     await logIn(page, undefined, '#/console');
     const listed = new Set<string>();
+    await page.getByRole('list', { name: 'mq actions' }).getByRole('button').first().waitFor();
     for (const api of ['admin', 'db', 'mq']) {
       for (const name of await page.getByRole('list', { name: `${api} actions` }).getByRole('button').allInnerTexts()) listed.add(`${api}.${name}`);
     }

@@ -1,34 +1,73 @@
 /**
  * The shell: the login gate, the navigation bar and the current screen (router.ts). Screens are
- * components of `{ route }` in screens/; each owns its part of the hash.
+ * components of `{ route }` in screens/; each owns its part of the hash. Each screen's modules
+ * load when it is first shown (`import()`), so the first screen waits only for the shell.
  */
 import type { ComponentType } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { login, logOut } from './api.js';
+import { errorText, login, logOut } from './api.js';
 import { route, type Route } from './router.js';
 import { LoginScreen } from './screens/login.js';
-import { OverviewScreen } from './screens/overview.js';
-import { TopicsScreen } from './screens/topics/index.js';
-import { ClientsScreen } from './screens/clients.js';
-import { RetainedScreen } from './screens/retained.js';
-import { TablesScreen } from './screens/tables.js';
-import { ConsoleScreen } from './screens/console.js';
 
 export interface ScreenProps {
   route: Route;
 }
 
-const SCREENS: ReadonlyArray<{ id: string; title: string; component: ComponentType<ScreenProps> }> = [
-  { id: 'overview', title: 'Overview', component: OverviewScreen },
-  { id: 'topics', title: 'Topics', component: TopicsScreen },
-  { id: 'clients', title: 'Clients', component: ClientsScreen },
-  { id: 'retained', title: 'Retained', component: RetainedScreen },
-  { id: 'tables', title: 'Tables', component: TablesScreen },
-  { id: 'console', title: 'API console', component: ConsoleScreen },
+type Screen = ComponentType<ScreenProps>;
+
+interface ScreenEntry {
+  id: string;
+  title: string;
+  load: () => Promise<Screen>;
+}
+
+const SCREENS: readonly ScreenEntry[] = [
+  { id: 'overview', title: 'Overview', load: () => import('./screens/overview.js').then((m) => m.OverviewScreen) },
+  { id: 'topics', title: 'Topics', load: () => import('./screens/topics/index.js').then((m) => m.TopicsScreen) },
+  { id: 'clients', title: 'Clients', load: () => import('./screens/clients.js').then((m) => m.ClientsScreen) },
+  { id: 'retained', title: 'Retained', load: () => import('./screens/retained.js').then((m) => m.RetainedScreen) },
+  { id: 'tables', title: 'Tables', load: () => import('./screens/tables.js').then((m) => m.TablesScreen) },
+  { id: 'console', title: 'API console', load: () => import('./screens/console.js').then((m) => m.ConsoleScreen) },
 ];
+
+const loaded = new Map<string, Screen>();
+
+/** The screen's component once its modules are in (a short "Loading…" before, the first time only). */
+function LazyScreen({ entry, route: current }: { entry: ScreenEntry; route: Route }) {
+  const [, setLoaded] = useState(0);
+  const [failure, setFailure] = useState('');
+  const component = loaded.get(entry.id);
+  useEffect(() => {
+    if (component) return;
+    let live = true;
+    entry.load().then((screen) => {
+      loaded.set(entry.id, screen);
+      if (live) setLoaded((n) => n + 1);
+    }, (error: unknown) => { if (live) setFailure(errorText(error)); });
+    return () => { live = false; };
+  }, [entry, component]);
+  if (failure) return html`<p class="error" role="alert">This screen did not load: ${failure}</p>`;
+  if (!component) return html`<p class="muted">Loading…</p>`;
+  return html`<${component} route=${current} />`;
+}
+
+/** Once logged in and idle, the other screens' modules are fetched, so moving between screens waits for nothing. */
+let prefetched = false;
+function prefetchScreens(): void {
+  if (prefetched) return;
+  prefetched = true;
+  const later = (globalThis as { requestIdleCallback?: (callback: () => void) => void }).requestIdleCallback ?? ((callback: () => void) => setTimeout(callback, 200));
+  later(() => {
+    for (const entry of SCREENS) {
+      if (!loaded.has(entry.id)) entry.load().then((screen) => { loaded.set(entry.id, screen); }, () => undefined);
+    }
+  });
+}
 
 export function App() {
   const account = login.value;
+  useEffect(() => { if (account) prefetchScreens(); }, [account]);
   if (!account) return html`<${LoginScreen} />`;
   const current = route.value;
   const screen = SCREENS.find((candidate) => candidate.id === current.screen);
@@ -42,6 +81,6 @@ export function App() {
       <button type="button" class="logout" onClick=${() => { void logOut(); }}>Log out</button>
     </header>
     <main class="screen" data-screen=${current.screen}>
-      ${screen ? html`<${screen.component} route=${current} />` : html`<p class="error">No screen "${current.screen}". <a href="#/overview">Overview</a></p>`}
+      ${screen ? html`<${LazyScreen} key=${screen.id} entry=${screen} route=${current} />` : html`<p class="error">No screen "${current.screen}". <a href="#/overview">Overview</a></p>`}
     </main>`;
 }
