@@ -7,7 +7,8 @@
  * repeated failures it answers 429 with `Retry-After`.
  *
  * `Authorization: Bearer <authToken>` with a live JSON-action session token is accepted too (the
- * explorer's API console has a token, not the password); an ended or unknown token is 401 (12031).
+ * explorer's API console has a token, not the password); any other Bearer value is a bad credential
+ * like a wrong password (401, 12033, the Basic challenge).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../kernel/engine';
@@ -72,13 +73,13 @@ export function basicAuth(engine: Engine) {
     }
     const bearer = header === undefined ? null : /^\s*bearer\s+(\S+)\s*$/i.exec(header);
     if (bearer) {
-      let session;
-      try {
-        session = engine.apiSessions.use(bearer[1]);
-      } catch (error) {
-        replyRestError(reply, request, error as Error);
+      // Anything but a live token is answered as any bad credential (401, 12033, the Basic challenge).
+      const session = engine.apiSessions.findByToken(bearer[1]);
+      if (!session) {
+        unauthorized(request, reply);
         return;
       }
+      engine.apiSessions.use(bearer[1]);
       contexts.set(request, { principal: accounts.principal(session.account), origin: 'rest' });
       done();
       return;

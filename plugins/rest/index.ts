@@ -39,7 +39,7 @@ export default definePlugin({
               + 'Errors answer `{errorCode, errorMessage}`.',
           },
           components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, bearerAuth: { type: 'http', scheme: 'bearer', description: 'an authToken from the JSON actions\' createSession' } } },
-          security: [{ basicAuth: [] }, { bearerAuth: [] }],
+          security: [{ basicAuth: [] }],
           tags: [
             { name: 'tables', description: 'Create, list and delete tables' },
             { name: 'indexes', description: 'Create, list, read and delete indexes' },

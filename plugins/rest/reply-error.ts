@@ -33,8 +33,7 @@ function restError(error: unknown, request: FastifyRequest): EngineError {
 /** Sends the answer for `error` (also used by the authentication hook). */
 export function replyRestError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
   const shown = restError(error, request);
-  // A dead Bearer token is answered in Bearer terms (RFC 6750), so browsers show no Basic prompt.
-  if (shown.status === 401) void reply.header('www-authenticate', shown.id === 'INVALID_TOKEN' ? 'Bearer realm="engine", error="invalid_token"' : WWW_AUTHENTICATE);
+  if (shown.status === 401) void reply.header('www-authenticate', WWW_AUTHENTICATE);
   if (shown.id === 'TOO_MANY_FAILED_LOGINS') void reply.header('retry-after', String(shown.details.retryAfter));
   return reply.code(shown.status).send({ errorCode: shown.code, errorMessage: shown.message });
 }
