@@ -15,7 +15,10 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startServer, type TestServer } from '../helpers/server';
+import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
+import { spawnEngine } from '../helpers/engine-process';
+import { startServer, tempDataDir, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -28,7 +31,10 @@ export const DOC_SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPOSITOR
 export const ADMIN: [string, string] = ['admin', 'ADMIN'];
 
 export interface ExplorerSuite {
+  /** The server (in-process; with `childProcess`, `engine` is absent: only `http` and `dataDir`). */
   readonly server: TestServer;
+  /** The server's MQTT (TCP) port. */
+  readonly mqttPort: number;
   readonly browser: Browser;
   /** A new context and page for this test, watched for errors and outside requests. */
   page(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
@@ -40,10 +46,54 @@ export interface ExplorerSuite {
 
 export interface SuiteOptions {
   settings?: Partial<Settings>;
+  /**
+   * Runs the server as its own process (`node dist/main.js`), as in production: a test that
+   * times the page (page.evaluate round trips) then does not also time the server's work, which
+   * in-process would share this process's event loop with playwright.
+   */
+  childProcess?: boolean;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The server as a child process on free ports (HTTP and MQTT over TCP only). */
+async function startChildServer(): Promise<{ server: TestServer; mqttPort: number }> {
+  const dataDir = tempDataDir('explorer');
+  const [httpPort, mqttPort] = [await freePort(), await freePort()];
+  const child = spawnEngine({
+    ENGINE_DATA_DIR: dataDir,
+    ENGINE_LISTENING_HTTP_PORT: String(httpPort),
+    ENGINE_LISTENING_HTTPS_PORT: 'off',
+    ENGINE_MQTT_PORT: String(mqttPort),
+    ENGINE_MQTTS_PORT: 'off',
+    ENGINE_MQTT_WS_PORT: 'off',
+    ENGINE_MQTT_WSS_PORT: 'off',
+  });
+  const listening = await child.listening;
+  const server = {
+    http: listening.http ?? `http://127.0.0.1:${httpPort}`,
+    dataDir,
+    get engine(): never { throw new Error('the server runs in a child process: no engine here'); },
+    async close() {
+      await child.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  } as unknown as TestServer;
+  return { server, mqttPort };
 }
 
 export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
   let server: TestServer;
+  let mqttPort = 0;
   let browser: Browser;
   let contexts: BrowserContext[] = [];
   let pages: Page[] = [];
@@ -52,6 +102,7 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
 
   const suite: ExplorerSuite = {
     get server() { return server; },
+    get mqttPort() { return mqttPort; },
     get browser() { return browser; },
     async page(pageOptions = {}) {
       const context = await browser.newContext({ baseURL: server.http, viewport: pageOptions.viewport ?? { width: 1280, height: 800 } });
@@ -75,13 +126,19 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
       const port = new URL(server.http).port;
       await server.close({ keepData: true });
       server = await startServer({ ...options.settings, data_dir: server.dataDir, listening_http_port: Number(port) });
+      mqttPort = server.engine.need('mqtt').ports.mqtt!;
     },
   };
 
   before(async function () {
     this.timeout(60_000);
     assert.ok(existsSync(CHROMIUM), `chromium not found at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
-    server = await startServer({ listening_https_port: null, ...options.settings });
+    if (options.childProcess) {
+      ({ server, mqttPort } = await startChildServer());
+    } else {
+      server = await startServer({ listening_https_port: null, ...options.settings });
+      mqttPort = server.engine.need('mqtt').ports.mqtt!;
+    }
     origin = server.http;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   });
