@@ -7,8 +7,10 @@
  *                  launcher's `load` event), median of BENCH_ROUNDS fresh contexts
  *   logged in      the login form submitted until the overview's counters show
  *   tree           #/topics on a server with BENCH_EXPLORER_TOPICS topics (default 10,000) under
- *                  one node: until the root shows, then until that node's children show, then the
- *                  time of a `page.evaluate` round trip while the list is scrolled to its end
+ *                  one node, right after login: until the root shows (this first visit also loads
+ *                  the screen's modules), then until that node's children show; then the root
+ *                  again from the overview; then the time of a `page.evaluate` round trip while the
+ *                  list is scrolled to its end
  *   bytes          gzip JavaScript of the first load (the issue's budget: 150 KB)
  */
 import { chromium, type Page } from 'playwright-core';
@@ -25,6 +27,7 @@ export interface ExplorerResult {
   loggedInMs: number;
   treeRootMs: number;
   treeLevelMs: number;
+  treeRootAgainMs: number;
   scrolledRoundTripMs: number;
   firstLoadGzipBytes: number;
 }
@@ -68,14 +71,18 @@ export async function runExplorer(): Promise<ExplorerResult> {
       await launcher.context().close();
 
       const page = await fresh();
+      // The first load: scripts fetched until the login form takes input (screens prefetched
+      // after login are not part of it).
       const scripts: Array<Promise<number>> = [];
+      let firstLoad = true;
       page.on('response', (response) => {
-        if (/javascript/.test(response.headers()['content-type'] ?? '')) scripts.push(response.request().sizes().then((sizes) => sizes.responseBodySize));
+        if (firstLoad && /javascript/.test(response.headers()['content-type'] ?? '')) scripts.push(response.request().sizes().then((sizes) => sizes.responseBodySize, () => 0));
       });
       firstScreen.push(await timed(async () => {
         await page.goto('/apps/explorer/', { waitUntil: 'commit' });
         await page.getByLabel('Account').waitFor();
       }));
+      firstLoad = false;
       await page.getByLabel('Account').fill('admin');
       await page.getByLabel('Password').fill('ADMIN');
       loggedIn.push(await timed(async () => {
@@ -102,6 +109,15 @@ export async function runExplorer(): Promise<ExplorerResult> {
       await page.evaluate("location.hash = '#/topics/bench'");
       await page.locator('[role="treeitem"][data-path="bench/t000000"]').waitFor();
     });
+    // Again, with the screen's modules loaded and the counts taken: what a user sees from then on.
+    await page.evaluate("location.hash = '#/overview'");
+    await page.locator('.counter').first().waitFor();
+    const treeRootAgainMs = await timed(async () => {
+      await page.evaluate("location.hash = '#/topics'");
+      await page.locator('[role="treeitem"][data-path="bench"]').waitFor();
+    });
+    await page.evaluate("location.hash = '#/topics/bench'");
+    await page.locator('[role="treeitem"][data-path="bench/t000000"]').waitFor();
     await page.getByRole('tree').first().evaluate((tree: { scrollTop: number; scrollHeight: number }) => { tree.scrollTop = tree.scrollHeight; });
     const scrolledRoundTripMs = await timed(() => page.evaluate(() => 1));
     await page.context().close();
@@ -113,6 +129,7 @@ export async function runExplorer(): Promise<ExplorerResult> {
       loggedInMs: medianOf(loggedIn),
       treeRootMs,
       treeLevelMs,
+      treeRootAgainMs,
       scrolledRoundTripMs,
       firstLoadGzipBytes,
     };
@@ -129,8 +146,9 @@ export function printExplorer(result: ExplorerResult): void {
   process.stdout.write(`${table(['measure', 'time', 'vs reference', 'budget'], [
     ['first screen (login form takes input)', ms(result.firstScreenMs), formatRatio(result.firstScreenMs / result.referenceMs), '< 500 ms'],
     ['login → overview', ms(result.loggedInMs), formatRatio(result.loggedInMs / result.referenceMs), '—'],
-    [`topics: root of ${formatNumber(result.topics)} topics`, ms(result.treeRootMs), formatRatio(result.treeRootMs / result.referenceMs), '—'],
+    [`topics: root of ${formatNumber(result.topics)} topics (first visit, right after login)`, ms(result.treeRootMs), formatRatio(result.treeRootMs / result.referenceMs), '—'],
     [`topics: a level of ${formatNumber(result.topics)} nodes`, ms(result.treeLevelMs), formatRatio(result.treeLevelMs / result.referenceMs), '—'],
+    ['topics: the root again (from the overview)', ms(result.treeRootAgainMs), formatRatio(result.treeRootAgainMs / result.referenceMs), '—'],
     ['round trip after scrolling it to the end', ms(result.scrolledRoundTripMs), '—', '< 200 ms'],
     ['first load, gzip JavaScript', `${(result.firstLoadGzipBytes / 1024).toFixed(1)} KB`, '—', '≤ 150 KB'],
   ])}\n`);

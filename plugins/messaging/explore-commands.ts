@@ -22,6 +22,8 @@ import { topicFilterProblem } from './subscription-tree';
 import { TopicCounts } from './topic-counts';
 
 const LISTED = 1000;
+/** Longest step of the background count of every topic. */
+const WARM_STEP_MS = 10;
 const BUSIEST = 10;
 
 export interface TopicNodeSummary {
@@ -57,6 +59,28 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
   const counts = new TopicCounts(engine.need('storage').messageLog, core.activity);
   const rates = new RateSampler();
   const mayList = (ctx: CommandContext, topic: string): boolean => core.allowed(ctx.principal, 'topic.list', topic);
+  // Once someone watches, every topic is counted in the background (10 ms steps), so the first
+  // look at the tree's root finds its counts ready instead of taking them all at once.
+  let warming = false;
+  let closing = false;
+  engine.onClose(async () => { closing = true; });
+  const warmCounts = (): void => {
+    if (warming) return;
+    warming = true;
+    const topics = engine.need('storage').messageLog.listTopics();
+    let next = 0;
+    const step = (): void => {
+      try {
+        const until = performance.now() + WARM_STEP_MS;
+        while (next < topics.length && !closing && performance.now() < until) counts.of(topics[next++].topic, engine.clock.now());
+      } catch {
+        next = topics.length; // a topic deleted meanwhile, or the log closing: the next look counts
+      }
+      if (next < topics.length && !closing && core.activity.watching) setImmediate(step);
+      else warming = false;
+    };
+    setImmediate(step);
+  };
   const permits = (ctx: CommandContext, command: string, clientName: string): boolean => {
     try {
       engine.authorize(ctx, command, { kind: 'client', clientName });
@@ -164,6 +188,10 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', additionalProperties: false, properties: {} },
     access: 'authenticated',
     handler: (_p, ctx) => {
+      if (!core.activity.watching) {
+        core.activity.watch();
+        warmCounts();
+      }
       core.activity.watch();
       const { value, busiest } = currentFigures();
       return { ...value, busiestTopics: busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST) };
