@@ -13,8 +13,13 @@ const ENTRY = 'main.js';
 const STATIC_IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 const SIDE_EFFECT_IMPORT = /^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 
-/** The app's modules reachable from the entry by static imports, relative to `scriptsDir`, entry first. */
-export function staticModules(scriptsDir: string): string[] {
+/** `import('./x.js')` of emitted ES modules (screens loaded on first use). */
+const DYNAMIC_IMPORT = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+const relativeTo = (scriptsDir: string, file: string): string => relative(scriptsDir, file).split('\\').join('/');
+
+/** The modules reachable from `start` by static imports (absolute paths, `start` first). */
+function staticClosure(start: string): string[] {
   const seen = new Set<string>();
   const visit = (file: string): void => {
     if (seen.has(file) || !existsSync(file)) return;
@@ -24,14 +29,48 @@ export function staticModules(scriptsDir: string): string[] {
       for (const match of text.matchAll(pattern)) visit(join(dirname(file), match[1]));
     }
   };
-  visit(join(scriptsDir, ENTRY));
-  return [...seen].map((file) => relative(scriptsDir, file).split('\\').join('/'));
+  visit(start);
+  return [...seen];
 }
 
-/** index.html with a modulepreload link per static module, before the entry's script tag. */
+/** The app's modules reachable from the entry by static imports, relative to `scriptsDir`, entry first. */
+export function staticModules(scriptsDir: string): string[] {
+  return staticClosure(join(scriptsDir, ENTRY)).map((file) => relativeTo(scriptsDir, file));
+}
+
+/**
+ * For each module the app imports with `import()` (relative ones: the screens), the modules of its
+ * static closure that the shell does not already load: the page preloads them all at once before
+ * the `import()`, instead of walking their imports level by level.
+ */
+export function lazyModules(scriptsDir: string): Record<string, string[]> {
+  const shell = new Set(staticClosure(join(scriptsDir, ENTRY)));
+  const out: Record<string, string[]> = {};
+  const pending = [...shell];
+  const done = new Set<string>();
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (done.has(file)) continue;
+    done.add(file);
+    for (const match of readFileSync(file, 'utf8').matchAll(DYNAMIC_IMPORT)) {
+      const target = join(dirname(file), match[1]);
+      if (!existsSync(target) || out[relativeTo(scriptsDir, target)]) continue;
+      const closure = staticClosure(target);
+      out[relativeTo(scriptsDir, target)] = closure.filter((module) => !shell.has(module)).map((module) => relativeTo(scriptsDir, module));
+      pending.push(...closure);
+    }
+  }
+  return out;
+}
+
+/**
+ * index.html with a modulepreload link per static module before the entry's script tag, and the
+ * lazy modules' closures as JSON (`#lazy-modules`, read by app.ts).
+ */
 export function withModulePreloads(html: string, scriptsDir: string): string {
   const links = staticModules(scriptsDir).map((path) => `<link rel="modulepreload" href="./js/${path}">`).join('\n');
+  const lazy = `<script type="application/json" id="lazy-modules">${JSON.stringify(lazyModules(scriptsDir)).replace(/</g, '\\u003c')}</script>`;
   const entry = `<script type="module" src="./js/${ENTRY}"></script>`;
   if (!html.includes(entry)) throw new Error(`explorer: index.html has no ${entry}`);
-  return html.replace(entry, `${links}\n${entry}`);
+  return html.replace(entry, `${links}\n${lazy}\n${entry}`);
 }

@@ -58,6 +58,11 @@ describe('explorer: the server side', function () {
     const index = await call('GET', `${server.http}/apps/explorer/`, { auth: null });
     assert.equal(index.status, 200);
     assert.doesNotMatch(index.text, /https?:\/\//, 'index.html names no outside address');
+    // The shell's modules are preloaded; each screen's imports are listed for the page to preload at once.
+    assert.match(index.text, /<link rel="modulepreload" href="\.\/js\/app\.js">/);
+    const lazy = JSON.parse(/<script type="application\/json" id="lazy-modules">([\s\S]*?)<\/script>/.exec(index.text)![1]) as Record<string, string[]>;
+    assert.ok(lazy['screens/topics/index.js'].includes('screens/topics/tree.js'));
+    assert.ok(!lazy['screens/topics/index.js'].includes('app.js'), 'the shell is not listed again');
     for (const name of Object.keys(VENDOR_FILES)) {
       const file = await call('GET', `${server.http}/apps/explorer/vendor/${name}`, { auth: null, headers: { 'accept-encoding': 'gzip' } });
       assert.equal(file.status, 200, name);

@@ -19,17 +19,47 @@ type Screen = ComponentType<ScreenProps>;
 interface ScreenEntry {
   id: string;
   title: string;
+  /** Its module, relative to js/ (for the preloads of its imports). */
+  module: string;
   load: () => Promise<Screen>;
 }
 
 const SCREENS: readonly ScreenEntry[] = [
-  { id: 'overview', title: 'Overview', load: () => import('./screens/overview.js').then((m) => m.OverviewScreen) },
-  { id: 'topics', title: 'Topics', load: () => import('./screens/topics/index.js').then((m) => m.TopicsScreen) },
-  { id: 'clients', title: 'Clients', load: () => import('./screens/clients.js').then((m) => m.ClientsScreen) },
-  { id: 'retained', title: 'Retained', load: () => import('./screens/retained.js').then((m) => m.RetainedScreen) },
-  { id: 'tables', title: 'Tables', load: () => import('./screens/tables.js').then((m) => m.TablesScreen) },
-  { id: 'console', title: 'API console', load: () => import('./screens/console.js').then((m) => m.ConsoleScreen) },
+  { id: 'overview', title: 'Overview', module: 'screens/overview.js', load: () => import('./screens/overview.js').then((m) => m.OverviewScreen) },
+  { id: 'topics', title: 'Topics', module: 'screens/topics/index.js', load: () => import('./screens/topics/index.js').then((m) => m.TopicsScreen) },
+  { id: 'clients', title: 'Clients', module: 'screens/clients.js', load: () => import('./screens/clients.js').then((m) => m.ClientsScreen) },
+  { id: 'retained', title: 'Retained', module: 'screens/retained.js', load: () => import('./screens/retained.js').then((m) => m.RetainedScreen) },
+  { id: 'tables', title: 'Tables', module: 'screens/tables.js', load: () => import('./screens/tables.js').then((m) => m.TablesScreen) },
+  { id: 'console', title: 'API console', module: 'screens/console.js', load: () => import('./screens/console.js').then((m) => m.ConsoleScreen) },
 ];
+
+/** Each lazy module's imports, listed by the server in index.html (plugins/explorer/module-preloads.ts). */
+let lazyModules: Record<string, string[]> | undefined;
+const preloaded = new Set<string>();
+
+/** Asks for every module a screen imports at once, instead of one import level at a time. */
+function preloadScreen(entry: ScreenEntry): void {
+  if (lazyModules === undefined) {
+    try {
+      lazyModules = JSON.parse(document.getElementById('lazy-modules')?.textContent ?? '{}') as Record<string, string[]>;
+    } catch {
+      lazyModules = {};
+    }
+  }
+  for (const module of lazyModules[entry.module] ?? []) {
+    if (preloaded.has(module)) continue;
+    preloaded.add(module);
+    const link = document.createElement('link');
+    link.rel = 'modulepreload';
+    link.href = `./js/${module}`;
+    document.head.append(link);
+  }
+}
+
+function loadScreen(entry: ScreenEntry): Promise<Screen> {
+  preloadScreen(entry);
+  return entry.load();
+}
 
 const loaded = new Map<string, Screen>();
 
@@ -41,7 +71,7 @@ function LazyScreen({ entry, route: current }: { entry: ScreenEntry; route: Rout
   useEffect(() => {
     if (component) return;
     let live = true;
-    entry.load().then((screen) => {
+    loadScreen(entry).then((screen) => {
       loaded.set(entry.id, screen);
       if (live) setLoaded((n) => n + 1);
     }, (error: unknown) => { if (live) setFailure(errorText(error)); });
@@ -60,7 +90,7 @@ function prefetchScreens(): void {
   const later = (globalThis as { requestIdleCallback?: (callback: () => void) => void }).requestIdleCallback ?? ((callback: () => void) => setTimeout(callback, 200));
   later(() => {
     for (const entry of SCREENS) {
-      if (!loaded.has(entry.id)) entry.load().then((screen) => { loaded.set(entry.id, screen); }, () => undefined);
+      if (!loaded.has(entry.id)) loadScreen(entry).then((screen) => { loaded.set(entry.id, screen); }, () => undefined);
     }
   });
 }
