@@ -8,7 +8,7 @@ import { EngineError } from './errors';
 import { CommandBus } from './bus/command-bus';
 import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
-import { authorize } from './auth/authorize';
+import { authorize, isAllowed } from './auth/authorize';
 import { LoginGuard } from './auth/login-guard';
 import { LoginThrottle } from './auth/login-throttle';
 import { LoopbackRule } from './auth/loopback-rule';
@@ -152,9 +152,14 @@ export class Engine {
     return this.loopbackRule.host;
   }
 
-  /** The one authorization decision (kernel/auth/authorize.ts). */
+  /** The one authorization decision (kernel/auth/authorize.ts); throws NOT_AUTHORIZED. */
   authorize(ctx: CommandContext, command: string, resource: Resource): void {
     authorize(this.roles, ctx.principal, command, resource);
+  }
+
+  /** The same decision as a boolean, for filtering lists (no error built per refused item). */
+  allows(ctx: CommandContext, command: string, resource: Resource): boolean {
+    return isAllowed(this.roles, ctx.principal, command, resource);
   }
 
   async close(): Promise<void> {

@@ -13,12 +13,11 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
+import { errorBody } from '../http/http-errors';
 
 const PUSH_INTERVAL_MS = 1000;
 /** Topics listed per activity event (the rest are counted in `more`). */
 const MAX_ACTIVE_TOPICS = 2000;
-/** Authorization decisions cached per stream (dropped whenever accounts or roles change). */
-const MAX_DECISIONS = 100_000;
 /** Unsent bytes above which events are skipped, and above which the stream is closed. */
 const SKIP_ABOVE_BYTES = 256 * 1024;
 const DROP_ABOVE_BYTES = 4 * 1024 * 1024;
@@ -26,7 +25,7 @@ const MAX_STREAMS_PER_SESSION = 8;
 
 function endedEvent(): string {
   const error = new EngineError('INVALID_TOKEN');
-  return `event: ended\ndata: ${JSON.stringify({ errorCode: error.code, errorMessage: error.message })}\n\n`;
+  return `event: ended\ndata: ${JSON.stringify(errorBody(error))}\n\n`;
 }
 
 export function explorerEvents(app: FastifyInstance, engine: Engine, path: string): void {
@@ -48,7 +47,7 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
       return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send(session ? '' : endedEvent());
     }
     if ((perSession.get(session.id) ?? 0) >= MAX_STREAMS_PER_SESSION) {
-      return reply.code(429).send({ errorCode: 12012, errorMessage: `at most ${MAX_STREAMS_PER_SESSION} event streams per session` });
+      return reply.code(429).send(errorBody(new EngineError('INVALID_PARAMETER', { param: 'Authorization', reason: `a session holds at most ${MAX_STREAMS_PER_SESSION} event streams` })));
     }
     perSession.set(session.id, (perSession.get(session.id) ?? 0) + 1);
     reply.hijack();
@@ -57,25 +56,8 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const messaging = engine.has('messaging') ? engine.need('messaging') : undefined;
 
-    // The account as it is now: roles revoked while the stream is open apply at the next event.
+    // The account as it is at each event: roles revoked while the stream is open apply at once.
     let principal = engine.accounts.principal(session.account);
-    let decisions = new Map<string, boolean>();
-    let decidedFor = -1;
-    const refreshPrincipal = (): void => {
-      const version = engine.accounts.version * 1_000_003 + (messaging?.rolesGeneration ?? 0);
-      if (version === decidedFor && decisions.size < MAX_DECISIONS) return;
-      principal = engine.accounts.principal(session.account);
-      decisions = new Map();
-      decidedFor = version;
-    };
-    const listable = (topic: string): boolean => {
-      let allowed = decisions.get(topic);
-      if (allowed === undefined) {
-        allowed = messaging!.allowed(principal, 'topic.list', topic);
-        decisions.set(topic, allowed);
-      }
-      return allowed;
-    };
 
     let lastSecond = 0;
     const activity = (): string => {
@@ -86,7 +68,7 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
       const topics: Array<{ topic: string; count: number; lastMessageTime: string }> = [];
       let more = 0;
       for (const tick of ticks) {
-        if (!listable(tick.topic)) continue;
+        if (!messaging.allowed(principal, 'topic.list', tick.topic)) continue;
         if (topics.length < MAX_ACTIVE_TOPICS) topics.push({ topic: tick.topic, count: tick.count, lastMessageTime: new Date(tick.lastMessageAt).toISOString() });
         else more++;
       }
@@ -109,7 +91,7 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
         res.destroy();
         return;
       }
-      refreshPrincipal();
+      principal = engine.accounts.principal(session.account);
       let text: string;
       try {
         const overview = engine.bus.has('mq.overview') ? await engine.bus.execute('mq.overview', {}, { principal, origin: 'explorer' }) : {};

@@ -20,6 +20,8 @@ import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from './subscription-tree';
 import { TopicCounts } from './topic-counts';
+import { lowerBound } from './lower-bound';
+import { sessionNamed, usable, visible } from './session-commands';
 
 const LISTED = 1000;
 /** Longest step of the background count of every topic. */
@@ -81,14 +83,6 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     };
     setImmediate(step);
   };
-  const permits = (ctx: CommandContext, command: string, clientName: string): boolean => {
-    try {
-      engine.authorize(ctx, command, { kind: 'client', clientName });
-      return true;
-    } catch {
-      return false;
-    }
-  };
 
   bus.register<{ prefix?: string | null; filter?: string; offset?: number; limit?: number }, { total: number; nodes: TopicNodeSummary[] }>({
     name: 'mq.browseTopics',
@@ -114,7 +108,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
       const all = log.listTopics();
       counts.prune(all.length);
       // The topics under the prefix are one run of the sorted list.
-      for (let i = prefix === null ? 0 : lowerBound(all, start); i < all.length; i++) {
+      for (let i = prefix === null ? 0 : lowerBound(all, start, (entry) => entry.topic); i < all.length; i++) {
         const topic = all[i].topic;
         if (prefix !== null && !topic.startsWith(start)) break;
         if (filter && !topic.toLowerCase().includes(filter)) continue;
@@ -148,8 +142,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
   const currentFigures = () => {
     const now = Date.now();
     if (figures && now - figures.at < 1000) return figures;
-    let connected = 0;
-    for (const session of core.sessions.values()) if (session.online) connected++;
+    const { connected, total } = core.sessionCounts();
     const storage = engine.need('storage');
     const topics = storage.messageLog.topicCount();
     // Integration tables come and go with topics: counted again when those change.
@@ -164,7 +157,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
       at: now,
       value: {
         clientsConnected: connected,
-        clientsDisconnected: core.sessions.size - connected,
+        clientsDisconnected: total - connected,
         topics,
         subscriptions: core.tree.size,
         // The server's own $SYS topics are not counted.
@@ -188,11 +181,9 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', additionalProperties: false, properties: {} },
     access: 'authenticated',
     handler: (_p, ctx) => {
-      if (!core.activity.watching) {
-        core.activity.watch();
-        warmCounts();
-      }
+      const started = !core.activity.watching;
       core.activity.watch();
+      if (started) warmCounts();
       const { value, busiest } = currentFigures();
       return { ...value, busiestTopics: busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST) };
     },
@@ -250,11 +241,9 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: { type: 'string', minLength: 1, maxLength: 65_550 } } },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const resource = { kind: 'client' as const, clientName: p.clientName };
-      engine.authorize(ctx, 'mq.connect', resource);
+      usable(engine, ctx, sessionNamed(core, p.clientName));
       const holder = engine.clientSessions.holder(p.clientName);
       if (!holder) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName: p.clientName });
-      if (holder.account !== undefined && holder.account !== ctx.principal.account) engine.authorize(ctx, 'mq.takeover', resource);
       holder.disconnect();
       return { clientName: p.clientName, disconnected: true };
     },
@@ -269,14 +258,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const names: string[] = [];
-      for (const session of core.sessions.values()) {
-        if (p.disconnectedOnly !== false && session.online) continue;
-        if (!permits(ctx, 'mq.connect', session.clientId)) continue;
-        if (session.principal.account !== ctx.principal.account && !permits(ctx, 'mq.takeover', session.clientId)) continue;
-        names.push(session.clientId);
-      }
-      names.sort();
+      const names = visible(engine, core, ctx).filter((session) => p.disconnectedOnly === false || !session.online).map((session) => session.clientId);
       if (!p.dryRun) {
         for (const name of names) {
           // A connected client is closed as an operator's act (0x98), then its session ends.
@@ -295,18 +277,6 @@ function retainedTopics(core: MessageCore, filter: string): string[] {
   if (problem) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: problem });
   if (filter.startsWith('$share/')) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: 'a shared subscription is not a topic filter here' });
   return core.retained.list(/[+#]/.test(filter) ? filter : undefined).map(([topic]) => topic).filter((topic) => topicMatches(filter, topic));
-}
-
-/** The first index of the sorted topic list whose topic is at or after `key`. */
-function lowerBound(sorted: ReadonlyArray<{ topic: string }>, key: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid].topic < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Message rates from the broker's counters, sampled when asked (at most one sample per 500 ms). */

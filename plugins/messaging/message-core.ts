@@ -212,6 +212,13 @@ export class MessageCore {
   }
 
   /** Messages the log holds (its last sequence: sequences are never reused). */
+  /** Sessions with a connection, and in all ($SYS figures, getMqOverview). */
+  sessionCounts(): { connected: number; total: number } {
+    let connected = 0;
+    for (const session of this.sessions.values()) if (session.online) connected++;
+    return { connected, total: this.sessions.size };
+  }
+
   storedMessages(): number {
     return this.messageLog.lastSequence();
   }
@@ -230,12 +237,7 @@ export class MessageCore {
 
   /** May the principal run `command` on the topic (the kernel's decision, as a boolean)? */
   allowed(principal: Principal, command: string, topic: string): boolean {
-    try {
-      this.engine.authorize({ principal, origin: 'mq' }, command, { kind: 'topic', topic });
-      return true;
-    } catch {
-      return false;
-    }
+    return this.engine.allows({ principal, origin: 'mq' }, command, { kind: 'topic', topic });
   }
 
   /**

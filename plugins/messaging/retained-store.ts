@@ -5,6 +5,7 @@
  * Topics live in a trie of levels so `match(filter)` visits only the branches the filter can reach
  * (a SUBSCRIBE with `sport/tennis/+` doesn't scan 100,000 topics); `get` uses a flat map.
  */
+import { lowerBound } from './lower-bound';
 
 export interface RetainedEntry {
   readonly sequence: number;
@@ -91,9 +92,9 @@ export class RetainedStore<E extends RetainedEntry> {
     }
     const prefix = prefixOrFilter ?? '';
     const sorted = this.sorted();
-    let index = lowerBound(sorted, prefix);
+    let index = lowerBound(sorted, prefix, asIs);
     if (after !== undefined && after >= prefix) {
-      index = lowerBound(sorted, after);
+      index = lowerBound(sorted, after, asIs);
       if (sorted[index] === after) index++;
     }
     for (; index < sorted.length && result.length < limit; index++) {
@@ -145,14 +146,4 @@ export class RetainedStore<E extends RetainedEntry> {
   }
 }
 
-/** First index whose topic is >= `key` in a sorted array. */
-function lowerBound(sorted: readonly string[], key: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (sorted[middle] < key) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
+const asIs = (topic: string): string => topic;

@@ -78,7 +78,7 @@ export interface SessionDescription extends SessionSummary {
   expiryInterval: number;
 }
 
-function session(core: MessageCore, clientName: string): Session {
+export function sessionNamed(core: MessageCore, clientName: string): Session {
   const found = core.sessions.get(clientName);
   if (!found) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName });
   return found;
@@ -88,11 +88,18 @@ function session(core: MessageCore, clientName: string): Session {
  * The caller may use the session: `mq.connect` on its client name, and, for another account's
  * session, `mq.takeover` too (as an MQTT CONNECT taking over another account's client id).
  */
-function usable(engine: Engine, ctx: CommandContext, target: Session): Session {
+export function usable(engine: Engine, ctx: CommandContext, target: Session): Session {
   const resource = { kind: 'client' as const, clientName: target.clientId };
   engine.authorize(ctx, SESSION_COMMAND, resource);
   if (target.principal.account !== ctx.principal.account) engine.authorize(ctx, TAKEOVER_COMMAND, resource);
   return target;
+}
+
+/** `usable` as a boolean, for listings. */
+function mayUse(engine: Engine, ctx: CommandContext, target: Session): boolean {
+  const resource = { kind: 'client' as const, clientName: target.clientId };
+  return engine.allows(ctx, SESSION_COMMAND, resource)
+    && (target.principal.account === ctx.principal.account || engine.allows(ctx, TAKEOVER_COMMAND, resource));
 }
 
 const clientResource = (p: { clientName: string }) => ({ kind: 'client' as const, clientName: p.clientName });
@@ -128,7 +135,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const found = usable(engine, ctx, session(core, p.clientName));
+      const found = usable(engine, ctx, sessionNamed(core, p.clientName));
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
       const messages = core.readSession(found, p.maxMessages ?? 20);
       return {
@@ -166,7 +173,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const target = usable(engine, ctx, session(core, p.clientName));
+      const target = usable(engine, ctx, sessionNamed(core, p.clientName));
       const topics = new KnownTopics(engine);
       return { subscriptions: p.changes.map((change) => changeOne(core, topics, target, change, ctx)) };
     },
@@ -190,7 +197,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const target = usable(engine, ctx, session(core, p.clientName));
+      const target = usable(engine, ctx, sessionNamed(core, p.clientName));
       const position = core.repositionSession(target, p.startFrom);
       return { ...summary(target), position };
     },
@@ -202,7 +209,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
     handler: (p, ctx) => {
-      usable(engine, ctx, session(core, p.clientName));
+      usable(engine, ctx, sessionNamed(core, p.clientName));
       core.deleteSession(p.clientName);
       return { deleted: true };
     },
@@ -240,21 +247,16 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     handler: (p, ctx) => {
       const chosen = p.clientNames === undefined
         ? visible(engine, core, ctx)
-        : p.clientNames.map((clientName) => usable(engine, ctx, session(core, clientName)));
+        : p.clientNames.map((clientName) => usable(engine, ctx, sessionNamed(core, clientName)));
       return { sessions: chosen.map((s) => describe(engine, core, s)) };
     },
   });
 }
 
-function visible(engine: Engine, core: MessageCore, ctx: CommandContext): Session[] {
+/** The sessions the caller may use, by client name. */
+export function visible(engine: Engine, core: MessageCore, ctx: CommandContext): Session[] {
   const out: Session[] = [];
-  for (const s of core.sessions.values()) {
-    try {
-      out.push(usable(engine, ctx, s));
-    } catch {
-      // not this caller's to see
-    }
-  }
+  for (const s of core.sessions.values()) if (mayUse(engine, ctx, s)) out.push(s);
   return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
 }
 

@@ -26,12 +26,7 @@ export class SysTopics {
   /** The current figures, by topic. */
   figures(): Record<string, string> {
     const core = this.core;
-    let connected = 0;
-    let sessions = 0;
-    for (const session of core.sessions.values()) {
-      sessions++;
-      if (session.online) connected++;
-    }
+    const { connected, total: sessions } = core.sessionCounts();
     const { stats } = core;
     return {
       '$SYS/broker/version': `engine ${core.engine.version}`,

@@ -9,6 +9,7 @@ import { html } from '../../html.js';
 import { errorText } from '../../api.js';
 import { liveError, liveStatus, subscribedFilters, subscribeLive, type LiveMessage } from '../../live-mqtt.js';
 import { hasChildren } from './data.js';
+import { useViewportHeight } from './viewport.js';
 import { decodeUtf8, formatTime, parseJson, preview, type TopicMessage } from './format.js';
 
 export const LIVE_ROWS = 500;
@@ -143,15 +144,7 @@ const OVERSCAN = 6;
 function LiveRows(props: { list: LiveEntry[]; selectedKey?: string; onOpen: (message: TopicMessage, index: number) => void }) {
   const viewport = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
-  const [height, setHeight] = useState(480);
-  useEffect(() => {
-    const element = viewport.current;
-    if (!element) return;
-    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
-    observer.observe(element);
-    setHeight(element.clientHeight);
-    return () => observer.disconnect();
-  }, []);
+  const height = useViewportHeight(viewport, 480);
   const { list } = props;
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(list.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);

@@ -8,6 +8,7 @@ import { html } from '../../html.js';
 import { formatHash } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
+import { useViewportHeight } from './viewport.js';
 import { applyActivity, expanded, flatten, loadLevel, loadMore, ROOT, refreshAll, setFilter, toggle, treeFilter, treeVersion, type Row } from './tree-state.js';
 
 export const ROW_HEIGHT = 26;
@@ -18,19 +19,11 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
   const rows = useMemo(() => flatten(), [version]);
   const viewport = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
-  const [height, setHeight] = useState(600);
+  const height = useViewportHeight(viewport, 600);
   const [filterText, setFilterText] = useState(treeFilter.value);
 
   useEffect(() => { void loadLevel(ROOT); }, []);
 
-  useEffect(() => {
-    const element = viewport.current;
-    if (!element) return;
-    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
-    observer.observe(element);
-    setHeight(element.clientHeight);
-    return () => observer.disconnect();
-  }, []);
 
   // Activity: counts on the loaded nodes, a flash on the rows in view.
   useEffect(() => subscribeEvents({
