@@ -14,7 +14,6 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import { topicMatches } from '../../kernel/auth/topic-filter';
 import type { BinaryFormat } from '../data/values/wire-format';
 import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
@@ -276,7 +275,9 @@ function retainedTopics(core: MessageCore, filter: string): string[] {
   const problem = topicFilterProblem(filter);
   if (problem) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: problem });
   if (filter.startsWith('$share/')) throw new EngineError('INVALID_TOPIC', { topic: filter, reason: 'a shared subscription is not a topic filter here' });
-  return core.retained.list(/[+#]/.test(filter) ? filter : undefined).map(([topic]) => topic).filter((topic) => topicMatches(filter, topic));
+  // A topic name is looked up; a filter walks the retained store's trie (it sorts what matches).
+  if (!/[+#]/.test(filter)) return core.retained.get(filter) ? [filter] : [];
+  return core.retained.list(filter).map(([topic]) => topic);
 }
 
 /** Message rates from the broker's counters, sampled when asked (at most one sample per 500 ms). */
