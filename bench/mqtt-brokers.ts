@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort, HOST, log, removeTempDir, tempDir } from './load';
+import { freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
 import { probeBroker } from './mqtt-probe';
 
 export type BrokerName = 'ours' | 'aedes';
@@ -72,7 +72,7 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
   const dist = join(__dirname, '..');
   const dir = name === 'ours' ? tempDir('mqtt-ours') : undefined;
   const child = name === 'ours'
-    ? spawn(process.execPath, [join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(process.execPath, [...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], {
       env: { ...process.env, BENCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
     });
