@@ -1,18 +1,18 @@
 /**
  * The message log on LMDB (kernel/storage/message-log-port.ts, docs/storage.md "The message log").
  *
- * - `log`        key = global sequence (number), value = [topicId, createTs, payload, qos, retain,
- *                contentType, correlationData, responseTopic, expirySeconds, userProperties,
- *                payloadFormat, publisher] (msgpack)
- * - `log:topic`  key = topic id (4 bytes BE) ‖ sequence (8 bytes BE), value = empty
+ * - `log:blocks` key = the first sequence of a block, value = the messages of one append, in
+ *                sequence order (log-blocks.ts): a turn of publishes costs one put
+ * - `log:chunks` the per-topic index (topic-index.ts), written behind the log in bulk
  * - `log:state`  the message core's state, committed with the appends (log-state.ts)
  * - catalog      ['topic', topic] → LogTopic; ['topic-id'] → next topic id, written with each new
- *                topic; ['log-seq'] → next sequence, written with each topic delete (otherwise
- *                the last `log` key + 1 is the next sequence: the counter lives in memory).
+ *                topic; ['log-seq'] → next sequence, written with each topic delete or trim
+ *                (otherwise the last block's last sequence + 1 is the next: the counter lives in
+ *                memory); ['log-indexed'] → the index's watermark.
  *
- * No named database per topic: a topic is a catalog entry and a key range of `log:topic`.
+ * No named database per topic: a topic is a catalog entry and a key range of `log:chunks`.
  * Its integration table is a view (a TableState whose records and `create_ts_idx` index are
- * adapters over these two databases), synthesized on first access and cached.
+ * adapters over the log and its index), synthesized on first access and cached.
  */
 import type { Database } from 'lmdb';
 import { EngineError } from '../../kernel/errors';
@@ -21,40 +21,28 @@ import type {
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
-import { appendRecordId, encodeIndexKey, keyLength, readRecordId, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
 import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
-import { EMPTY_VALUE, type IndexDb, type LmdbEnvironment, type RecordsDb } from './environment';
+import type { IndexDb, LmdbEnvironment, RecordsDb } from './environment';
 import { LmdbLogState } from './log-state';
+import {
+  BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry, type StoredValues,
+} from './log-blocks';
+import { CHUNK_DB, TopicIndex, type SequenceRange } from './topic-index';
 import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
 
-type LogDb = Database<unknown[], number>;
-type TopicIndexDb = Database<Buffer, Buffer>;
+type BlockDb = Database<Buffer, number>;
 
-export const LOG_DB = 'log';
-export const LOG_INDEX_DB = 'log:topic';
+export const LOG_DB = 'log:blocks';
+export const LOG_INDEX_DB = CHUNK_DB;
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 /** Integration-table views kept built; beyond it the oldest is forgotten (rebuilt on next use). */
 const MAX_CACHED_VIEWS = 10_000;
-const TWO_32 = 4294967296;
+/** Scanned blocks kept for readers walking the log or a topic. */
+const MAX_CACHED_BLOCKS = 16;
 
-/** The `log:topic` key of (topic id, sequence). */
-export function topicKey(topicId: number, seq: number): Buffer {
-  return topicKeyInto(Buffer.allocUnsafe(12), topicId, seq);
-}
-
-const APPEND_KEY = Buffer.allocUnsafe(12);
-
-function topicKeyInto(key: Buffer, topicId: number, seq: number): Buffer {
-  key.writeUInt32BE(topicId >>> 0, 0);
-  const s = seq < 0 ? 0 : seq > MAX_SEQ ? MAX_SEQ : Math.floor(seq);
-  const hi = Math.floor(s / TWO_32);
-  key.writeUInt32BE(hi >>> 0, 4);
-  key.writeUInt32BE((s - hi * TWO_32) >>> 0, 8);
-  return key;
-}
-
-/** Messages a deleted topic's purge removes per commit (a few milliseconds each). */
+/** Messages a deleted topic's purge (or a trim) removes per commit (a few milliseconds each). */
 const PURGE_CHUNK = 2000;
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
@@ -74,6 +62,14 @@ function checkMessage(message: MessageInput): void {
   if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
     throw invalidMessage('payload must be a variant value');
   }
+  const value = (payload as { value: unknown }).value;
+  const valid = payload.type === 'binary' ? value instanceof Uint8Array
+    : payload.type === 'boolean' ? typeof value === 'boolean'
+      : (payload.type === 'json' || payload.type === 'string') && typeof value === 'string';
+  if (!valid) throw invalidMessage('payload must be a variant value');
+  if (message.publisher !== undefined && message.publisher !== null && typeof message.publisher !== 'string') {
+    throw invalidMessage('publisher is a string');
+  }
 }
 
 /** A stored log value as the integration table's positional values (columns after `id`). */
@@ -81,21 +77,37 @@ function rowValues(v: unknown[]): unknown[] {
   return [v[1], v[2], false, null, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]];
 }
 
+function seqsOf(entries: BlockEntry[]): number[] {
+  const seqs = new Array<number>(entries.length);
+  for (let i = 0; i < entries.length; i++) seqs[i] = entries[i].seq;
+  return seqs;
+}
+
+/** A message's size as far as closing a block goes (text counted in UTF-16 units: an estimate is enough). */
+function payloadSize(m: MessageInput): number {
+  const p = m.payload;
+  return p.type === 'binary' ? p.value.byteLength : p.type === 'boolean' ? 0 : p.value.length;
+}
+
 export class LmdbMessageLog implements MessageLogPort {
-  readonly log: LogDb;
-  readonly index: TopicIndexDb;
+  readonly log: BlockDb;
+  readonly topicIndex: TopicIndex;
   readonly state: LmdbLogState;
   private nextSeq = 1;
   private nextTopicId = 1;
   /** The create_ts of the last appended message: create_ts never goes back along the log. */
   private lastCreateTs = '';
   private readonly views = new Map<number, TableState>();
+  /** Scanned blocks by key, least recently used first. */
+  private readonly blocks = new Map<number, ScannedBlock>();
   /** Topics the running atomic write created (forgotten again if it fails). */
   private createdInTxn: LogTopic[] | undefined;
   /** Topics created by a write not yet durable: ensureTopic answers with that write's outcome. */
   private readonly pendingTopics = new Map<string, Promise<LogTopic>>();
   /** The last sequence whose commit is durable (lastSequence): never one a crash could hand out again. */
   private durableSeq = 0;
+  /** First sequences of appends numbered but not durable yet (the index's watermark stays below them). */
+  private readonly inFlight = new Set<number>();
   /** Purges of deleted topics' messages, one after another. */
   private purging: Promise<void> = Promise.resolve();
   /** Retention trims, one after another. */
@@ -111,8 +123,8 @@ export class LmdbMessageLog implements MessageLogPort {
     private readonly schema: LmdbSchema,
     private readonly defaultDatabase: string,
   ) {
-    this.log = env.root.openDB<unknown[], number>(LOG_DB, {}) as LogDb;
-    this.index = env.root.openDB<Buffer, Buffer>(LOG_INDEX_DB, { keyEncoding: 'binary', encoding: 'binary' }) as TopicIndexDb;
+    this.log = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' }) as BlockDb;
+    this.topicIndex = new TopicIndex(env, () => this.indexableUpTo());
     this.state = new LmdbLogState(env);
     catalog.views = {
       table: (info) => this.view(info),
@@ -120,18 +132,91 @@ export class LmdbMessageLog implements MessageLogPort {
     };
   }
 
-  /** After the catalog is loaded: the counters. */
+  /** After the catalog is loaded: the counters, and the index of what the last run left unindexed. */
   load(): void {
     this.nextSeq = Math.max(1, (this.env.catalog.get(['log-seq']) as number | undefined) ?? 1);
     for (const { key, value } of this.log.getRange({ reverse: true, limit: 1 })) {
-      this.nextSeq = Math.max(this.nextSeq, (key as number) + 1);
-      this.lastCreateTs = (value as unknown[])[1] as string;
+      const block = new ScannedBlock(key as number, value as Buffer);
+      this.nextSeq = Math.max(this.nextSeq, block.lastSeq + 1);
+      this.lastCreateTs = block.createTsOf(block.count - 1);
     }
     this.durableSeq = this.nextSeq - 1;
     let topicId = (this.env.catalog.get(['topic-id']) as number | undefined) ?? 1;
     for (const id of this.catalog.topicsById.keys()) if (id >= topicId) topicId = id + 1;
     this.nextTopicId = topicId;
+    const indexed = this.topicIndex.watermark();
+    for (const block of this.blocksFrom(indexed + 1)) {
+      for (let i = block.firstAtOrAfter(indexed + 1); i < block.count; i++) {
+        if (this.catalog.topicsById.has(block.topicIds[i])) this.topicIndex.add(block.topicIds[i], block.seqs[i]);
+      }
+    }
     for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
+  }
+
+  /**
+   * Every message up to this sequence is durable and handed to the index. An append numbered in
+   * a transaction callback may become durable before an earlier-numbered one of plain puts: the
+   * watermark never passes a sequence still in flight.
+   */
+  private indexableUpTo(): number {
+    let upTo = this.durableSeq;
+    for (const first of this.inFlight) if (first - 1 < upTo) upTo = first - 1;
+    return upTo;
+  }
+
+  // ---- blocks --------------------------------------------------------------------------------
+
+  private scanned(key: number, bytes: Buffer): ScannedBlock {
+    const block = new ScannedBlock(key, bytes);
+    if (this.blocks.size >= MAX_CACHED_BLOCKS) this.blocks.delete(this.blocks.keys().next().value!);
+    this.blocks.set(key, block);
+    return block;
+  }
+
+  /** The block holding `seq` (or the one before the gap it falls in), undefined before the first. */
+  private blockOf(seq: number): ScannedBlock | undefined {
+    for (const block of this.blocks.values()) {
+      if (block.key <= seq && seq <= block.lastSeq) return block;
+    }
+    for (const { key, value } of this.log.getRange({ start: seq, reverse: true, limit: 1 })) {
+      return this.blocks.get(key as number) ?? this.scanned(key as number, value as Buffer);
+    }
+    return undefined;
+  }
+
+  /** Blocks in log order, from the one holding `seq` (or the first after it). */
+  private *blocksFrom(seq: number): Generator<ScannedBlock> {
+    let start = seq;
+    for (const key of this.log.getKeys({ start: seq, reverse: true, limit: 1 })) start = key as number;
+    for (const { key, value } of this.log.getRange({ start })) {
+      yield this.blocks.get(key as number) ?? this.scanned(key as number, value as Buffer);
+    }
+  }
+
+  /**
+   * Inside a write: removes messages (ascending sequences) from their blocks, each block written
+   * again without them or removed when emptied.
+   */
+  private removeMessagesInTxn(seqs: number[]): void {
+    let i = 0;
+    while (i < seqs.length) {
+      const block = this.blockOf(seqs[i]);
+      if (block === undefined || block.lastSeq < seqs[i]) { i++; continue; }
+      const gone = new Set<number>();
+      while (i < seqs.length && seqs[i] <= block.lastSeq) gone.add(seqs[i++]);
+      const kept: BlockEntry[] = [];
+      for (let j = 0; j < block.count; j++) {
+        if (!gone.has(block.seqs[j])) kept.push({ seq: block.seqs[j], topicId: block.topicIds[j], message: inputOf(block.values(j)) });
+      }
+      this.blocks.delete(block.key);
+      if (kept.length === block.count) continue;
+      if (kept.length === 0) {
+        this.log.remove(block.key);
+        continue;
+      }
+      // The key stays (a block's key is where lookups of its sequences land), its first entry may go.
+      this.log.put(block.key, encodeBlock(kept, 0, kept.length, block.key));
+    }
   }
 
   // ---- topics --------------------------------------------------------------------------------
@@ -198,8 +283,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private removeTopicInTxn(info: LogTopic): void {
     this.catalog.removeTopic(info.topic);
     this.views.delete(info.topicId);
-    // The next sequence is the last `log` key + 1 on open, unless the newest messages were just
-    // deleted: record it with the delete, so no sequence is ever handed out twice.
+    // The next sequence is the last block's last sequence + 1 on open, unless the newest messages
+    // were just deleted: record it with the delete, so no sequence is ever handed out twice.
     this.env.catalog.put(['log-seq'], this.nextSeq);
     this.env.catalog.put(['purge', info.topicId], true);
     setImmediate(() => void this.purge(info.topicId));
@@ -214,17 +299,12 @@ export class LmdbMessageLog implements MessageLogPort {
     this.purging = this.purging.then(async () => {
       for (let more = true; more && !this.closing;) {
         more = await this.env.write(() => {
-          const keys: Buffer[] = [];
-          for (const key of this.index.getKeys({ start: topicKey(topicId, 0), end: topicKey(topicId + 1, 0), limit: PURGE_CHUNK })) {
-            keys.push(Buffer.from(key as Buffer));
-          }
-          for (const key of keys) {
-            this.log.remove(readRecordId(key));
-            this.index.remove(key);
-          }
-          if (keys.length < PURGE_CHUNK) this.env.catalog.remove(['purge', topicId]);
-          return keys.length === PURGE_CHUNK;
+          const removed = this.topicIndex.removeInTxn(topicId, MAX_SEQ, PURGE_CHUNK);
+          this.removeMessagesInTxn(removed);
+          if (removed.length < PURGE_CHUNK) this.env.catalog.remove(['purge', topicId]);
+          return removed.length === PURGE_CHUNK;
         });
+        this.blocks.clear(); // a reader may have cached a block as it was before this commit
       }
     }).catch(() => undefined); // an environment closed meanwhile: the mark stays, the next open goes on
     return this.purging;
@@ -241,29 +321,19 @@ export class LmdbMessageLog implements MessageLogPort {
       const upTo = Math.floor(Number(upToSequence));
       if (!info || !(upTo >= 1)) return 0;
       const { topicId } = info;
-      const end = upTo >= MAX_SEQ ? topicKey(topicId + 1, 0) : topicKey(topicId, upTo + 1);
       let removed = 0;
       for (let more = true; more && !this.closing;) {
         more = await this.env.write(() => {
           // The topic may have been deleted (and its purge begun) since: its messages are not ours.
           if (this.catalog.topicsById.get(topicId) !== info) return false;
-          const keys: Buffer[] = [];
-          for (const key of this.index.getKeys({ start: topicKey(topicId, 0), end, limit: PURGE_CHUNK })) {
-            keys.push(Buffer.from(key as Buffer));
-          }
-          let removedNow = 0;
-          for (const key of keys) {
-            const seq = readRecordId(key);
-            if (seq === keep) continue;
-            this.log.remove(seq);
-            this.index.remove(key);
-            removedNow++;
-          }
-          // The next sequence is the last `log` key + 1 on open: keep it when the newest go.
-          if (removedNow > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
-          removed += removedNow;
-          return keys.length === PURGE_CHUNK;
+          const gone = this.topicIndex.removeInTxn(topicId, upTo, PURGE_CHUNK, keep);
+          this.removeMessagesInTxn(gone);
+          // The next sequence is the last block's last sequence + 1 on open: keep it when the newest go.
+          if (gone.length > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
+          removed += gone.length;
+          return gone.length === PURGE_CHUNK;
         });
+        this.blocks.clear(); // a reader may have cached a block as it was before this commit
       }
       return removed;
     });
@@ -277,11 +347,12 @@ export class LmdbMessageLog implements MessageLogPort {
     await this.purging;
   }
 
-  /** Before the environment closes: stops purging after the current chunk. */
+  /** Before the environment closes: stops purging after the current chunk, writes the index. */
   async close(): Promise<void> {
     this.closing = true;
     await this.purging;
     await this.trimming;
+    await this.topicIndex.close();
   }
 
   private dropInTxn(ts: TableState): void {
@@ -292,15 +363,17 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- appends -------------------------------------------------------------------------------
 
   /**
-   * Runs a write all or nothing: in a child transaction (a throw rolls back what it wrote, e.g. a
-   * payload msgpack cannot encode as the third message of a call), with the counters and the
-   * topics it created in memory restored, so a refused call leaves no trace and no retry doubles.
+   * Runs a write all or nothing: in a child transaction (a throw rolls back what it wrote), with
+   * the counters and the topics it created in memory restored, so a refused call leaves no trace
+   * and no retry doubles. Used when an append creates topics: their catalog entries and the
+   * messages go in one commit.
    */
-  private atomically<T>(action: () => T): Promise<T> {
+  private atomically<T>(action: () => T, onDurable?: (result: T) => void): Promise<T> {
     let settle!: (durable: boolean) => void;
     const outcome = new Promise<boolean>((resolve) => { settle = resolve; });
     let created: LogTopic[] = [];
     let lastSeq = 0;
+    let firstSeq = 0;
     const written = this.env.writeAtomic(() => {
       const { nextSeq, nextTopicId, lastCreateTs } = this;
       created = [];
@@ -308,6 +381,7 @@ export class LmdbMessageLog implements MessageLogPort {
       try {
         const result = action();
         lastSeq = this.nextSeq - 1;
+        if (lastSeq >= nextSeq) { firstSeq = nextSeq; this.inFlight.add(firstSeq); }
         for (const info of created) {
           const ensured = outcome.then((durable) => {
             if (!durable) throw new EngineError('INTERNAL', { reason: `the commit creating topic "${info.topic}" failed` });
@@ -333,13 +407,19 @@ export class LmdbMessageLog implements MessageLogPort {
     });
     const done = (durable: boolean): void => {
       if (durable && lastSeq > this.durableSeq) this.durableSeq = lastSeq;
+      this.inFlight.delete(firstSeq);
       for (const info of created) this.pendingTopics.delete(info.topic);
       settle(durable);
     };
-    written.then(() => done(true), () => done(false));
-    return written;
+    return written.then((result) => {
+      done(true);
+      onDurable?.(result);
+      return result;
+    }, (error: unknown) => {
+      done(false);
+      throw error;
+    });
   }
-
 
   append(messages: LogAppend[]): Promise<number[]> {
     try {
@@ -349,10 +429,44 @@ export class LmdbMessageLog implements MessageLogPort {
     }
     const n = messages.length;
     if (n === 0) return Promise.resolve([]);
-    return this.atomically(() => {
-      const seqs = new Array<number>(n);
-      for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(this.topicInTxn(messages[i].topic), messages[i].message);
-      return seqs;
+    const topics = this.catalog.topics;
+    let known = true;
+    for (let i = 0; i < n && known; i++) known = topics.has(messages[i].topic) && !this.pendingTopics.has(messages[i].topic);
+    if (!known) {
+      return this.atomically(() => this.writeEntries(messages.map((m) => ({ seq: 0, topicId: this.topicInTxn(m.topic).topicId, message: m.message }))), (e) => this.indexEntries(e))
+        .then(seqsOf);
+    }
+    const entries = new Array<BlockEntry>(n);
+    for (let i = 0; i < n; i++) entries[i] = { seq: 0, topicId: topics.get(messages[i].topic)!.topicId, message: messages[i].message };
+    return this.appendKnown(entries);
+  }
+
+  /**
+   * Appends to topics whose catalog entries are durable: plain puts, which join the commit of
+   * this event-loop turn (with the turn's state writes) and need no call back into JavaScript
+   * inside the write transaction.
+   */
+  private appendKnown(entries: BlockEntry[]): Promise<number[]> {
+    const before = { nextSeq: this.nextSeq, lastCreateTs: this.lastCreateTs };
+    let written: Promise<boolean>;
+    try {
+      written = this.putBlocks(entries);
+    } catch (error) {
+      this.nextSeq = before.nextSeq;
+      this.lastCreateTs = before.lastCreateTs;
+      return Promise.reject(error);
+    }
+    const first = entries[0].seq;
+    const last = entries[entries.length - 1].seq;
+    this.inFlight.add(first);
+    return written.then(() => {
+      if (last > this.durableSeq) this.durableSeq = last;
+      this.inFlight.delete(first);
+      this.indexEntries(entries);
+      return seqsOf(entries);
+    }, (error: unknown) => {
+      this.inFlight.delete(first);
+      throw error;
     });
   }
 
@@ -376,26 +490,47 @@ export class LmdbMessageLog implements MessageLogPort {
       // the topic exists after a call, even an empty one
       return this.catalog.topics.has(topic) ? Promise.resolve([]) : this.ensureTopic(topic).then(() => []);
     }
-    return this.atomically(() => {
-      const info = this.topicInTxn(topic);
-      const seqs = new Array<number>(n);
-      for (let i = 0; i < n; i++) seqs[i] = this.appendInTxn(info, messages[i]);
-      return seqs;
-    });
+    return this.append(messages.map((message) => ({ topic, message })));
   }
 
-  private appendInTxn(info: LogTopic, m: MessageInput): number {
-    const seq = this.nextSeq++;
-    let createTs = m.createTs;
-    if (createTs < this.lastCreateTs) createTs = this.lastCreateTs;
-    else this.lastCreateTs = createTs;
-    this.log.put(seq, [
-      info.topicId, createTs, m.payload, m.qos ?? 0, m.retain === true, m.contentType ?? null, m.correlationData ?? null,
-      m.responseTopic ?? null, m.expirySeconds ?? null, m.userProperties ?? null, m.payloadFormat ?? null, m.publisher ?? null,
-    ]);
-    // lmdb-js copies the key into its write instructions at once: one key buffer serves every append.
-    this.index.put(topicKeyInto(APPEND_KEY, info.topicId, seq), EMPTY_VALUE);
-    return seq;
+  /** Sets each entry's sequence (and create_ts order) and writes the blocks: inside a write transaction. */
+  private writeEntries(entries: BlockEntry[]): BlockEntry[] {
+    void this.putBlocks(entries);
+    return entries;
+  }
+
+  /**
+   * Numbers the entries, encodes them into blocks (everything that can throw happens before the
+   * first put) and puts the blocks; resolves once they are durable.
+   */
+  private putBlocks(entries: BlockEntry[]): Promise<boolean> {
+    const n = entries.length;
+    for (let i = 0; i < n; i++) {
+      const entry = entries[i];
+      entry.seq = this.nextSeq++;
+      const m = entry.message;
+      if (m.createTs < this.lastCreateTs) entry.message = { ...m, createTs: this.lastCreateTs };
+      else this.lastCreateTs = m.createTs;
+    }
+    const blocks: Array<[number, Buffer]> = [];
+    for (let from = 0; from < n;) {
+      let to = from + 1;
+      let bytes = payloadSize(entries[from].message);
+      while (to < n && to - from < BLOCK_MAX_ENTRIES && bytes < BLOCK_TARGET_BYTES) bytes += payloadSize(entries[to++].message);
+      blocks.push([entries[from].seq, encodeBlock(entries, from, to)]);
+      from = to;
+    }
+    let written: Promise<boolean> = Promise.resolve(true);
+    for (const [key, bytes] of blocks) written = this.log.put(key, bytes);
+    return written;
+  }
+
+  /** Durable entries into the topic index (not those of a topic deleted meanwhile). */
+  private indexEntries(entries: BlockEntry[]): void {
+    const byId = this.catalog.topicsById;
+    for (let i = 0; i < entries.length; i++) {
+      if (byId.has(entries[i].topicId)) this.topicIndex.add(entries[i].topicId, entries[i].seq);
+    }
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -404,7 +539,7 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.durableSeq;
   }
 
-  private message(seq: number, v: unknown[]): LoggedMessage | undefined {
+  private message(seq: number, v: StoredValues): LoggedMessage | undefined {
     const info = this.catalog.topicsById.get(v[0] as number);
     if (!info) return undefined;
     return {
@@ -418,8 +553,10 @@ export class LmdbMessageLog implements MessageLogPort {
 
   read(sequence: number): LoggedMessage | undefined {
     if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return undefined;
-    const v = this.log.get(sequence);
-    return v === undefined ? undefined : this.message(sequence, v); // undefined too when its topic was deleted (purge pending)
+    const block = this.blockOf(sequence);
+    const i = block === undefined ? -1 : block.indexOf(sequence);
+    // undefined too when its topic was deleted (purge pending)
+    return i < 0 ? undefined : this.message(sequence, block!.values(i));
   }
 
   readFrom(after: number, limit: number): LoggedMessage[] {
@@ -427,10 +564,13 @@ export class LmdbMessageLog implements MessageLogPort {
     const max = Math.floor(Number(limit));
     if (!(max > 0)) return out;
     const start = Math.max(0, Math.floor(Number(after) || 0)) + 1;
-    for (const { key, value } of this.log.getRange({ start })) {
-      const m = this.message(key as number, value as unknown[]);
-      if (m) out.push(m);
-      if (out.length >= max) break;
+    for (const block of this.blocksFrom(start)) {
+      for (let i = block.firstAtOrAfter(start); i < block.count; i++) {
+        if (!this.catalog.topicsById.has(block.topicIds[i])) continue;
+        const m = this.message(block.seqs[i], block.values(i));
+        if (m) out.push(m);
+        if (out.length >= max) return out;
+      }
     }
     return out;
   }
@@ -440,17 +580,14 @@ export class LmdbMessageLog implements MessageLogPort {
     const info = this.catalog.topics.get(topic);
     const max = Math.floor(Number(options?.limit));
     if (!info || !(max > 0)) return out;
-    const from = options.from ?? 0;
-    const to = options.to ?? MAX_SEQ;
+    const from = Math.ceil(options.from ?? 0);
+    const to = Math.floor(options.to ?? MAX_SEQ);
     if (from > to) return out;
-    const range: { start: Buffer; end: Buffer; reverse?: boolean; offset?: number } = options.reverse === true
-      ? { start: topicKey(info.topicId, to), end: topicKey(info.topicId, Math.ceil(from) - 1), reverse: true }
-      : { start: topicKey(info.topicId, Math.ceil(from)), end: topicKey(info.topicId, Math.floor(to) + 1) };
-    if (options.skip !== undefined && options.skip > 0) range.offset = Math.floor(options.skip);
-    if (options.reverse !== true && to >= MAX_SEQ) range.end = topicKey(info.topicId + 1, 0);
-    for (const key of this.index.getKeys(range)) {
-      const seq = readRecordId(key as Buffer);
-      const v = this.log.get(seq);
+    const range: SequenceRange = options.reverse === true ? { start: to, end: from - 1, reverse: true } : { start: from, end: to + 1 };
+    let skip = options.skip !== undefined && options.skip > 0 ? Math.floor(options.skip) : 0;
+    for (const seq of this.topicIndex.sequences(info.topicId, range)) {
+      if (skip > 0) { skip--; continue; }
+      const v = this.valuesOf(info.topicId, seq);
       if (v === undefined) continue;
       const m = this.message(seq, v);
       if (m) out.push(m);
@@ -461,11 +598,7 @@ export class LmdbMessageLog implements MessageLogPort {
 
   countTopic(topic: string, fromSequence = 0): number {
     const info = this.catalog.topics.get(topic);
-    return info ? this.countOf(info.topicId, fromSequence) : 0;
-  }
-
-  private countOf(topicId: number, fromSequence = 0): number {
-    return this.index.getCount({ start: topicKey(topicId, fromSequence), end: topicKey(topicId + 1, 0) });
+    return info ? this.topicIndex.count(info.topicId, fromSequence) : 0;
   }
 
   // ---- the integration table view --------------------------------------------------------------
@@ -516,32 +649,21 @@ export class LmdbMessageLog implements MessageLogPort {
   }
 
   /** The values of message `seq` if it belongs to the topic. */
-  valuesOf(topicId: number, seq: number): unknown[] | undefined {
+  valuesOf(topicId: number, seq: number): StoredValues | undefined {
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
-    const v = this.log.get(seq);
-    return v === undefined || v[0] !== topicId ? undefined : v;
+    const block = this.blockOf(seq);
+    if (block === undefined) return undefined;
+    const i = block.indexOf(seq);
+    return i < 0 || block.topicIds[i] !== topicId ? undefined : block.values(i);
   }
 
   /** Sequences of a topic, from `start` (inclusive) towards `end` (exclusive), per lmdb-js range rules on sequences. */
-  *sequences(topicId: number, options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean }): Generator<number> {
-    const reverse = options.reverse === true;
-    let startKey: Buffer;
-    let endKey: Buffer;
-    if (reverse) {
-      startKey = topicKey(topicId, options.start ?? MAX_SEQ);
-      endKey = topicKey(topicId, options.end ?? 0);
-    } else {
-      startKey = topicKey(topicId, options.start ?? 0);
-      endKey = options.end === undefined || options.end > MAX_SEQ ? topicKey(topicId + 1, 0) : topicKey(topicId, options.end);
-    }
-    if (options.end !== undefined && options.end < 0 && !reverse) return;
-    for (const key of this.index.getKeys({ start: startKey, end: endKey, reverse, exclusiveStart: options.exclusiveStart === true })) {
-      yield readRecordId(key as Buffer);
-    }
+  sequences(topicId: number, options: SequenceRange): Generator<number> {
+    return this.topicIndex.sequences(topicId, options);
   }
 
   countOfTopic(topicId: number): number {
-    return this.countOf(topicId);
+    return this.topicIndex.count(topicId);
   }
 }
 

@@ -11,7 +11,7 @@ import type { MessageInput, StoragePort } from '../../kernel/storage/storage-por
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { open } from 'lmdb';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
-import type { LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
+import { LOG_DB, LOG_INDEX_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
 
 const TOPICS = 100_000;
 const BATCH = 10_000;
@@ -104,8 +104,9 @@ describe('lmdb storage: deleting a topic purges its messages in short commits', 
   /** Entries of the log and its topic index, read from the folder itself. */
   async function rawCounts(dir: string): Promise<{ log: number; index: number; purgeMarks: number }> {
     const root = open({ path: dir, maxDbs: 8192, noSubdir: false });
-    const log = root.openDB('log', {}).getStats() as { entryCount: number };
-    const index = root.openDB('log:topic', { keyEncoding: 'binary' }).getStats() as { entryCount: number };
+    // entries: blocks of the log (one per append here) and chunks of its topic index
+    const log = root.openDB(LOG_DB, { encoding: 'binary' }).getStats() as { entryCount: number };
+    const index = root.openDB(LOG_INDEX_DB, { keyEncoding: 'binary', encoding: 'binary' }).getStats() as { entryCount: number };
     let purgeMarks = 0;
     for (const { key } of root.openDB<unknown, any>('_catalog', {}).getRange({})) if (Array.isArray(key) && key[0] === 'purge') purgeMarks++;
     await root.close();
