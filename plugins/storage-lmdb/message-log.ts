@@ -51,11 +51,17 @@ function invalidMessage(reason: string): EngineError {
   return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
 }
 
+/** The last create_ts found canonical: the messages of a turn share one. */
+let checkedCreateTs = '';
+
 function checkMessage(message: MessageInput): void {
   if (message === null || typeof message !== 'object') throw invalidMessage('a message is an object');
   // create_ts never goes back along the log (compared as text), so one bad value would stick.
-  if (typeof message.createTs !== 'string' || !CANONICAL_TIMESTAMP.test(message.createTs)) {
-    throw invalidMessage('createTs must be a canonical timestamp (YYYY-MM-DDThh:mm:ss.sss)');
+  if (message.createTs !== checkedCreateTs) {
+    if (typeof message.createTs !== 'string' || !CANONICAL_TIMESTAMP.test(message.createTs)) {
+      throw invalidMessage('createTs must be a canonical timestamp (YYYY-MM-DDThh:mm:ss.sss)');
+    }
+    checkedCreateTs = message.createTs;
   }
   if (message.qos !== undefined && message.qos !== 0 && message.qos !== 1 && message.qos !== 2) throw invalidMessage('qos is 0, 1 or 2');
   const payload = message.payload;

@@ -14,7 +14,7 @@ import { REASON } from '../reason-codes';
 import { userPropertiesInOrder } from '../wire/ordered-user-properties';
 
 /** Publish decisions a connection keeps (cleared when full), for topics up to this length. */
-const PUBLISH_DECISIONS_LIMIT = 4096;
+const PUBLISH_DECISIONS_LIMIT = 16_384;
 const DECIDED_TOPIC_LENGTH = 1024;
 
 export function handlePublish(connection: Connection, packet: IPublishPacket): void {
