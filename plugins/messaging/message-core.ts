@@ -1077,14 +1077,14 @@ export class MessageCore {
     return true;
   }
 
-  /** The session's subscriptions (not shared ones) matching a topic it may receive; null: none. */
+  /**
+   * The session's subscriptions (not shared ones) matching a topic it may receive; null: none.
+   * Taken from the subscription tree's match of the topic, which the router caches.
+   */
   private sessionMatches(session: Session, topic: string): SessionMatches | null {
-    const options: SubscriptionOptions[] = [];
-    for (const [filter, o] of session.subscriptions) {
-      if (parseSharedFilter(filter) !== null || !topicMatches(filter, topic)) continue;
-      options.push(o);
-    }
-    if (options.length === 0 || !this.mayReceive(session, topic)) return null;
+    let options: SubscriptionOptions[] | undefined;
+    for (const m of this.tree.match(topic).direct) if (m.subscriber === session) (options ??= []).push(m.options);
+    if (options === undefined || !this.mayReceive(session, topic)) return null;
     return { options };
   }
 

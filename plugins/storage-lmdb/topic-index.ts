@@ -9,7 +9,7 @@
  * `['log-indexed']` saying every message up to it is indexed. A crash loses only pending
  * entries, and the next open indexes the log past the watermark again. Writing behind is what
  * keeps a commit of 500 messages over 10,000 topics from dirtying 500 index pages: a flush
- * writes one chunk per topic for up to two seconds of traffic.
+ * writes one chunk per topic for up to five seconds of traffic.
  *
  * Readers see chunks and pending merged. While a flush's commit is under way the same sequence
  * may be in both: pending sequences are the topic's newest, so a reader takes chunk entries
@@ -25,8 +25,8 @@ const CHUNK_MAX = 480;
 const TWO_32 = 4294967296;
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 /** How long a durable message may wait unindexed, and how many may. */
-const FLUSH_MS = 2000;
-const FLUSH_COUNT = 500_000;
+const FLUSH_MS = 5000;
+const FLUSH_COUNT = 1_000_000;
 const WATERMARK_KEY = ['log-indexed'];
 
 /** The `log:chunks` key of (topic id, sequence). */
@@ -138,20 +138,22 @@ export class TopicIndex {
 
   private async flushNow(): Promise<void> {
     if (this.env.isClosed) return;
-    let taken: Map<number, number> = new Map();
+    // Plain puts, not a transaction callback: the write thread does the B-tree work, and they
+    // all join one commit (the writes of one event-loop turn share it), the watermark with them.
+    const taken = new Map<number, number>();
     let highest = 0;
-    await this.env.write(() => {
-      taken = new Map();
-      highest = 0;
-      for (const [topicId, seqs] of this.pending) {
-        if (seqs.length === 0) continue;
-        this.appendChunks(topicId, seqs);
-        taken.set(topicId, seqs[seqs.length - 1]);
-        if (seqs[seqs.length - 1] > highest) highest = seqs[seqs.length - 1];
-      }
-      const mark = Math.max(highest, this.durableSeq());
-      if (mark > this.watermark()) this.env.catalog.put(WATERMARK_KEY, mark);
-    });
+    let written: Promise<unknown> | undefined;
+    for (const [topicId, seqs] of this.pending) {
+      if (seqs.length === 0) continue;
+      written = this.putChunks(topicId, seqs);
+      const last = seqs[seqs.length - 1];
+      taken.set(topicId, last);
+      if (last > highest) highest = last;
+    }
+    const mark = Math.max(highest, this.durableSeq());
+    if (mark > this.watermark()) written = this.env.catalog.put(WATERMARK_KEY, mark);
+    if (written === undefined) return;
+    await written;
     for (const [topicId, last] of taken) {
       const seqs = this.pending.get(topicId);
       if (seqs === undefined) continue;
@@ -163,17 +165,19 @@ export class TopicIndex {
   }
 
   /**
-   * Inside a write: the topic's pending sequences as new chunks. The topic's last chunk is not
-   * read back to be filled up: a flush then costs one put per topic and no read, and a busy topic
-   * still gets full chunks (a quiet one gets small ones).
+   * The topic's pending sequences as new chunks. The topic's last chunk is not read back to be
+   * filled up: a flush costs one put per topic and no read; a busy topic still gets full chunks
+   * (a quiet one gets small ones). Resolves when they are durable.
    */
-  private appendChunks(topicId: number, seqs: number[]): void {
+  private putChunks(topicId: number, seqs: number[]): Promise<unknown> {
+    let written: Promise<unknown> = Promise.resolve();
     for (let from = 0; from < seqs.length;) {
       let to = from + 1;
       while (to < seqs.length && to - from < CHUNK_MAX && seqs[to] - seqs[from] < TWO_32) to++;
-      this.db.put(chunkKey(topicId, seqs[from]), chunkValue(seqs, from, to));
+      written = this.db.put(chunkKey(topicId, seqs[from]), chunkValue(seqs, from, to));
       from = to;
     }
+    return written;
   }
 
   /** Stops the timer and writes what is pending (before the environment closes). */
