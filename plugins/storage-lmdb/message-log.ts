@@ -28,6 +28,7 @@ import { LmdbLogState } from './log-state';
 import {
   BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry, type StoredValues,
 } from './log-blocks';
+import { migrateLegacyLog } from './log-migration';
 import { CHUNK_DB, TopicIndex, type SequenceRange } from './topic-index';
 import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
@@ -140,6 +141,7 @@ export class LmdbMessageLog implements MessageLogPort {
 
   /** After the catalog is loaded: the counters, and the index of what the last run left unindexed. */
   load(): void {
+    migrateLegacyLog(this.env, (key, block) => { void this.log.put(key, block); });
     this.nextSeq = Math.max(1, (this.env.catalog.get(['log-seq']) as number | undefined) ?? 1);
     for (const { key, value } of this.log.getRange({ reverse: true, limit: 1 })) {
       const block = new ScannedBlock(key as number, value as Buffer);
