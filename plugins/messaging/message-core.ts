@@ -26,8 +26,8 @@ export const PUBLISH_COMMAND = 'mq.publish';
 export const SUBSCRIBE_COMMAND = 'mq.subscribe';
 
 /** Messages waiting for their commit above which publishers are paused, and where they resume. */
-const BACKLOG_HIGH = 10_000;
-const BACKLOG_LOW = 2_500;
+const BACKLOG_HIGH = 50_000;
+const BACKLOG_LOW = 12_500;
 /** Messages read from the log per step when a session catches up. */
 const CATCH_UP_CHUNK = 256;
 /** Messages a live persistent session's stored position may fall behind before it is written again. */
@@ -142,6 +142,8 @@ export class MessageCore {
         this.stats.publishDropped += count;
         this.log.error({ err: error, count }, 'messages could not be stored');
       },
+      (origin) => this.holdForTurn(origin),
+      () => this.releaseTurn(),
     );
     engine.roles.onChange(() => { this.rolesGeneration++; });
   }
@@ -297,6 +299,22 @@ export class MessageCore {
     if (this.paused.has(origin) || !origin.mayPause()) return;
     this.paused.add(origin);
     origin.pausePublishing();
+  }
+
+  /** Publishers held until the next turn because this one is full (PublishBatch). */
+  private readonly heldForTurn = new Set<PublishOrigin>();
+
+  private holdForTurn(origin: PublishOrigin): void {
+    if (this.paused.has(origin) || this.heldForTurn.has(origin) || !origin.mayPause()) return;
+    this.heldForTurn.add(origin);
+    origin.pausePublishing();
+  }
+
+  private releaseTurn(): void {
+    if (this.heldForTurn.size === 0) return;
+    // Those the core paused meanwhile (backlog, lagging targets) stay paused.
+    for (const origin of this.heldForTurn) if (!this.paused.has(origin)) origin.resumePublishing();
+    this.heldForTurn.clear();
   }
 
   private resumePublishers(): void {

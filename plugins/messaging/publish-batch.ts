@@ -21,6 +21,14 @@ export interface PublishOrigin {
   stored(token: number, ok: boolean, message: CoreMessage): void;
 }
 
+/**
+ * Messages one turn gathers before its publishers pause until the next turn. libuv reads each
+ * socket up to 32 times a turn, so without it a turn of 4 busy publishers holds 20,000 messages,
+ * whose one commit every ~60 ms leaves LMDB idle, then the main thread waiting (the log's
+ * backlog pauses everyone). Shorter turns keep both busy: parsing overlaps the last commit.
+ */
+const TURN_LIMIT = 8192;
+
 interface Turn {
   messages: CoreMessage[];
   origins: Array<PublishOrigin | null>;
@@ -40,6 +48,10 @@ export class PublishBatch {
     /** Runs before the turn's append is issued (so state writes of the turn join its commit). */
     private readonly beforeFlush: () => void,
     private readonly onFailure: (error: unknown, count: number) => void,
+    /** A turn is full: this publisher waits for the next turn (`onNextTurn`). */
+    private readonly onTurnFull: (origin: PublishOrigin) => void,
+    /** The turn was handed to the log: publishers held by a full turn may read again. */
+    private readonly onNextTurn: () => void,
   ) {}
 
   add(message: CoreMessage, origin: PublishOrigin | null, token: number): void {
@@ -52,6 +64,7 @@ export class PublishBatch {
     turn.messages.push(message);
     turn.origins.push(origin);
     turn.tokens.push(token);
+    if (turn.messages.length >= TURN_LIMIT && origin !== null) this.onTurnFull(origin);
   }
 
   private flush(): void {
@@ -64,6 +77,7 @@ export class PublishBatch {
     const createTs = logTimestamp(this.now());
     const entries = new Array(n);
     for (let i = 0; i < n; i++) entries[i] = toLogAppend(messages[i], createTs);
+    this.onNextTurn();
     this.log.append(entries).then((sequences) => {
       this.backlog -= n;
       for (let i = 0; i < n; i++) messages[i].sequence = sequences[i];

@@ -6,8 +6,8 @@
  * - `r:<n>`             records of one table: key = record id (number), value = msgpack array
  * - `i:<n>`             entries of one index: key = index key bytes ‖ 8-byte id, value = empty
  * - `x:<name>`          an internal store (kernel catalogs), string keys, msgpack values
- * - `log`               the message log: key = global sequence, value = the message (message-log.ts)
- * - `log:topic`         the log's index: key = topic id ‖ sequence, value = empty
+ * - `log:blocks`        the message log: key = first sequence of a block, value = a block of messages (log-blocks.ts)
+ * - `log:chunks`        the log's per-topic index: key = topic id ‖ first sequence, value = sequences (topic-index.ts)
  *
  * Durability: the environment is opened with `overlappingSync: false`, so the promise of an
  * asynchronous write or transaction resolves only after its commit has been synced to disk
