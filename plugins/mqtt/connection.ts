@@ -28,7 +28,7 @@ export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
  * Bytes that may wait unsent for one client: a client that sends requests but does not read the
  * answers is closed rather than buffered without end (one larger packet alone may exceed it).
  */
-const OUTPUT_LIMIT = 4 << 20;
+export const OUTPUT_LIMIT = 4 << 20;
 /** Output waiting above which no more messages are delivered (the session lags, served from the log later). */
 const DELIVERY_HIGH_WATER = 1 << 20;
 /** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */

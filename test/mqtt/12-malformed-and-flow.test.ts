@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import mqttPacket from 'mqtt-packet';
 import { Broker } from '../../plugins/mqtt/broker';
+import { OUTPUT_LIMIT } from '../../plugins/mqtt/connection';
 import WebSocket from 'ws';
 import type { TestServer } from '../helpers/server';
 import { RawClient, brokerUrl, connectOk, connectPacket, refusedCode, startBroker } from './mqtt-helpers';
@@ -44,7 +45,7 @@ describe('mqtt 12: flow and refusals', function () {
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.ok(peer.isPaused(), 'reading paused until the answers drain');
     assert.ok(!peer.destroyed);
-    peer.emit('data', pings(600_000)); // a chunk already read: 1.2 MB of answers
+    peer.emit('data', pings(OUTPUT_LIMIT / 2 + 100_000)); // a chunk already read: 200 KB of answers past the limit
     assert.ok(peer.destroyed, 'a client whose answers pile up past the limit is closed');
     const other = await connectOk(url, { username: 'admin', password: 'ADMIN', clientId: 'after-slow-reader' });
     other.client.end(true);
