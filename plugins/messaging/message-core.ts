@@ -35,10 +35,16 @@ const POSITION_CHECKPOINT_GAP = 10_000;
 /** State key: retained pointers are durable for every message up to this sequence. */
 const RETAINED_CHECKPOINT = 'retained-checkpoint';
 /** Messages kept as routed (a ring by sequence), so sessions catching up share them (decoded and encoded once). */
-const RECENT_MESSAGES = 8192;
+const RECENT_MESSAGES = 65536;
 const RECENT_MASK = RECENT_MESSAGES - 1;
 /** Larger messages are not kept in the ring (it would pin them and their encodings): read from the log. */
 const RECENT_PAYLOAD_LIMIT = 4096;
+/**
+ * Payload bytes the ring may pin. A turn of a busy fan-in routes ~9,000 messages, and a
+ * subscriber that lags by a few turns must still find them here: served from the log instead,
+ * each message is decoded again, and the catch-up fell behind for good.
+ */
+const RECENT_BYTES = 16 << 20;
 /** How far behind the router a lagging session may be when its publishers resume. */
 const RESUME_LAG = RECENT_MESSAGES / 4;
 /** Messages one catch-up step looks at before it lets the event loop serve others. */
@@ -121,6 +127,8 @@ export class MessageCore {
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
   private readonly recent = new Array<CoreMessage | undefined>(RECENT_MESSAGES);
+  /** Payload bytes the ring holds (at most RECENT_BYTES). */
+  private recentBytes = 0;
   /** A message of the batch being routed met a session that lags (its publishers pause). */
   private slowTargetSeen = false;
   private readonly offline = new Set<Session>();
@@ -333,7 +341,16 @@ export class MessageCore {
       if (message.retain) this.retain(message);
       this.route(message);
       if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
-      if (message.payload.length <= RECENT_PAYLOAD_LIMIT) recent[message.sequence & RECENT_MASK] = message;
+      const slot = message.sequence & RECENT_MASK;
+      const replaced = recent[slot];
+      if (replaced !== undefined) this.recentBytes -= replaced.payload.length;
+      const size = message.payload.length;
+      if (size <= RECENT_PAYLOAD_LIMIT && this.recentBytes + size <= RECENT_BYTES) {
+        recent[slot] = message;
+        this.recentBytes += size;
+      } else {
+        recent[slot] = undefined;
+      }
     }
     if (this.slowTargetSeen && origins) {
       // Publishers wait for the subscribers they outpace (served from the log meanwhile), instead

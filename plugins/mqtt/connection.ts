@@ -29,8 +29,16 @@ export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
  * answers is closed rather than buffered without end (one larger packet alone may exceed it).
  */
 export const OUTPUT_LIMIT = 4 << 20;
-/** Output waiting above which no more messages are delivered (the session lags, served from the log later). */
+/**
+ * Output the client had not taken when this turn began, above which no more messages are
+ * delivered (the session lags, served from the log later): a slow reader.
+ */
 const DELIVERY_HIGH_WATER = 1 << 20;
+/**
+ * Output one turn may add for a client that keeps up: the commits that resolve in one turn can
+ * route tens of thousands of messages at once (kept under OUTPUT_LIMIT, which closes clients).
+ */
+const DELIVERY_TURN_LIMIT = 3 << 20;
 /** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */
 export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
 /** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
@@ -78,6 +86,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private largestDelivery = 0;
   /** Output is corked until the end of this event-loop turn (the broker uncorks). */
   corked = false;
+  /** Output the client had not taken at this turn's first write (see DELIVERY_HIGH_WATER). */
+  private unsentBeforeTurn = 0;
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
   /** Packets that arrived behind the CONNECT while it was being checked. */
@@ -177,6 +187,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
   private write(bytes: Buffer): boolean {
     if (!this.corked) {
+      this.unsentBeforeTurn = this.stream.writableLength;
       this.corked = true;
       this.stream.cork();
       this.broker.uncorkLater(this);
@@ -189,7 +200,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   writable(): boolean {
     if (this.state !== 'connected') return false;
-    if (this.stream.writableLength < DELIVERY_HIGH_WATER) return true;
+    const length = this.stream.writableLength;
+    if ((this.corked ? this.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
     return false;
