@@ -4,6 +4,7 @@
  * tests marked [pins] pass and pin down behaviour checked during the review.
  */
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -162,5 +163,95 @@ describe('lmdb message log review', function () {
     assert.equal(log.read(seq), undefined);
     const left = rawEntries(log).filter(([, t]) => t === topicId).map(([s]) => s);
     assert.deepEqual(left, [], 'messages of the deleted topic left in the blocks for ever (the purge goes by the index, which never had them)');
+  });
+});
+
+/** Runs `body` (JS, with `store`, `log`, `message`, `out(line)` in scope) in a child that SIGKILLs itself after it; returns its output lines. */
+async function runChildThenKill(dataDir: string, body: string): Promise<string[]> {
+  const script = path.join(path.dirname(dataDir), 'child.js');
+  fs.writeFileSync(script, `
+const { openLmdbStorage } = require(process.argv[2]);
+(async () => {
+  const store = await openLmdbStorage({ dataDir: process.argv[3], defaultDatabase: 'main' });
+  const log = store.messageLog;
+  const message = (i) => ({ createTs: '2024-01-01T00:00:00.000', payload: { type: 'string', value: 'm' + i }, qos: 1,
+    retain: false, contentType: null, correlationData: null, responseTopic: null, expirySeconds: null,
+    userProperties: null, payloadFormat: null, publisher: null });
+  const lines = [];
+  const out = (line) => lines.push(line);
+  ${body}
+  require('fs').writeSync(1, lines.join('\\n') + '\\n');
+  process.kill(process.pid, 'SIGKILL');
+})();
+`);
+  const modulePath = path.resolve(__dirname, '../../plugins/storage-lmdb/lmdb-storage.js');
+  const child = spawn(process.execPath, [script, modulePath, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+  assert.equal(signal, 'SIGKILL');
+  return text.trim().split('\n').filter((l) => l.length > 0);
+}
+
+describe('lmdb message log review: after SIGKILL', function () {
+  this.timeout(60000);
+  let dir: string;
+
+  beforeEach(() => { dir = tempDir(); });
+  afterEach(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+
+  it('[bug] an acknowledged message numbered before a topic-creating append but durable after it survives a crash right after the flush between them', async () => {
+    const dataDir = path.join(dir, 'data');
+    const lines = await runChildThenKill(dataDir, `
+      const [first] = await log.append([{ topic: 'y', message: message(0) }]);
+      out('y ' + first);
+      await log.topicIndex.flush();
+      for (let round = 0; round < 50; round++) {
+        let lowDone = false;
+        let flush = Promise.resolve();
+        const high = log.append([{ topic: 'new/' + round, message: message(1) }, { topic: 'y', message: message(2) }]).then((s) => {
+          if (!lowDone) flush = log.topicIndex.flush();
+          return s;
+        });
+        const low = new Promise((resolve) => setImmediate(() => log.append([{ topic: 'y', message: message(3) }]).then((s) => { lowDone = true; resolve(s); })));
+        const [h, l] = await Promise.all([high, low]);
+        await flush;
+        out('y ' + h[1]);
+        out('y ' + l[0]);
+      }
+    `);
+    const acked = lines.filter((l) => l.startsWith('y ')).map((l) => Number(l.slice(2))).sort((a, b) => a - b);
+    assert.ok(acked.length > 50);
+    const store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    try {
+      const read = store.messageLog.readTopic('y', { limit: 1e6 }).map((m) => m.sequence);
+      const lost = acked.filter((s) => !read.includes(s));
+      assert.deepEqual(lost, [], `${lost.length} acknowledged messages of "y" no longer readable after the crash`);
+      assert.equal(store.messageLog.countTopic('y'), acked.length);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('[bug] a topic deleted just before a crash has all its messages purged at the next open', async () => {
+    const dataDir = path.join(dir, 'data');
+    const lines = await runChildThenKill(dataDir, `
+      await log.append([{ topic: 'z', message: message(0) }]);
+      const seqs = await log.append(Array.from({ length: 50 }, (_, i) => ({ topic: 'gone', message: message(i) })));
+      out('id ' + log.getTopic('gone').topicId);
+      out('seqs ' + seqs.join(','));
+      await log.deleteTopic('gone'); // its messages are still pending in the index: never flushed
+    `);
+    const topicId = Number(lines.find((l) => l.startsWith('id '))!.slice(3));
+    const store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    try {
+      const log = store.messageLog as LmdbMessageLog;
+      await log.purged();
+      assert.equal(log.getTopic('gone'), undefined);
+      const left = rawEntries(log).filter(([, t]) => t === topicId).map(([s]) => s);
+      assert.deepEqual(left, [], 'messages of the deleted topic left in the blocks for ever');
+    } finally {
+      await store.close();
+    }
   });
 });
