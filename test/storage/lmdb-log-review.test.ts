@@ -151,6 +151,20 @@ describe('lmdb message log review', function () {
       assert.ok(seq > watermark || chunked.has(seq), `message ${seq} is at or below the watermark ${watermark} but in no chunk`);
     }
   });
+  it('[bug] appends get sequences in the order they are called, also when the first one creates a topic', async () => {
+    await log.append([{ topic: 'order', message: message(0) }]);
+    // The broker's publish batch: turn N has a publish to a new topic (appended in a transaction
+    // callback), turn N+1 (the next setImmediate) only known topics (plain puts).
+    for (let round = 0; round < 10; round++) {
+      const first = log.append([{ topic: `fresh/${round}`, message: message(1) }, { topic: 'order', message: message(2) }]);
+      const second = new Promise<number[]>((resolve, reject) => setImmediate(() => {
+        log.append([{ topic: 'order', message: message(3) }]).then(resolve, reject);
+      }));
+      const [a, b] = await Promise.all([first, second]);
+      assert.ok(a[1] < b[0], `round ${round}: a message appended later got an earlier sequence (${b[0]} before ${a[1]}): a publisher's messages to one topic swap places in the log`);
+    }
+  });
+
   it('[bug] a message appended to a topic in the turn it is deleted is purged from the blocks too', async () => {
     await log.append(Array.from({ length: 10 }, (_, i): LogAppend => ({ topic: 'doomed', message: message(i) })));
     const { topicId } = log.getTopic('doomed')!;
