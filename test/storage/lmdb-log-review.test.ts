@@ -165,6 +165,109 @@ describe('lmdb message log review', function () {
     }
   });
 
+  it('[pins] edge values come back as written, through readTopic (both ways), readFrom, read and after a reopen', async () => {
+    const bigBinary = Buffer.alloc(300 * 1024, 7);
+    const bigText = 'ß€'.repeat(100 * 1024); // 500 KB of UTF-8, 200 K UTF-16 units
+    const inputs: MessageInput[] = [
+      message(0, { payload: { type: 'string', value: '' } }),
+      message(1, { payload: { type: 'binary', value: Buffer.alloc(0) }, publisher: null }),
+      message(2, { payload: { type: 'boolean', value: false }, publisher: 'ünï-😀' }),
+      message(3, { payload: { type: 'boolean', value: true }, publisher: 'ünï-😀', retain: true, qos: 2 }),
+      message(4, { payload: { type: 'binary', value: bigBinary } }),
+      message(5, { payload: { type: 'string', value: bigText }, createTs: '2024-01-01T00:00:01.000' }),
+      message(6, {
+        createTs: '2024-01-01T00:00:01.000', payload: { type: 'json', value: '{"k":"v"}' }, contentType: 'application/json', correlationData: Buffer.from([1, 2]),
+        responseTopic: 'r/é', expirySeconds: 0, userProperties: [{ key: 'é', value: '' }], payloadFormat: 1, publisher: '',
+      }),
+    ];
+    const topic = 'edge/' + 'é'.repeat(300);
+    const seqs = await log.append(inputs.map((m) => ({ topic, message: m })));
+    const check = (l: LmdbMessageLog, when: string): void => {
+      const forward = l.readTopic(topic, { limit: 100 });
+      assert.deepEqual(forward.map((m) => m.sequence), seqs, when);
+      assert.deepEqual(l.readTopic(topic, { limit: 100, reverse: true }).map((m) => m.sequence), [...seqs].reverse(), when);
+      assert.deepEqual(l.readFrom(0, 100).map((m) => m.sequence), seqs, when);
+      for (let i = 0; i < inputs.length; i++) {
+        const got = l.read(seqs[i])!;
+        const want = inputs[i];
+        assert.equal(got.topic, topic);
+        assert.equal(got.publisher, want.publisher ?? null, `${when} publisher ${i}`);
+        assert.equal(got.retain, want.retain, `${when} retain ${i}`);
+        assert.equal(got.qos, want.qos, `${when} qos ${i}`);
+        assert.equal(got.payload.type, want.payload.type);
+        if (want.payload.type === 'binary') assert.ok(Buffer.from(want.payload.value).equals(Buffer.from(got.payload.value as Uint8Array)), `${when} payload ${i}`);
+        else assert.equal(got.payload.value, want.payload.value, `${when} payload ${i}`);
+        assert.equal(got.createTs, want.createTs);
+      }
+      const props = l.read(seqs[6])!;
+      assert.equal(props.contentType, 'application/json');
+      assert.deepEqual(Buffer.from(props.correlationData!), Buffer.from([1, 2]));
+      assert.equal(props.responseTopic, 'r/é');
+      assert.equal(props.expirySeconds, 0);
+      assert.deepEqual(props.userProperties, [{ key: 'é', value: '' }]);
+      assert.equal(props.payloadFormat, 1);
+    };
+    check(log, 'pending');
+    await log.topicIndex.flush();
+    check(log, 'chunked');
+    await store.close();
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    log = store.messageLog as LmdbMessageLog;
+    check(log, 'reopened');
+  });
+
+  it('[pins] a 65,500-byte topic (the longest allowed) takes messages', async () => {
+    const topic = 'x'.repeat(65_500);
+    const [seq] = await log.append([{ topic, message: message(1) }]);
+    assert.equal(log.readTopic(topic, { limit: 5 })[0].sequence, seq);
+  });
+
+  it('[pins] create_ts never goes back along the log; the create_ts index of the integration table reads in order', async () => {
+    const ts = ['2024-01-01T00:00:05.000', '2024-01-01T00:00:01.000', '2024-01-01T00:00:09.000', '2024-01-01T00:00:02.000'];
+    for (const createTs of ts) await log.append([{ topic: 'ts', message: message(0, { createTs }) }]);
+    const got = log.readTopic('ts', { limit: 10 }).map((m) => m.createTs);
+    assert.deepEqual(got, ['2024-01-01T00:00:05.000', '2024-01-01T00:00:05.000', '2024-01-01T00:00:09.000', '2024-01-01T00:00:09.000']);
+    const info = store.getTopic('ts')!;
+    const byIndex = store.readRecords('main', info.table, { index: 'create_ts_idx', reverse: true }).map((r) => r.id);
+    const ids = log.readTopic('ts', { limit: 10 }).map((m) => m.sequence);
+    assert.deepEqual(byIndex, [...ids].reverse());
+    const since = store.readMessages('ts', { startFrom: 'head', since: '2024-01-01T00:00:06.000', limit: 10 }).map((r) => r.id);
+    assert.deepEqual(since, ids.slice(2));
+  });
+
+  it('[pins] no sequence is handed out twice after a reopen, when the newest messages were trimmed or their topic deleted', async () => {
+    await log.append([{ topic: 'old', message: message(0) }]);
+    const trimmed = await log.append(Array.from({ length: 5 }, (_, i): LogAppend => ({ topic: 'newest', message: message(i) })));
+    assert.equal(await log.trimTopic('newest', Number.MAX_SAFE_INTEGER), 5);
+    await store.close();
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    log = store.messageLog as LmdbMessageLog;
+    const [next] = await log.append([{ topic: 'old', message: message(1) }]);
+    assert.ok(next > trimmed[4], `sequence ${next} reused`);
+    const doomed = await log.append(Array.from({ length: 5 }, (_, i): LogAppend => ({ topic: 'doomed2', message: message(i) })));
+    await log.deleteTopic('doomed2');
+    await log.purged();
+    await store.close();
+    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
+    log = store.messageLog as LmdbMessageLog;
+    const [after] = await log.append([{ topic: 'old', message: message(2) }]);
+    assert.ok(after > doomed[4], `sequence ${after} reused`);
+  });
+
+  it('[pins] a trim keeps `keep` (also when it is pending and the rest is chunked), and countTopic / reads agree', async () => {
+    const first = await log.append(Array.from({ length: 30 }, (_, i): LogAppend => ({ topic: 'k', message: message(i) })));
+    await log.topicIndex.flush();
+    const second = await log.append(Array.from({ length: 30 }, (_, i): LogAppend => ({ topic: 'k', message: message(i) })));
+    const keep = second[3];
+    assert.equal(await log.trimTopic('k', second[10], keep), 40);
+    const left = [keep, ...second.slice(11)];
+    assert.deepEqual(log.readTopic('k', { limit: 100 }).map((m) => m.sequence), left);
+    assert.equal(log.countTopic('k'), left.length);
+    assert.equal(log.countTopic('k', second[12]), left.length - 2);
+    assert.equal(store.countRecords('main', store.getTopic('k')!.table), left.length);
+    assert.equal(first.every((q) => log.read(q) === undefined), true);
+  });
+
   it('[bug] a message appended to a topic in the turn it is deleted is purged from the blocks too', async () => {
     await log.append(Array.from({ length: 10 }, (_, i): LogAppend => ({ topic: 'doomed', message: message(i) })));
     const { topicId } = log.getTopic('doomed')!;
