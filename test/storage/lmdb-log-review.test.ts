@@ -11,8 +11,11 @@ import * as path from 'node:path';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
+import { open } from 'lmdb';
+import { LmdbEnvironment } from '../../plugins/storage-lmdb/environment';
 import { ScannedBlock } from '../../plugins/storage-lmdb/log-blocks';
-import type { LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
+import { migrateLegacyLog } from '../../plugins/storage-lmdb/log-migration';
+import { LOG_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
 
 function message(i: number, overrides: Partial<MessageInput> = {}): MessageInput {
   return {
@@ -357,6 +360,7 @@ describe('lmdb message log review: after SIGKILL', function () {
       const seqs = await log.append(Array.from({ length: 50 }, (_, i) => ({ topic: 'gone', message: message(i) })));
       out('id ' + log.getTopic('gone').topicId);
       out('seqs ' + seqs.join(','));
+      log.purge = () => Promise.resolve(); // the crash comes before the purge's first commit
       await log.deleteTopic('gone'); // its messages are still pending in the index: never flushed
     `);
     const topicId = Number(lines.find((l) => l.startsWith('id '))!.slice(3));
@@ -367,6 +371,88 @@ describe('lmdb message log review: after SIGKILL', function () {
       assert.equal(log.getTopic('gone'), undefined);
       const left = rawEntries(log).filter(([, t]) => t === topicId).map(([s]) => s);
       assert.deepEqual(left, [], 'messages of the deleted topic left in the blocks for ever');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('[pins] a trim cut by SIGKILL between its commits leaves index, blocks and the sequence counter consistent', async () => {
+    const dataDir = path.join(dir, 'data');
+    const lines = await runChildThenKill(dataDir, `
+      const all = [];
+      for (let b = 0; b < 10; b++) {
+        const batch = [];
+        for (let k = 0; k < 1000; k++) batch.push({ topic: k % 2 ? 'big' : 'other', message: message(b * 1000 + k) });
+        const seqs = await log.append(batch);
+        seqs.forEach((s, k) => all.push(batch[k].topic + ' ' + s));
+        if (b === 4) await log.topicIndex.flush(); // half in chunks, half pending
+      }
+      for (const l of all) out(l);
+      const upTo = Number(all[all.length - 1].split(' ')[1]);
+      // The trim removes 2,000 per commit: killed after its first commit.
+      const writes = [];
+      const original = log.env.write.bind(log.env);
+      let n = 0;
+      log.env.write = (action) => { const p = original(action); if (++n === 1) p.then(() => { require('fs').writeSync(1, lines.join('\\n') + '\\n'); process.kill(process.pid, 'SIGKILL'); }); return p; };
+      log.trimTopic('big', upTo);
+      await new Promise(() => {});
+    `);
+    const big = lines.filter((l) => l.startsWith('big ')).map((l) => Number(l.slice(4)));
+    const other = lines.filter((l) => l.startsWith('other ')).map((l) => Number(l.slice(6)));
+    assert.equal(big.length, 5000);
+    const store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    try {
+      const log = store.messageLog as LmdbMessageLog;
+      const left = log.readTopic('big', { limit: 1e6 }).map((m) => m.sequence);
+      assert.deepEqual(left, big.slice(2000), 'the first commit of the trim (2,000 removed) and nothing else');
+      assert.equal(log.countTopic('big'), left.length);
+      assert.deepEqual(log.readTopic('other', { limit: 1e6 }).map((m) => m.sequence), other);
+      const inBlocks = rawEntries(log).filter(([, t]) => t === log.getTopic('big')!.topicId).map(([s]) => s);
+      assert.deepEqual(inBlocks, left, 'blocks and index agree');
+      const [next] = await log.append([{ topic: 'other', message: message(0) }]);
+      assert.ok(next > Math.max(...big, ...other));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('[pins] a legacy rewrite cut short (its later batches never committed) is finished at the next open, nothing lost or doubled', async () => {
+    const dataDir = path.join(dir, 'data');
+    let store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    const a = await store.messageLog.ensureTopic('legacy/a');
+    await store.close();
+    const root = open({ path: dataDir, maxDbs: 8192, noSubdir: false });
+    const legacy = root.openDB<unknown[], number>('log', {});
+    const written: number[] = [];
+    await root.transaction(() => {
+      for (let seq = 1; seq <= 35_000; seq += (seq % 11 === 0 ? 5 : 1)) {
+        legacy.put(seq, [a.topicId, '2023-05-06T07:08:09.010', { type: 'string', value: `old ${seq}` }, 1, false, null, null, null, null, null, null, null]);
+        written.push(seq);
+      }
+    });
+    await root.close();
+    // The first run: killed during its third batch (the throw aborts that batch's transaction, as a crash would).
+    const env = new LmdbEnvironment(dataDir);
+    const blocks = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' });
+    let puts = 0;
+    let crashed: unknown;
+    let moved = -1;
+    try {
+      moved = migrateLegacyLog(env, (key, block) => {
+        if (++puts === 15) throw new Error('crash');
+        void blocks.put(key, block);
+      });
+    } catch (error) {
+      crashed = error;
+    }
+    assert.ok(crashed instanceof Error && crashed.message === 'crash', `no crash: moved ${moved} in ${puts} puts`);
+    await env.close();
+    store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    try {
+      assert.deepEqual(store.messageLog.readTopic('legacy/a', { limit: 1e6 }).map((m) => m.sequence), written);
+      assert.equal(store.messageLog.countTopic('legacy/a'), written.length);
+      assert.deepEqual(store.messageLog.readFrom(0, 1e6).map((m) => m.sequence), written);
+      assert.equal(store.messageLog.read(written[20_000])!.payload.value, `old ${written[20_000]}`);
     } finally {
       await store.close();
     }
