@@ -153,9 +153,12 @@ export class LmdbMessageLog implements MessageLogPort {
     for (const id of this.catalog.topicsById.keys()) if (id >= topicId) topicId = id + 1;
     this.nextTopicId = topicId;
     const indexed = this.topicIndex.watermark();
+    // A topic whose purge is pending is indexed too: its purge finds its messages through the index.
+    const purging = new Set(this.catalog.purgesPending);
     for (const block of this.blocksFrom(indexed + 1)) {
       for (let i = block.firstAtOrAfter(indexed + 1); i < block.count; i++) {
-        if (this.catalog.topicsById.has(block.topicIds[i])) this.topicIndex.add(block.topicIds[i], block.seqs[i]);
+        const topicId = block.topicIds[i];
+        if (this.catalog.topicsById.has(topicId) || purging.has(topicId)) this.topicIndex.add(topicId, block.seqs[i]);
       }
     }
     for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
@@ -376,20 +379,16 @@ export class LmdbMessageLog implements MessageLogPort {
    * and no retry doubles. Used when an append creates topics: their catalog entries and the
    * messages go in one commit.
    */
-  private atomically<T>(action: () => T, onDurable?: (result: T) => void): Promise<T> {
+  private atomically<T>(action: () => T): Promise<T> {
     let settle!: (durable: boolean) => void;
     const outcome = new Promise<boolean>((resolve) => { settle = resolve; });
     let created: LogTopic[] = [];
-    let lastSeq = 0;
-    let firstSeq = 0;
     const written = this.env.writeAtomic(() => {
-      const { nextSeq, nextTopicId, lastCreateTs } = this;
+      const { nextTopicId } = this;
       created = [];
       this.createdInTxn = created;
       try {
         const result = action();
-        lastSeq = this.nextSeq - 1;
-        if (lastSeq >= nextSeq) { firstSeq = nextSeq; this.inFlight.add(firstSeq); }
         for (const info of created) {
           const ensured = outcome.then((durable) => {
             if (!durable) throw new EngineError('INTERNAL', { reason: `the commit creating topic "${info.topic}" failed` });
@@ -400,9 +399,7 @@ export class LmdbMessageLog implements MessageLogPort {
         }
         return result;
       } catch (error) {
-        this.nextSeq = nextSeq;
         this.nextTopicId = nextTopicId;
-        this.lastCreateTs = lastCreateTs;
         for (const info of created) {
           this.catalog.removeTopic(info.topic);
           this.views.delete(info.topicId);
@@ -414,19 +411,11 @@ export class LmdbMessageLog implements MessageLogPort {
       }
     });
     const done = (durable: boolean): void => {
-      if (durable && lastSeq > this.durableSeq) this.durableSeq = lastSeq;
-      this.inFlight.delete(firstSeq);
       for (const info of created) this.pendingTopics.delete(info.topic);
       settle(durable);
     };
-    return written.then((result) => {
-      done(true);
-      onDurable?.(result);
-      return result;
-    }, (error: unknown) => {
-      done(false);
-      throw error;
-    });
+    written.then(() => done(true), () => done(false));
+    return written;
   }
 
   append(messages: LogAppend[]): Promise<number[]> {
@@ -440,32 +429,28 @@ export class LmdbMessageLog implements MessageLogPort {
     const topics = this.catalog.topics;
     let known = true;
     for (let i = 0; i < n && known; i++) known = topics.has(messages[i].topic) && !this.pendingTopics.has(messages[i].topic);
-    if (!known) {
-      return this.atomically(() => this.writeEntries(messages.map((m) => ({ seq: 0, topicId: this.topicInTxn(m.topic).topicId, message: m.message }))), (e) => this.indexEntries(e))
-        .then(seqsOf);
-    }
     const entries = new Array<BlockEntry>(n);
-    for (let i = 0; i < n; i++) entries[i] = { seq: 0, topicId: topics.get(messages[i].topic)!.topicId, message: messages[i].message };
-    return this.appendKnown(entries);
-  }
-
-  /**
-   * Appends to topics whose catalog entries are durable: plain puts, which join the commit of
-   * this event-loop turn (with the turn's state writes) and need no call back into JavaScript
-   * inside the write transaction.
-   */
-  private appendKnown(entries: BlockEntry[]): Promise<number[]> {
+    for (let i = 0; i < n; i++) entries[i] = { seq: 0, topicId: known ? topics.get(messages[i].topic)!.topicId : 0, message: messages[i].message };
+    // Numbered now, on either path: sequences follow the order of the calls, which is the order
+    // of their commits (a child transaction's callback runs later, but in its place in the queue).
     const before = { nextSeq: this.nextSeq, lastCreateTs: this.lastCreateTs };
-    let written: Promise<boolean>;
+    this.numberEntries(entries);
+    let written: Promise<unknown>;
     try {
-      written = this.putBlocks(entries);
+      written = known
+        ? this.putBlocks(entries)
+        : this.atomically(() => {
+          for (let i = 0; i < n; i++) entries[i].topicId = this.topicInTxn(messages[i].topic).topicId;
+          void this.putBlocks(entries);
+        });
     } catch (error) {
+      // Nothing was queued (encoding failed): the numbers are given back.
       this.nextSeq = before.nextSeq;
       this.lastCreateTs = before.lastCreateTs;
       return Promise.reject(error);
     }
     const first = entries[0].seq;
-    const last = entries[entries.length - 1].seq;
+    const last = entries[n - 1].seq;
     this.inFlight.add(first);
     return written.then(() => {
       if (last > this.durableSeq) this.durableSeq = last;
@@ -501,25 +486,24 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.append(messages.map((message) => ({ topic, message })));
   }
 
-  /** Sets each entry's sequence (and create_ts order) and writes the blocks: inside a write transaction. */
-  private writeEntries(entries: BlockEntry[]): BlockEntry[] {
-    void this.putBlocks(entries);
-    return entries;
-  }
-
-  /**
-   * Numbers the entries, encodes them into blocks (everything that can throw happens before the
-   * first put) and puts the blocks; resolves once they are durable.
-   */
-  private putBlocks(entries: BlockEntry[]): Promise<boolean> {
-    const n = entries.length;
-    for (let i = 0; i < n; i++) {
+  /** Gives the entries their sequences, with create_ts never going back along the log. */
+  private numberEntries(entries: BlockEntry[]): void {
+    for (let i = 0; i < entries.length; i++) {
       const entry = entries[i];
       entry.seq = this.nextSeq++;
       const m = entry.message;
       if (m.createTs < this.lastCreateTs) entry.message = { ...m, createTs: this.lastCreateTs };
       else this.lastCreateTs = m.createTs;
     }
+  }
+
+  /**
+   * Encodes numbered entries into blocks (everything that can throw happens before the first
+   * put) and puts them; resolves once they are durable. Outside a transaction the puts join the
+   * commit of this event-loop turn and need no call back into JavaScript inside it.
+   */
+  private putBlocks(entries: BlockEntry[]): Promise<boolean> {
+    const n = entries.length;
     const blocks: Array<[number, Buffer]> = [];
     for (let from = 0; from < n;) {
       let to = from + 1;
@@ -533,12 +517,20 @@ export class LmdbMessageLog implements MessageLogPort {
     return written;
   }
 
-  /** Durable entries into the topic index (not those of a topic deleted meanwhile). */
+  /** Durable entries into the topic index; those of a topic deleted meanwhile leave the blocks. */
   private indexEntries(entries: BlockEntry[]): void {
     const byId = this.catalog.topicsById;
+    let orphans: number[] | undefined;
     for (let i = 0; i < entries.length; i++) {
       if (byId.has(entries[i].topicId)) this.topicIndex.add(entries[i].topicId, entries[i].seq);
+      else (orphans ??= []).push(entries[i].seq);
     }
+    if (orphans === undefined || this.closing) return;
+    const seqs = orphans;
+    // With the purges (`purged()` waits for it too).
+    this.purging = this.purging
+      .then(() => this.env.write(() => this.removeMessagesInTxn(seqs)))
+      .then(() => this.blocks.clear(), () => undefined);
   }
 
   // ---- reads ---------------------------------------------------------------------------------

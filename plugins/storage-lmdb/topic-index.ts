@@ -138,46 +138,49 @@ export class TopicIndex {
 
   private async flushNow(): Promise<void> {
     if (this.env.isClosed) return;
-    // Plain puts, not a transaction callback: the write thread does the B-tree work, and they
-    // all join one commit (the writes of one event-loop turn share it), the watermark with them.
-    const taken = new Map<number, number>();
-    let highest = 0;
-    let written: Promise<unknown> | undefined;
-    for (const [topicId, seqs] of this.pending) {
-      if (seqs.length === 0) continue;
-      written = this.putChunks(topicId, seqs);
-      const last = seqs[seqs.length - 1];
-      taken.set(topicId, last);
-      if (last > highest) highest = last;
-    }
-    const mark = Math.max(highest, this.durableSeq());
-    if (mark > this.watermark()) written = this.env.catalog.put(WATERMARK_KEY, mark);
-    if (written === undefined) return;
-    await written;
-    for (const [topicId, last] of taken) {
+    // Inside a write transaction: what is pending is read in the commit's own order, after any
+    // trim or purge queued before it (taken earlier, a trimmed sequence could be written back).
+    const taken = new Map<number, number[]>();
+    await this.env.write(() => {
+      taken.clear();
+      for (const [topicId, seqs] of this.pending) {
+        if (seqs.length === 0) continue;
+        this.putChunks(topicId, seqs);
+        taken.set(topicId, seqs.slice());
+      }
+      // Every durable message up to here is in a chunk now or was before (never past one in flight).
+      const mark = this.durableSeq();
+      if (mark > this.watermark()) this.env.catalog.put(WATERMARK_KEY, mark);
+    });
+    for (const [topicId, written] of taken) {
       const seqs = this.pending.get(topicId);
       if (seqs === undefined) continue;
-      const n = lowerBound(seqs, last + 1);
-      seqs.splice(0, n);
-      this.pendingCount -= n;
-      if (seqs.length === 0) this.pending.delete(topicId);
+      // Exactly the sequences written leave (both lists ascending).
+      const kept: number[] = [];
+      let w = 0;
+      for (const seq of seqs) {
+        while (w < written.length && written[w] < seq) w++;
+        if (w < written.length && written[w] === seq) continue;
+        kept.push(seq);
+      }
+      this.pendingCount -= seqs.length - kept.length;
+      if (kept.length === 0) this.pending.delete(topicId);
+      else this.pending.set(topicId, kept);
     }
   }
 
   /**
-   * The topic's pending sequences as new chunks. The topic's last chunk is not read back to be
-   * filled up: a flush costs one put per topic and no read; a busy topic still gets full chunks
-   * (a quiet one gets small ones). Resolves when they are durable.
+   * Inside a write: the topic's pending sequences as new chunks. The topic's last chunk is not
+   * read back to be filled up: a flush costs one put per topic and no read; a busy topic still
+   * gets full chunks (a quiet one gets small ones).
    */
-  private putChunks(topicId: number, seqs: number[]): Promise<unknown> {
-    let written: Promise<unknown> = Promise.resolve();
+  private putChunks(topicId: number, seqs: number[]): void {
     for (let from = 0; from < seqs.length;) {
       let to = from + 1;
       while (to < seqs.length && to - from < CHUNK_MAX && seqs[to] - seqs[from] < TWO_32) to++;
-      written = this.db.put(chunkKey(topicId, seqs[from]), chunkValue(seqs, from, to));
+      this.db.put(chunkKey(topicId, seqs[from]), chunkValue(seqs, from, to));
       from = to;
     }
-    return written;
   }
 
   /** Stops the timer and writes what is pending (before the environment closes). */
