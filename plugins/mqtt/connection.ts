@@ -22,6 +22,10 @@ import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packe
 import { handleSubscribe } from './packets/subscribe';
 import { handleUnsubscribe } from './packets/unsubscribe';
 
+// mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap) on its first
+// packet; the few packets encoded with it (CONNACK, SUBACK…) are as fast without.
+mqttPacket.writeToStream.cacheNumbers = false;
+
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
 
 /**
