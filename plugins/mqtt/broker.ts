@@ -67,8 +67,11 @@ export class Broker {
     }
   }
 
-  /** The one entry of every transport: a new client's byte stream and its address. */
-  accept(stream: Duplex, address: string): void {
+  /**
+   * The one entry of every transport: a new client's byte stream and its address (read from a
+   * TCP/TLS socket when needed, when not given).
+   */
+  accept(stream: Duplex, address?: string): void {
     if (this.stopped) {
       stream.destroy();
       return;

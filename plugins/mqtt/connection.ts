@@ -3,6 +3,7 @@
  * duplex stream): an mqtt-packet parser at the negotiated protocol level, the dispatcher that
  * enforces CONNECT first, and the one way to answer (`send`) and to end (`close`).
  */
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
@@ -32,21 +33,52 @@ export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
  * Bytes that may wait unsent for one client: a client that sends requests but does not read the
  * answers is closed rather than buffered without end (one larger packet alone may exceed it).
  */
-export const OUTPUT_LIMIT = 4 << 20;
-/**
- * Output the client had not taken when this turn began, above which no more messages are
- * delivered (the session lags, served from the log later): a slow reader.
- */
-const DELIVERY_HIGH_WATER = 1 << 20;
-/**
- * Output one turn may add for a client that keeps up: the commits that resolve in one turn can
- * route tens of thousands of messages at once (kept under OUTPUT_LIMIT, which closes clients).
- */
-const DELIVERY_TURN_LIMIT = 3 << 20;
+const OUTPUT_LIMIT = 1 << 20;
+/** Output waiting above which no more messages are delivered (the session lags, served from the log later). */
+const DELIVERY_HIGH_WATER = 256 * 1024;
 /** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */
 export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
 /** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
+
+/**
+ * What only some connections need (MQTT 5 limits, topic aliases, QoS 1/2 counters, a token
+ * login, packets waiting behind CONNECT): created on first write, so an idle 3.1.1 connection
+ * does not carry these fields.
+ */
+class ConnectionExtras {
+  apiSessionId?: string;
+  clientMaxPacketSize = Infinity;
+  sessionExpiryInterval = 0;
+  receiveMaximum = 65535;
+  clientTopicAliasMaximum = 0;
+  outboundAliases?: Map<string, number>;
+  inboundAliases?: Map<number, string>;
+  publishDecisions?: Map<string, boolean>;
+  qos2Storing?: Set<number>;
+  publishDecisionsGeneration = -1;
+  inboundAliasBytes = 0;
+  unacknowledged = 0;
+  largestDelivery = 0;
+  pending?: Packet[];
+}
+/** The defaults, read while a connection has no extras of its own (never written). */
+const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());
+
+// Flags of one Smi field (one field instead of six booleans per connection).
+const SEND_WILL_ON_CLOSE = 1;
+const CONNACK_SENT = 2;
+const CORKED = 4;
+const DRAINING = 8;
+const PAUSED_BY_CORE = 16;
+const WATCHING_DRAIN = 32;
+
+/**
+ * Times are kept as ms since this module loaded: small integers V8 stores in the field itself
+ * (a Date.now() value needs a 16-byte number box per field and connection). Past 24 days of
+ * uptime they no longer fit and are boxed again, still exact.
+ */
+const TIME_BASE = Date.now();
 
 export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
@@ -54,81 +86,123 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   protocolVersion = 4;
   clientId?: string;
   principal?: Principal;
-  /** The JSON-action session whose token this connection logged in with (closed when it ends). */
-  apiSessionId?: string;
   /** The keep alive the client is held to, in ms (0: none). Read by the broker's one timer. */
   keepAliveMs = 0;
-  /** Date.now() of the last bytes received. */
-  lastActivity: number;
-  readonly openedAt: number;
-  /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
-  clientMaxPacketSize = Infinity;
-  /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
-  sessionExpiryInterval = 0;
   /** The message core's session, once CONNECT is accepted. */
   session?: Session;
-  /** The client's Receive Maximum (MQTT 5; 3.1.1 clients get the broker's window). */
-  receiveMaximum = 65535;
-  /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
-  clientTopicAliasMaximum = 0;
-  // Created on first use: an idle connection costs no empty maps.
-  private outboundAliasMap?: Map<string, number>;
-  private inboundAliasMap?: Map<number, string>;
-  private publishDecisionMap?: Map<string, boolean>;
-  private qos2StoringSet?: Set<number>;
-  publishDecisionsGeneration = -1;
-  /** Characters of the topics held by inbound aliases (bounded). */
-  inboundAliasBytes = 0;
-  /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
-  unacknowledged = 0;
-
-  /** The will goes out when the connection ends (not after a normal DISCONNECT). */
-  sendWillOnClose = true;
-  /** CONNACK sent: from now on an MQTT 5 client is told why it is closed (DISCONNECT). */
-  private connackSent = false;
-  /** The largest delivery written (the output limit for answers allows one of them). */
-  private largestDelivery = 0;
-  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
-  corked = false;
-  /** Output the client had not taken at this turn's first write (see DELIVERY_HIGH_WATER). */
-  private unsentBeforeTurn = 0;
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
-  /** Packets that arrived behind the CONNECT while it was being checked. */
-  private pending: Packet[] | undefined;
-  /** The output is over the stream's high-water mark: reading waits for 'drain'. */
-  private draining = false;
-  /** The message core paused this publisher (a lagging target, the log's backlog). */
-  private pausedByCore = false;
+  private flags = SEND_WILL_ON_CLOSE;
+  private activeAt: number;
+  private readonly openedAtOffset: number;
+  /** The peer's address, read from the socket when first needed (see `address`). */
+  private addressText: string | undefined;
+  private extra?: ConnectionExtras;
 
-  constructor(readonly broker: Broker, readonly stream: Duplex, readonly address: string) {
-    this.openedAt = this.lastActivity = Date.now();
+  private get extras(): ConnectionExtras {
+    return (this.extra ??= new ConnectionExtras());
+  }
+
+  private get readExtras(): Readonly<ConnectionExtras> {
+    return this.extra ?? NO_EXTRAS;
+  }
+
+  /** The peer's address ('' when unknown). */
+  get address(): string {
+    // A TCP/TLS socket is asked only when needed: reading it makes Node keep an object per socket.
+    if (this.addressText !== undefined) return this.addressText;
+    // Unknown once the socket is closed: not remembered then.
+    const address = (this.stream as Partial<Socket>).remoteAddress;
+    if (address) this.addressText = address;
+    return address ?? '';
+  }
+
+  /** Date.now() of the last bytes received. */
+  get lastActivity(): number {
+    return this.activeAt + TIME_BASE;
+  }
+
+  set lastActivity(value: number) {
+    this.activeAt = value - TIME_BASE;
+  }
+
+  get openedAt(): number {
+    return this.openedAtOffset + TIME_BASE;
+  }
+
+  /** The JSON-action session whose token this connection logged in with (closed when it ends). */
+  get apiSessionId(): string | undefined { return this.readExtras.apiSessionId; }
+  set apiSessionId(value: string | undefined) { this.extras.apiSessionId = value; }
+  /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
+  get clientMaxPacketSize(): number { return this.readExtras.clientMaxPacketSize; }
+  set clientMaxPacketSize(value: number) { this.extras.clientMaxPacketSize = value; }
+  /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
+  get sessionExpiryInterval(): number { return this.readExtras.sessionExpiryInterval; }
+  set sessionExpiryInterval(value: number) { this.extras.sessionExpiryInterval = value; }
+  /** The client's Receive Maximum (MQTT 5; 3.1.1 clients get the broker's window). */
+  get receiveMaximum(): number { return this.readExtras.receiveMaximum; }
+  set receiveMaximum(value: number) { this.extras.receiveMaximum = value; }
+  /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
+  get clientTopicAliasMaximum(): number { return this.readExtras.clientTopicAliasMaximum; }
+  set clientTopicAliasMaximum(value: number) { this.extras.clientTopicAliasMaximum = value; }
+  get publishDecisionsGeneration(): number { return this.readExtras.publishDecisionsGeneration; }
+  set publishDecisionsGeneration(value: number) { this.extras.publishDecisionsGeneration = value; }
+  /** Characters of the topics held by inbound aliases (bounded). */
+  get inboundAliasBytes(): number { return this.readExtras.inboundAliasBytes; }
+  set inboundAliasBytes(value: number) { this.extras.inboundAliasBytes = value; }
+  /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
+  get unacknowledged(): number { return this.readExtras.unacknowledged; }
+  set unacknowledged(value: number) { this.extras.unacknowledged = value; }
+
+  /** The will goes out when the connection ends (not after a normal DISCONNECT). */
+  get sendWillOnClose(): boolean { return (this.flags & SEND_WILL_ON_CLOSE) !== 0; }
+  set sendWillOnClose(value: boolean) { this.setFlag(SEND_WILL_ON_CLOSE, value); }
+  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
+  get corked(): boolean { return (this.flags & CORKED) !== 0; }
+  set corked(value: boolean) { this.setFlag(CORKED, value); }
+
+  private setFlag(flag: number, value: boolean): void {
+    this.flags = value ? this.flags | flag : this.flags & ~flag;
+  }
+
+  private hasFlag(flag: number): boolean {
+    return (this.flags & flag) !== 0;
+  }
+
+  /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
+  constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
+    this.openedAtOffset = this.activeAt = Date.now() - TIME_BASE;
+    this.addressText = address;
+    // Debug logs name the address of closed connections too.
+    if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
     // Listeners shared by every connection (no closures per connection: thousands stay idle).
     (stream as StreamWithConnection)[CONNECTION] = this;
     stream.on('data', onStreamData);
     stream.on('error', onStreamError);
     stream.on('close', onStreamClose);
-    stream.on('end', onStreamEnd);
+    // A socket that does not allow half-open connections ends itself when the peer ends (Node's
+    // own listener); others (the WebSocket stream) are ended here.
+    if (stream.allowHalfOpen) stream.on('end', onStreamEnd);
   }
 
   /** Aliases the broker assigned towards the client: topic → alias. */
   get outboundAliases(): Map<string, number> {
-    return (this.outboundAliasMap ??= new Map());
+    return (this.extras.outboundAliases ??= new Map());
   }
 
   /** Aliases the client set: alias → topic. */
   get inboundAliases(): Map<number, string> {
-    return (this.inboundAliasMap ??= new Map());
+    return (this.extras.inboundAliases ??= new Map());
   }
 
   /** Publish decisions of this connection's principal, per topic, for one roles generation. */
   get publishDecisions(): Map<string, boolean> {
-    return (this.publishDecisionMap ??= new Map());
+    return (this.extras.publishDecisions ??= new Map());
   }
 
   /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
   get qos2Storing(): Set<number> {
-    return (this.qos2StoringSet ??= new Set());
+    return (this.extras.qos2Storing ??= new Set());
   }
 
   /** The account holding this connection (a takeover by another account needs mq.takeover). */
@@ -148,7 +222,9 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** Encodes and writes a packet for this client's protocol level; false when it was not sent. */
   send(packet: Packet): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;
-    let bytes = mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+    let bytes = packet.cmd === 'connack' && this.protocolVersion !== 5
+      ? connack311(packet.sessionPresent, packet.returnCode ?? 0)
+      : mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
     if (bytes.length > this.clientMaxPacketSize) {
       // [MQTT-3.1.2-25]: a reason string or user properties are dropped first [MQTT-3.2.2-19].
       const properties = (packet as { properties?: Record<string, unknown> }).properties;
@@ -163,7 +239,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         return false;
       }
     }
-    if (packet.cmd === 'connack') this.connackSent = true;
+    if (packet.cmd === 'connack') this.setFlag(CONNACK_SENT, true);
     return this.writeAnswer(bytes);
   }
 
@@ -171,16 +247,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   writeAnswer(bytes: Buffer): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;
     const stream = this.stream;
-    if (!this.write(bytes) && !this.draining) {
+    if (!this.write(bytes) && !this.hasFlag(DRAINING)) {
       // Backpressure: read no more requests until the client has taken its answers.
-      this.draining = true;
+      this.setFlag(DRAINING, true);
       this.updateReading();
       stream.once('drain', () => {
-        this.draining = false;
+        this.setFlag(DRAINING, false);
         this.updateReading();
       });
     }
-    if (stream.writableLength > OUTPUT_LIMIT + this.largestDelivery && stream.writableLength > bytes.length) {
+    if (stream.writableLength > OUTPUT_LIMIT + this.readExtras.largestDelivery && stream.writableLength > bytes.length) {
       // Requests already parsed from one chunk keep answering: a client that never reads is closed.
       this.destroyNow();
       return false;
@@ -191,7 +267,6 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
   private write(bytes: Buffer): boolean {
     if (!this.corked) {
-      this.unsentBeforeTurn = this.stream.writableLength;
       this.corked = true;
       this.stream.cork();
       this.broker.uncorkLater(this);
@@ -204,8 +279,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   writable(): boolean {
     if (this.state !== 'connected') return false;
-    const length = this.stream.writableLength;
-    if ((this.corked ? this.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
+    if (this.stream.writableLength < DELIVERY_HIGH_WATER) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
     return false;
@@ -234,7 +308,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       if (alias !== undefined && !aliasOnly) this.outboundAliases.delete(message.topic);
       return false;
     }
-    if (bytes.length > this.largestDelivery) this.largestDelivery = bytes.length;
+    if (bytes.length > this.readExtras.largestDelivery) this.extras.largestDelivery = bytes.length;
     if (!this.write(bytes)) this.watchDrain();
     return true;
   }
@@ -244,12 +318,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   /** The output went over the stream's mark: the session is served again once it drains. */
-  private watchingDrain = false;
   private watchDrain(): void {
-    if (this.watchingDrain) return;
-    this.watchingDrain = true;
+    if (this.hasFlag(WATCHING_DRAIN)) return;
+    this.setFlag(WATCHING_DRAIN, true);
     this.stream.once('drain', () => {
-      this.watchingDrain = false;
+      this.setFlag(WATCHING_DRAIN, false);
       if (this.session && this.state === 'connected') this.broker.core.writable(this.session);
     });
   }
@@ -266,12 +339,12 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   pausePublishing(): void {
-    this.pausedByCore = true;
+    this.setFlag(PAUSED_BY_CORE, true);
     this.updateReading();
   }
 
   resumePublishing(): void {
-    this.pausedByCore = false;
+    this.setFlag(PAUSED_BY_CORE, false);
     this.updateReading();
   }
 
@@ -280,7 +353,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
    * taken (`draining`), or the message core (a lagging target, the log's backlog).
    */
   private updateReading(): void {
-    const hold = this.state === 'connecting' || this.draining || this.pausedByCore;
+    const hold = this.state === 'connecting' || this.hasFlag(DRAINING | PAUSED_BY_CORE);
     if (hold) this.stream.pause();
     else if (this.state !== 'closed') this.stream.resume();
   }
@@ -289,7 +362,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   private destroyNow(): void {
     this.endSession();
     this.state = 'closed';
-    this.pending = undefined;
+    if (this.extra) this.extra.pending = undefined;
     this.stream.destroy();
     this.broker.closing(this);
   }
@@ -301,11 +374,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   close(reasonCode?: number, reasonString?: string): void {
     if (this.state === 'closed') return;
     this.endSession();
-    if (reasonCode !== undefined && this.protocolVersion === 5 && this.connackSent) {
+    if (reasonCode !== undefined && this.protocolVersion === 5 && this.hasFlag(CONNACK_SENT)) {
       this.send({ cmd: 'disconnect', reasonCode, properties: reasonString ? { reasonString } : undefined });
     }
     this.state = 'closed';
-    this.pending = undefined;
+    if (this.extra) this.extra.pending = undefined;
     const stream = this.stream;
     stream.end(() => stream.destroy());
     // A peer that never reads would keep the socket: destroyed by the broker's sweep.
@@ -314,7 +387,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.lastActivity = Date.now();
+    this.activeAt = Date.now() - TIME_BASE;
     this.broker.now = this.broker.engine.clock.now();
     this.broker.core.stats.bytesReceived += chunk.length;
     const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
@@ -351,7 +424,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         });
         return;
       case 'connecting':
-        (this.pending ??= []).push(packet);
+        (this.extras.pending ??= []).push(packet);
         return;
       case 'connected':
         this.dispatch(packet);
@@ -360,9 +433,9 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   private connected(): void {
     if (this.state !== 'connected') return;
-    const pending = this.pending ?? [];
-    this.pending = undefined;
-    for (const packet of pending) {
+    const pending = this.extra?.pending;
+    if (this.extra) this.extra.pending = undefined;
+    if (pending) for (const packet of pending) {
       if (this.state !== 'connected') return;
       this.dispatch(packet);
     }
@@ -400,7 +473,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.send({ cmd: 'connack', returnCode: 0x01, sessionPresent: false });
       return this.close();
     }
-    this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
+    if (this.broker.log.isLevelEnabled('debug')) this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
     this.close(REASON.MALFORMED_PACKET, `malformed packet: ${error.message}`);
   }
 
@@ -412,7 +485,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   onClosed(): void {
     if (this.state !== 'closed') {
       this.state = 'closed';
-      this.pending = undefined;
+      if (this.extra) this.extra.pending = undefined;
     }
     this.endSession();
     this.broker.closed(this);
@@ -425,6 +498,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.session = undefined;
     this.broker.core.closeSession(session, this, this.sendWillOnClose);
   }
+}
+
+/** The two accepting 3.1.1 CONNACKs, shared (a socket never changes the bytes it is given). */
+const CONNACK_311_ACCEPTED = [Buffer.from([0x20, 2, 0, 0]), Buffer.from([0x20, 2, 1, 0])];
+
+/** A 3.1.1 CONNACK (the one packet every client gets; no encoder objects per CONNECT). */
+function connack311(sessionPresent: boolean, returnCode: number): Buffer {
+  if (returnCode === 0) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
+  // Session Present is 0 in a refusal [MQTT-3.2.2-4].
+  return Buffer.from([0x20, 2, 0, returnCode]);
 }
 
 /** Fixed header (1 byte + the remaining length's variable byte integer) plus the remaining length. */
@@ -442,7 +525,8 @@ function onStreamData(this: StreamWithConnection, chunk: Buffer): void {
 
 function onStreamError(this: StreamWithConnection, error: Error): void {
   const connection = this[CONNECTION];
-  connection.broker.log.debug({ err: error, address: connection.address }, 'connection error');
+  const log = connection.broker.log;
+  if (log.isLevelEnabled('debug')) log.debug({ err: error, address: connection.address }, 'connection error');
 }
 
 function onStreamClose(this: StreamWithConnection): void {

@@ -128,7 +128,8 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   connection.send(connack);
   // Messages in flight and those published while it was away follow the CONNACK.
   core.resume(session);
-  connection.broker.log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
+  const log = connection.broker.log;
+  if (log.isLevelEnabled('debug')) log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
 }
 
 /** The account of the CONNECT's user name and password, or the anonymous identity when allowed. */

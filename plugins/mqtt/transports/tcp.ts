@@ -7,14 +7,14 @@ import type { Broker } from '../broker';
 const TCP_KEEPALIVE_MS = 60_000;
 
 export function tcpServer(broker: Broker): Server {
-  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => broker.accept(socket, socket.remoteAddress ?? ''));
+  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => broker.accept(socket));
 }
 
 export function tlsServer(broker: Broker, tls: { cert: string; key: string }): Server {
   const server = createTlsServer({ cert: tls.cert, key: tls.key }, (socket: TLSSocket) => {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
-    broker.accept(socket, socket.remoteAddress ?? '');
+    broker.accept(socket);
   });
   // A failed handshake (a plain-TCP client, a client that rejects the certificate) is the
   // client's problem: logged at debug, never thrown.
