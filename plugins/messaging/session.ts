@@ -117,12 +117,51 @@ export const MAX_WINDOW = 1024;
 /** Published topics a session remembers for describeMqSessions. */
 export const PUBLISHED_TOPICS_KEPT = 1000;
 
+/**
+ * What a session needs only once it does something (publishes, receives, lags, holds a will or
+ * QoS 2 state, gets retained messages): created on first write, so an idle session carries none
+ * of these fields, and no number boxes for the times among them.
+ */
+class SessionExtras {
+  qos2Received?: Set<number>;
+  receiveDecisions?: Map<string, boolean>;
+  receiveDecisionsGeneration = -1;
+  lastProgress = 0;
+  will?: WillMessage;
+  willDueAt?: number;
+  skipQos0UpTo = 0;
+  retainedPending?: RetainedPending[];
+  publishedTopics?: Set<string>;
+  published = 0;
+  received = 0;
+  lastPublishedAt = 0;
+  lastReceivedAt = 0;
+  storedPosition = 0;
+}
+/** The defaults, read while a session has no extras of its own (never written). */
+const NO_EXTRAS: Readonly<SessionExtras> = Object.freeze(new SessionExtras());
+
+type RetainedPending = { entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined };
+
+/**
+ * createdAt is kept as ms from this module's load: a small integer V8 stores in the field itself
+ * (a clock value needs a 16-byte number box per session). Exact at any value.
+ */
+const TIME_BASE = Date.now();
+
 export class Session {
   // Created on first use: an idle client costs no empty maps (thousands of connections).
   private subscriptionMap?: Map<string, SubscriptionOptions>;
   private inflightMap?: Map<number, InflightEntry>;
-  private qos2ReceivedSet?: Set<number>;
-  private receiveDecisionMap?: Map<string, boolean>;
+  private extra?: SessionExtras;
+
+  private get extras(): SessionExtras {
+    return (this.extra ??= new SessionExtras());
+  }
+
+  private get readExtras(): Readonly<SessionExtras> {
+    return this.extra ?? NO_EXTRAS;
+  }
 
   /** Filter (as subscribed, `$share/...` included) → options. */
   get subscriptions(): Map<string, SubscriptionOptions> {
@@ -136,45 +175,60 @@ export class Session {
 
   /** QoS 2 packet ids received (PUBREC sent) whose PUBREL has not come. */
   get qos2Received(): Set<number> {
-    return (this.qos2ReceivedSet ??= new Set());
+    return (this.extras.qos2Received ??= new Set());
   }
 
   /** Topics this session may or may not receive, decided once per roles generation. */
   get receiveDecisions(): Map<string, boolean> {
-    return (this.receiveDecisionMap ??= new Map());
+    return (this.extras.receiveDecisions ??= new Map());
   }
 
   /** See the file comment. */
   position = 0;
   lagging = false;
-  /** Date.now() when it began to lag or was last served while lagging (a slow target slows publishers, a stuck one does not). */
-  lastProgress = 0;
   outlet: SessionOutlet | null = null;
   /** Seconds the session outlives its connection; 0: it ends with it. */
   expiryInterval = 0;
   disconnectedAt: number | null = null;
-  will?: WillMessage;
-  /** When the will's delay ends (engine clock ms), once the connection is gone. */
-  willDueAt?: number;
-  /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
-  skipQos0UpTo = 0;
-  receiveDecisionsGeneration = -1;
-  /** Retained messages still to send for new subscriptions (sent as the window and output allow). */
-  retainedPending?: Array<{ entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined }>;
-  /** Topics it published to (describeMqSessions; at most PUBLISHED_TOPICS_KEPT). */
-  publishedTopics?: Set<string>;
-  /** Statistics (describeMqSessions): messages published and received, and when last. */
-  published = 0;
-  received = 0;
-  lastPublishedAt = 0;
-  lastReceivedAt = 0;
-  /** Engine clock ms when the session was created (or loaded). */
-  createdAt = 0;
-  /** The position last written to the state store. */
-  storedPosition = 0;
   /** The router's mark, to find a session matched by several subscriptions of one message. */
   routeStamp = 0;
   private nextPacketId = 1;
+  private createdAtOffset?: number;
+
+  /** Date.now() when it began to lag or was last served while lagging (a slow target slows publishers, a stuck one does not). */
+  get lastProgress(): number { return this.readExtras.lastProgress; }
+  set lastProgress(value: number) { this.extras.lastProgress = value; }
+  get will(): WillMessage | undefined { return this.readExtras.will; }
+  set will(value: WillMessage | undefined) { if (value !== undefined || this.extra) this.extras.will = value; }
+  /** When the will's delay ends (engine clock ms), once the connection is gone. */
+  get willDueAt(): number | undefined { return this.readExtras.willDueAt; }
+  set willDueAt(value: number | undefined) { if (value !== undefined || this.extra) this.extras.willDueAt = value; }
+  /** QoS 0 messages up to this sequence were published while the session was offline: not sent. */
+  get skipQos0UpTo(): number { return this.readExtras.skipQos0UpTo; }
+  set skipQos0UpTo(value: number) { this.extras.skipQos0UpTo = value; }
+  get receiveDecisionsGeneration(): number { return this.readExtras.receiveDecisionsGeneration; }
+  set receiveDecisionsGeneration(value: number) { this.extras.receiveDecisionsGeneration = value; }
+  /** Retained messages still to send for new subscriptions (sent as the window and output allow). */
+  get retainedPending(): RetainedPending[] | undefined { return this.readExtras.retainedPending; }
+  set retainedPending(value: RetainedPending[] | undefined) { if (value !== undefined || this.extra) this.extras.retainedPending = value; }
+  /** Topics it published to (describeMqSessions; at most PUBLISHED_TOPICS_KEPT). */
+  get publishedTopics(): Set<string> | undefined { return this.readExtras.publishedTopics; }
+  set publishedTopics(value: Set<string> | undefined) { if (value !== undefined || this.extra) this.extras.publishedTopics = value; }
+  /** Statistics (describeMqSessions): messages published and received, and when last. */
+  get published(): number { return this.readExtras.published; }
+  set published(value: number) { this.extras.published = value; }
+  get received(): number { return this.readExtras.received; }
+  set received(value: number) { this.extras.received = value; }
+  get lastPublishedAt(): number { return this.readExtras.lastPublishedAt; }
+  set lastPublishedAt(value: number) { this.extras.lastPublishedAt = value; }
+  get lastReceivedAt(): number { return this.readExtras.lastReceivedAt; }
+  set lastReceivedAt(value: number) { this.extras.lastReceivedAt = value; }
+  /** The position last written to the state store. */
+  get storedPosition(): number { return this.readExtras.storedPosition; }
+  set storedPosition(value: number) { this.extras.storedPosition = value; }
+  /** Engine clock ms when the session was created (or loaded). */
+  get createdAt(): number { return this.createdAtOffset === undefined ? 0 : this.createdAtOffset + TIME_BASE; }
+  set createdAt(value: number) { this.createdAtOffset = value - TIME_BASE; }
 
   constructor(
     readonly clientId: string,
@@ -196,7 +250,7 @@ export class Session {
   notePublished(topic: string, now: number): void {
     this.published++;
     this.lastPublishedAt = now;
-    const topics = (this.publishedTopics ??= new Set());
+    const topics = (this.extras.publishedTopics ??= new Set());
     if (topics.size < PUBLISHED_TOPICS_KEPT) topics.add(topic);
   }
 
@@ -237,7 +291,7 @@ export class Session {
       subscriptions: [...(this.subscriptionMap ?? [])],
       position: this.position,
       inflight,
-      qos2Received: [...(this.qos2ReceivedSet ?? [])],
+      qos2Received: [...(this.extra?.qos2Received ?? [])],
       nextPacketId: this.nextPacketId,
       disconnectedAt: this.disconnectedAt,
       will: this.will ? {
