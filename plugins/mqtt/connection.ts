@@ -417,11 +417,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         // The first packet must be CONNECT [MQTT-3.1.0-1].
         if (packet.cmd !== 'connect') return this.close();
         this.state = 'connecting';
+        let checking: void | Promise<void>;
+        try {
+          checking = handleConnect(this, packet as IConnectPacket);
+        } catch (error) {
+          return this.connectFailed(error);
+        }
+        if (checking === undefined) return this.connected();
+        // A password is being checked: reading waits (later packets would wait in `pending`).
         this.updateReading();
-        void handleConnect(this, packet as IConnectPacket).then(() => this.connected(), (error: unknown) => {
-          this.broker.log.error({ err: error }, 'CONNECT failed');
-          this.close();
-        });
+        checking.then(() => this.connected(), (error: unknown) => this.connectFailed(error));
         return;
       case 'connecting':
         (this.extras.pending ??= []).push(packet);
@@ -431,11 +436,21 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     }
   }
 
+  private connectFailed(error: unknown): void {
+    this.broker.log.error({ err: error }, 'CONNECT failed');
+    this.close();
+  }
+
   private connected(): void {
     if (this.state !== 'connected') return;
     const pending = this.extra?.pending;
     if (this.extra) this.extra.pending = undefined;
-    if (pending) for (const packet of pending) {
+    if (pending === undefined) {
+      // Read on (a CONNECT handled at once never paused the stream).
+      if (this.stream.isPaused()) this.updateReading();
+      return;
+    }
+    for (const packet of pending) {
       if (this.state !== 'connected') return;
       this.dispatch(packet);
     }

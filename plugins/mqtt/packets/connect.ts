@@ -21,7 +21,12 @@ export const CONNECT_COMMAND = 'mq.connect';
 /** The command taking over a client identifier another account's connection holds needs. */
 export const TAKEOVER_COMMAND = 'mq.takeover';
 
-export async function handleConnect(connection: Connection, packet: IConnectPacket): Promise<void> {
+/**
+ * Handles a CONNECT. Synchronous when no password is to be checked (anonymous clients, session
+ * tokens): no promise, no pause of the socket, no objects kept across turns per CONNECT; a
+ * password check returns the promise of its end.
+ */
+export function handleConnect(connection: Connection, packet: IConnectPacket): void | Promise<void> {
   const { engine } = connection.broker;
   const settings = engine.settings;
   const level = packet.protocolVersion ?? 4;
@@ -32,11 +37,13 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   }
   connection.protocolVersion = level;
   const v5 = level === 5;
-  const properties = packet.properties ?? {};
-  if (v5 && properties.maximumPacketSize) connection.clientMaxPacketSize = properties.maximumPacketSize;
-  if (v5) connection.sessionExpiryInterval = properties.sessionExpiryInterval ?? 0;
-  if (v5 && properties.receiveMaximum) connection.receiveMaximum = properties.receiveMaximum;
-  if (v5 && properties.topicAliasMaximum) connection.clientTopicAliasMaximum = properties.topicAliasMaximum;
+  const properties = packet.properties;
+  if (v5 && properties) {
+    if (properties.maximumPacketSize) connection.clientMaxPacketSize = properties.maximumPacketSize;
+    if (properties.sessionExpiryInterval) connection.sessionExpiryInterval = properties.sessionExpiryInterval;
+    if (properties.receiveMaximum) connection.receiveMaximum = properties.receiveMaximum;
+    if (properties.topicAliasMaximum) connection.clientTopicAliasMaximum = properties.topicAliasMaximum;
+  }
 
   // The will topic is a topic name like any other [MQTT-3.1.3-11]: no wildcards.
   const will = packet.will;
@@ -49,7 +56,7 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   }
 
   // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
-  if (v5 && properties.authenticationMethod !== undefined) {
+  if (v5 && properties?.authenticationMethod !== undefined) {
     return refuse(connection, { code: 0x8c, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
   }
 
@@ -60,12 +67,10 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   const maxKeepAlive = settings.mqtt_max_keepalive;
   const asked = packet.keepalive ?? 0;
   let keepAlive = asked;
-  let serverKeepAlive: number | undefined;
   if (maxKeepAlive > 0 && (asked === 0 || asked > maxKeepAlive)) {
     if (!v5) return refuse(connection, { code: RETURN_CODE_311.IDENTIFIER_REJECTED });
     keepAlive = maxKeepAlive;
   }
-  if (v5 && maxKeepAlive > 0) serverKeepAlive = keepAlive;
 
   // Client identifier: an empty one is assigned, except for a 3.1.1 client that wants its session
   // kept (it could never find it again) [MQTT-3.1.3-7, MQTT-3.1.3-8].
@@ -76,9 +81,27 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
     clientId = assigned = `auto-${randomBytes(12).toString('hex')}`;
   }
 
-  let principal: Principal;
+  let principal: Principal | Promise<Principal>;
   try {
-    principal = await logIn(connection, packet, clientId);
+    principal = logIn(connection, packet, clientId);
+  } catch (error) {
+    return refused(connection, error, clientId, level);
+  }
+  if (principal instanceof Promise) {
+    return principal.then(
+      (loggedIn) => admit(connection, packet, loggedIn, clientId, keepAlive, assigned),
+      (error: unknown) => refused(connection, error, clientId, level),
+    );
+  }
+  return admit(connection, packet, principal, clientId, keepAlive, assigned);
+}
+
+/** The CONNECT of a logged-in client: authorized, attached to its session, answered. */
+function admit(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void {
+  const { engine } = connection.broker;
+  const level = connection.protocolVersion;
+  const v5 = level === 5;
+  try {
     const ctx = { principal, origin: 'mqtt', clientId };
     engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName: clientId });
     // Taking over an identifier another account's client holds needs more than connecting.
@@ -87,10 +110,7 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
       engine.authorize(ctx, TAKEOVER_COMMAND, { kind: 'client', clientName: clientId });
     }
   } catch (error) {
-    const engineError = toEngineError(error);
-    if (engineError.id === 'INTERNAL') connection.broker.log.error({ err: error, reference: engineError.details.reference }, 'CONNECT failed');
-    else connection.broker.log.info({ address: connection.address, clientId, error: engineError.errorName }, 'MQTT CONNECT refused');
-    return refuse(connection, connackRefusal(engineError, level));
+    return refused(connection, error, clientId, level);
   }
   // The client may have gone while its password was checked.
   if (connection.state !== 'connecting') return;
@@ -107,17 +127,19 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   const expiryInterval = v5 ? connection.sessionExpiryInterval : packet.clean ? 0 : SESSION_NEVER_EXPIRES;
   const { session, present } = core.openSession(clientId, principal, { cleanStart: packet.clean !== false, expiryInterval, kind: 'mqtt' }, connection);
   connection.session = session;
+  const will = packet.will;
   if (will) core.setWill(session, willMessage(connection, will, clientId));
 
   // Session Present is 0 when a CONNACK refuses [MQTT-3.2.2-4] and after a clean start [MQTT-3.2.2-2].
   const connack: IConnackPacket = { cmd: 'connack', sessionPresent: present };
   if (v5) {
+    const maxKeepAlive = engine.settings.mqtt_max_keepalive;
     connack.reasonCode = REASON.SUCCESS;
     connack.properties = {
       maximumPacketSize: connection.broker.maxPacketSize,
       receiveMaximum: SERVER_RECEIVE_MAXIMUM,
       topicAliasMaximum: SERVER_TOPIC_ALIAS_MAXIMUM,
-      ...(serverKeepAlive !== undefined ? { serverKeepAlive } : {}),
+      ...(maxKeepAlive > 0 ? { serverKeepAlive: keepAlive } : {}),
       ...(assigned !== undefined ? { assignedClientIdentifier: assigned } : {}),
     };
   } else {
@@ -132,8 +154,16 @@ export async function handleConnect(connection: Connection, packet: IConnectPack
   if (log.isLevelEnabled('debug')) log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
 }
 
+/** A CONNECT whose login or authorization failed: CONNACK with the reason. */
+function refused(connection: Connection, error: unknown, clientId: string, level: number): void {
+  const engineError = toEngineError(error);
+  if (engineError.id === 'INTERNAL') connection.broker.log.error({ err: error, reference: engineError.details.reference }, 'CONNECT failed');
+  else connection.broker.log.info({ address: connection.address, clientId, error: engineError.errorName }, 'MQTT CONNECT refused');
+  refuse(connection, connackRefusal(engineError, level));
+}
+
 /** The account of the CONNECT's user name and password, or the anonymous identity when allowed. */
-async function logIn(connection: Connection, packet: IConnectPacket, clientId: string): Promise<Principal> {
+function logIn(connection: Connection, packet: IConnectPacket, clientId: string): Principal | Promise<Principal> {
   const { engine } = connection.broker;
   const anonymous = (packet.username === undefined || packet.username === '') && packet.password === undefined;
   if (anonymous) {
