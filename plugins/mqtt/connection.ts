@@ -16,6 +16,7 @@ import type { Broker } from './broker';
 import { REASON } from './reason-codes';
 import { encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
+import { readSimpleConnect } from './wire/simple-connect';
 import { handleDisconnect } from './packets/disconnect';
 import { handlePingreq } from './packets/ping';
 import { handlePublish, publishStored } from './packets/publish';
@@ -390,6 +391,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.activeAt = Date.now() - TIME_BASE;
     this.broker.now = this.broker.engine.clock.now();
     this.broker.core.stats.bytesReceived += chunk.length;
+    if (this.state === 'new' && this.parser === undefined) {
+      // The usual first chunk, one plain 3.1.1 CONNECT, is read without borrowing a parser.
+      const connect = readSimpleConnect(chunk);
+      if (connect) return this.onPacket(connect);
+    }
     const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
     parser.parse(chunk);
     if (this.parser !== parser) return;
