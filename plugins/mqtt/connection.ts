@@ -240,15 +240,20 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         return false;
       }
     }
-    if (packet.cmd === 'connack') this.setFlag(CONNACK_SENT, true);
-    return this.writeAnswer(bytes);
+    if (packet.cmd !== 'connack') return this.writeAnswer(bytes);
+    this.setFlag(CONNACK_SENT, true);
+    // The first bytes to the client: nothing to gather them with, written at once.
+    return this.writeAnswer(bytes, true);
   }
 
-  /** Writes an answer to the client's request; reading waits while the client does not read. */
-  writeAnswer(bytes: Buffer): boolean {
+  /**
+   * Writes an answer to the client's request; reading waits while the client does not read.
+   * `now`: written at once rather than with the rest of this turn's output.
+   */
+  writeAnswer(bytes: Buffer, now = false): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;
     const stream = this.stream;
-    if (!this.write(bytes) && !this.hasFlag(DRAINING)) {
+    if (!this.write(bytes, now) && !this.hasFlag(DRAINING)) {
       // Backpressure: read no more requests until the client has taken its answers.
       this.setFlag(DRAINING, true);
       this.updateReading();
@@ -266,8 +271,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
-  private write(bytes: Buffer): boolean {
-    if (!this.corked) {
+  private write(bytes: Buffer, now = false): boolean {
+    if (!now && !this.corked) {
       this.corked = true;
       this.stream.cork();
       this.broker.uncorkLater(this);
