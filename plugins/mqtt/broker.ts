@@ -100,11 +100,11 @@ export class Broker {
     for (const connection of this.connections) {
       if (connection.state === 'connected') {
         // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet.
-        if (connection.keepAliveMs > 0 && now - connection.lastActivity > connection.keepAliveMs * 1.5) {
+        if (connection.keepAliveMs > 0 && connection.silentFor(now) > connection.keepAliveMs * 1.5) {
           connection.close(REASON.KEEP_ALIVE_TIMEOUT, 'keep alive timeout');
         }
       } else if (connection.state === 'new' || connection.state === 'connecting') {
-        if (now - connection.openedAt > CONNECT_TIMEOUT_MS) connection.close();
+        if (connection.openFor(now) > CONNECT_TIMEOUT_MS) connection.close();
       }
     }
     for (const [connection, since] of this.closingSince) {

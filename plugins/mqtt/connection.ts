@@ -131,6 +131,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return this.openedAtOffset + TIME_BASE;
   }
 
+  /** ms since the last bytes received, at Date.now() `now` (small integers: no number boxes in the broker's sweep). */
+  silentFor(now: number): number {
+    return now - TIME_BASE - this.activeAt;
+  }
+
+  /** ms since the connection was opened, at Date.now() `now`. */
+  openFor(now: number): number {
+    return now - TIME_BASE - this.openedAtOffset;
+  }
+
   /** The JSON-action session whose token this connection logged in with (closed when it ends). */
   get apiSessionId(): string | undefined { return this.readExtras.apiSessionId; }
   set apiSessionId(value: string | undefined) { this.extras.apiSessionId = value; }
