@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
 import type { MessageCore } from '../messaging/message-core';
-import { Connection } from './connection';
+import { Connection, connectionTime } from './connection';
 import { REASON } from './reason-codes';
 
 /** How often the keep-alive sweep runs. */
@@ -97,14 +97,15 @@ export class Broker {
   }
 
   sweep(now: number): void {
+    const time = connectionTime(now);
     for (const connection of this.connections) {
       if (connection.state === 'connected') {
-        // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet.
-        if (connection.keepAliveMs > 0 && connection.silentFor(now) > connection.keepAliveMs * 1.5) {
+        // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet (in integers).
+        if (connection.keepAliveMs > 0 && connection.silentFor(time) * 2 > connection.keepAliveMs * 3) {
           connection.close(REASON.KEEP_ALIVE_TIMEOUT, 'keep alive timeout');
         }
       } else if (connection.state === 'new' || connection.state === 'connecting') {
-        if (connection.openFor(now) > CONNECT_TIMEOUT_MS) connection.close();
+        if (connection.openFor(time) > CONNECT_TIMEOUT_MS) connection.close();
       }
     }
     for (const [connection, since] of this.closingSince) {

@@ -81,6 +81,11 @@ const WATCHING_DRAIN = 32;
  */
 const TIME_BASE = Date.now();
 
+/** Date.now() `now` as connections keep their times (for silentFor and openFor). */
+export function connectionTime(now: number): number {
+  return now - TIME_BASE;
+}
+
 export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
@@ -131,14 +136,14 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return this.openedAtOffset + TIME_BASE;
   }
 
-  /** ms since the last bytes received, at Date.now() `now` (small integers: no number boxes in the broker's sweep). */
-  silentFor(now: number): number {
-    return now - TIME_BASE - this.activeAt;
+  /** ms since the last bytes received, at `time` (connectionTime(): small integers, no number boxes in the broker's sweep). */
+  silentFor(time: number): number {
+    return time - this.activeAt;
   }
 
-  /** ms since the connection was opened, at Date.now() `now`. */
-  openFor(now: number): number {
-    return now - TIME_BASE - this.openedAtOffset;
+  /** ms since the connection was opened, at `time` (connectionTime()). */
+  openFor(time: number): number {
+    return time - this.openedAtOffset;
   }
 
   /** The JSON-action session whose token this connection logged in with (closed when it ends). */
