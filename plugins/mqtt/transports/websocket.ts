@@ -54,27 +54,40 @@ function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServ
     handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
   });
   wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
-    const stream = createWebSocketStream(socket);
+    const stream = createWebSocketStream(socket) as FrameStream;
+    // Functions shared by every connection (no closures per connection), finding each other through these fields.
+    stream[WS_SOCKET] = socket;
+    (socket as MqttWebSocket)[WS_STREAM] = stream;
     // The broker writes a turn's packets at once (cork/uncork); without a writev each would be its
     // own frame. Several packets may share a frame [MQTT-6.0.0-2].
-    (stream as Duplex & { _writev: Duplex['_writev'] })._writev = (chunks, callback) => {
-      if (socket.readyState !== socket.OPEN) {
-        callback(new Error('the WebSocket is not open'));
-        return;
-      }
-      socket.send(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((entry) => entry.chunk as Buffer)), { binary: true }, callback);
-    };
+    stream._writev = writeFrame;
     // MQTT travels in binary frames only [MQTT-6.0.0-1]: a text frame closes the connection,
     // before the stream (whose listener comes after this one) can pass its bytes on.
-    socket.prependListener('message', (_data: unknown, isBinary: boolean) => {
-      if (isBinary) return;
-      stream.destroy();
-      socket.terminate();
-    });
+    socket.prependListener('message', refuseTextFrame);
     broker.accept(stream, req.socket.remoteAddress ?? '');
   });
   wss.on('error', (error) => broker.log.debug({ err: error }, 'WebSocket server error'));
   return wss;
+}
+
+const WS_SOCKET = Symbol('webSocket');
+const WS_STREAM = Symbol('stream');
+type FrameStream = Duplex & { [WS_SOCKET]: WebSocket; _writev: NonNullable<Duplex['_writev']> };
+type MqttWebSocket = WebSocket & { [WS_STREAM]: Duplex };
+
+function writeFrame(this: FrameStream, chunks: Array<{ chunk: unknown }>, callback: (error?: Error | null) => void): void {
+  const socket = this[WS_SOCKET];
+  if (socket.readyState !== socket.OPEN) {
+    callback(new Error('the WebSocket is not open'));
+    return;
+  }
+  socket.send(chunks.length === 1 ? chunks[0].chunk as Buffer : Buffer.concat(chunks.map((entry) => entry.chunk as Buffer)), { binary: true }, callback);
+}
+
+function refuseTextFrame(this: MqttWebSocket, _data: unknown, isBinary: boolean): void {
+  if (isBinary) return;
+  this[WS_STREAM].destroy();
+  this.terminate();
 }
 
 function closeWebSockets(wss: WebSocketServer): Promise<void> {
