@@ -24,8 +24,9 @@ import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packe
 import { handleSubscribe } from './packets/subscribe';
 import { handleUnsubscribe } from './packets/unsubscribe';
 
-// mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap) on its first
-// packet; the few packets encoded with it (CONNACK, SUBACK…) are as fast without.
+// mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap, and the young
+// generation grown to its maximum) on its first packet. The few packets still encoded with it
+// (MQTT 5 CONNACK, SUBACK, UNSUBACK, DISCONNECT) allocate their two-byte numbers instead.
 mqttPacket.writeToStream.cacheNumbers = false;
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
