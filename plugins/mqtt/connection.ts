@@ -35,9 +35,17 @@ export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
  * Bytes that may wait unsent for one client: a client that sends requests but does not read the
  * answers is closed rather than buffered without end (one larger packet alone may exceed it).
  */
-const OUTPUT_LIMIT = 1 << 20;
-/** Output waiting above which no more messages are delivered (the session lags, served from the log later). */
-const DELIVERY_HIGH_WATER = 256 * 1024;
+export const OUTPUT_LIMIT = 4 << 20;
+/**
+ * Output the client had not taken when this turn began, above which no more messages are
+ * delivered (the session lags, served from the log later): a slow reader.
+ */
+const DELIVERY_HIGH_WATER = 1 << 20;
+/**
+ * Output one turn may add for a client that keeps up: the commits that resolve in one turn can
+ * route tens of thousands of messages at once (kept under OUTPUT_LIMIT, which closes clients).
+ */
+const DELIVERY_TURN_LIMIT = 3 << 20;
 /** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */
 export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
 /** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
@@ -62,6 +70,8 @@ class ConnectionExtras {
   inboundAliasBytes = 0;
   unacknowledged = 0;
   largestDelivery = 0;
+  /** Output the client had not taken at this turn's first write (see DELIVERY_HIGH_WATER). */
+  unsentBeforeTurn = 0;
   pending?: Packet[];
 }
 /** The defaults, read while a connection has no extras of its own (never written). */
@@ -289,6 +299,9 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
   private write(bytes: Buffer, now = false): boolean {
     if (!now && !this.corked) {
+      const unsent = this.stream.writableLength;
+      // Kept in the extras only when something is left (an idle connection gets none).
+      if (unsent > 0 || this.extra !== undefined) this.extras.unsentBeforeTurn = unsent;
       this.corked = true;
       this.stream.cork();
       this.broker.uncorkLater(this);
@@ -301,7 +314,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   writable(): boolean {
     if (this.state !== 'connected') return false;
-    if (this.stream.writableLength < DELIVERY_HIGH_WATER) return true;
+    const length = this.stream.writableLength;
+    if ((this.corked ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
     return false;
