@@ -33,6 +33,8 @@ interface Turn {
   messages: CoreMessage[];
   origins: Array<PublishOrigin | null>;
   tokens: number[];
+  /** The publisher last held because the turn is full. */
+  held: PublishOrigin | null;
 }
 
 export class PublishBatch {
@@ -57,14 +59,18 @@ export class PublishBatch {
   add(message: CoreMessage, origin: PublishOrigin | null, token: number): void {
     let turn = this.turn;
     if (turn === null) {
-      turn = this.turn = { messages: [], origins: [], tokens: [] };
+      turn = this.turn = { messages: [], origins: [], tokens: [], held: null };
       setImmediate(() => this.flush());
     }
     this.backlog++;
     turn.messages.push(message);
     turn.origins.push(origin);
     turn.tokens.push(token);
-    if (turn.messages.length >= TURN_LIMIT && origin !== null) this.onTurnFull(origin);
+    // Told once per run of one publisher's messages (a chunk it sent), not for each message.
+    if (turn.messages.length >= TURN_LIMIT && origin !== null && origin !== turn.held) {
+      turn.held = origin;
+      this.onTurnFull(origin);
+    }
   }
 
   private flush(): void {

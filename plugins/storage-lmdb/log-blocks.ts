@@ -15,6 +15,7 @@
  * table view reads.
  */
 import { Packr } from 'msgpackr';
+import { lowerBound } from './sorted';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { VariantValue } from '../../kernel/storage/types';
 
@@ -202,29 +203,13 @@ export class ScannedBlock {
 
   /** The index of `seq` in this block, −1 when absent. */
   indexOf(seq: number): number {
-    const seqs = this.seqs;
-    let lo = 0;
-    let hi = this.count - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const s = seqs[mid];
-      if (s === seq) return mid;
-      if (s < seq) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    const i = lowerBound(this.seqs, seq);
+    return i < this.count && this.seqs[i] === seq ? i : -1;
   }
 
   /** The index of the first entry whose sequence is ≥ `seq` (count when none). */
   firstAtOrAfter(seq: number): number {
-    let lo = 0;
-    let hi = this.count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.seqs[mid] < seq) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.seqs, seq);
   }
 
   createTsOf(i: number): string {

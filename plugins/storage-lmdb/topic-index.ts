@@ -17,6 +17,7 @@
  */
 import type { Database } from 'lmdb';
 import type { LmdbEnvironment } from './environment';
+import { lowerBound } from './sorted';
 
 export type ChunkDb = Database<Buffer, Buffer>;
 
@@ -56,18 +57,6 @@ function chunkValue(seqs: number[], from: number, to: number): Buffer {
   const first = seqs[from];
   for (let i = from; i < to; i++) value.writeUInt32LE(seqs[i] - first, (i - from) * 4);
   return value;
-}
-
-/** Index of the first element ≥ x in an ascending array. */
-function lowerBound(a: number[], x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 export interface SequenceRange {

@@ -6,27 +6,18 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { open } from 'lmdb';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
+import { logMessage, tempLogDir } from './log-fixtures';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { encodeBlock, inputOf, ScannedBlock, type BlockEntry } from '../../plugins/storage-lmdb/log-blocks';
 import { LOG_DB, LOG_INDEX_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
 import { chunkKey } from '../../plugins/storage-lmdb/topic-index';
 
-function message(i: number, overrides: Partial<MessageInput> = {}): MessageInput {
-  return {
-    createTs: '2024-01-01T00:00:00.000', payload: { type: 'string', value: `m${i}` }, qos: 1, retain: false,
-    contentType: null, correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null,
-    payloadFormat: null, publisher: 'pub', ...overrides,
-  };
-}
-
-function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'engine-blocks-'));
-}
+const message = logMessage;
+const tempDir = (): string => tempLogDir('blocks');
 
 async function rawCount(dir: string, name: string): Promise<number> {
   const root = open({ path: dir, maxDbs: 8192, noSubdir: false });

@@ -6,9 +6,9 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
+import { logMessage, tempLogDir } from './log-fixtures';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { open } from 'lmdb';
@@ -17,17 +17,8 @@ import { ScannedBlock } from '../../plugins/storage-lmdb/log-blocks';
 import { migrateLegacyLog } from '../../plugins/storage-lmdb/log-migration';
 import { LOG_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
 
-function message(i: number, overrides: Partial<MessageInput> = {}): MessageInput {
-  return {
-    createTs: '2024-01-01T00:00:00.000', payload: { type: 'string', value: `m${i}` }, qos: 1, retain: false,
-    contentType: null, correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null,
-    payloadFormat: null, publisher: 'pub', ...overrides,
-  };
-}
-
-function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'engine-review-'));
-}
+const message = logMessage;
+const tempDir = (): string => tempLogDir('review');
 
 /** Every sequence of the topic in the on-disk chunks (the index as a reopen after a crash would find it). */
 function chunkedSeqs(log: LmdbMessageLog, topicId: number): number[] {
