@@ -136,10 +136,19 @@ describe('mqtt 15: what an idle connection keeps', function () {
     it('packets behind a CONNECT in its chunk are answered in order', async () => {
       const broker = new Broker(server.engine);
       const answers: Buffer[] = [];
-      const peer = new Duplex({ read() { /* pushed by the test */ }, write(chunk: Buffer, _encoding, callback) { answers.push(chunk); callback(); } });
+      let both!: () => void;
+      const answered = new Promise<void>((resolve) => { both = resolve; });
+      const peer = new Duplex({
+        read() { /* pushed by the test */ },
+        write(chunk: Buffer, _encoding, callback) {
+          answers.push(chunk);
+          if (Buffer.concat(answers).length >= 6) both();
+          callback();
+        },
+      });
       broker.accept(peer, '127.0.0.1');
       peer.push(Buffer.concat([connectBytes({ clientId: 'idle-pipelined' }), Buffer.from([0xc0, 0])]));
-      for (let i = 0; i < 50 && Buffer.concat(answers).length < 6; i++) await new Promise((resolve) => setImmediate(resolve));
+      await answered;
       assert.deepEqual([...Buffer.concat(answers)], [0x20, 2, 0, 0, 0xd0, 0], 'CONNACK, then PINGRESP');
       await broker.stop();
     });

@@ -67,7 +67,6 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
   }
 
   it('appends one message to each of 100,000 topics in batches, and reads them back', async () => {
-    const started = Date.now();
     for (let from = 0; from < TOPICS; from += BATCH) {
       const batch: LogAppend[] = [];
       for (let i = from; i < from + BATCH; i++) batch.push({ topic: topicOf(i), message: message(i) });
@@ -75,9 +74,7 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
       assert.equal(seqs[0], from + 1);
       assert.equal(seqs[BATCH - 1], from + BATCH);
     }
-    const appended = Date.now() - started;
     check();
-    assert.ok(appended < 20000, `appending took ${appended} ms`);
   });
 
   it('keeps them across a reopen, and still takes new topics', async () => {
