@@ -17,6 +17,7 @@ import { REASON } from './reason-codes';
 import { encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
+import { isCutPublish, packetSize, readSimplePublish } from './wire/simple-publish';
 import { handleDisconnect } from './packets/disconnect';
 import { handlePingreq } from './packets/ping';
 import { handlePublish, publishStored } from './packets/publish';
@@ -73,6 +74,8 @@ class ConnectionExtras {
   /** Output the client had not taken at this turn's first write (see DELIVERY_HIGH_WATER). */
   unsentBeforeTurn = 0;
   pending?: Packet[];
+  /** The start of a PUBLISH the last chunk ended with (wire/simple-publish.ts `isCutPublish`). */
+  cutPublish?: Buffer;
 }
 /** The defaults, read while a connection has no extras of its own (never written). */
 const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());
@@ -431,6 +434,11 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       const connect = readSimpleConnect(chunk);
       if (connect) return this.onPacket(connect);
     }
+    if (this.state === 'connected' && this.parser === undefined) {
+      const rest = this.readPublishes(chunk);
+      if (rest === undefined) return;
+      chunk = rest;
+    }
     const parser = this.parser ?? (this.parser = borrowParser(this, this.protocolVersion));
     parser.parse(chunk);
     if (this.parser !== parser) return;
@@ -448,6 +456,35 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     // its body is buffered.
     const length = partialPacketLength(parser);
     if (length > 0 && packetSize(length) > this.broker.maxPacketSize) this.tooLarge();
+  }
+
+  /**
+   * Reads the chunk's whole PUBLISHes of the simple form itself (wire/simple-publish.ts), in
+   * order; returns the rest, for mqtt-packet (undefined: nothing is left). A short PUBLISH cut by
+   * the chunk's end waits for the next chunk here, so a publisher's stream never needs a parser.
+   */
+  private readPublishes(chunk: Buffer): Buffer | undefined {
+    const cut = this.extra?.cutPublish;
+    if (cut !== undefined) {
+      this.extra!.cutPublish = undefined;
+      chunk = Buffer.concat([cut, chunk]);
+    }
+    const total = chunk.length;
+    const version = this.protocolVersion;
+    let offset = 0;
+    while (offset < total) {
+      const packet = readSimplePublish(chunk, offset, version);
+      if (packet === undefined) break;
+      offset += packetSize(packet.length!);
+      this.onPacket(packet);
+      if (this.state !== 'connected') return undefined;
+    }
+    if (offset === total) return undefined;
+    const rest = offset === 0 ? chunk : chunk.subarray(offset);
+    if (!isCutPublish(rest, this.broker.maxPacketSize)) return rest;
+    // Copied: the chunk it ends is not kept alive for it.
+    this.extras.cutPublish = Buffer.from(rest);
+    return undefined;
   }
 
   onPacket(packet: Packet): void {
@@ -564,12 +601,6 @@ function connack311(sessionPresent: boolean, returnCode: number): Buffer {
   if (returnCode === 0) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
   // Session Present is 0 in a refusal [MQTT-3.2.2-4].
   return Buffer.from([0x20, 2, 0, returnCode]);
-}
-
-/** Fixed header (1 byte + the remaining length's variable byte integer) plus the remaining length. */
-function packetSize(remainingLength: number): number {
-  const lengthBytes = remainingLength < 128 ? 1 : remainingLength < 16_384 ? 2 : remainingLength < 2_097_152 ? 3 : 4;
-  return 1 + lengthBytes + remainingLength;
 }
 
 const CONNECTION = Symbol('connection');
