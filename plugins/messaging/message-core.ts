@@ -19,7 +19,7 @@ import {
   Session, type Delivery, type SessionOutlet, type StoredSession, type SubscriptionOptions, type WillMessage,
   SESSION_NEVER_EXPIRES,
 } from './session';
-import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch, type SharedGroup } from './subscription-tree';
+import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch, type SharedGroup, type TopicMatches } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
 
 export const PUBLISH_COMMAND = 'mq.publish';
@@ -75,6 +75,18 @@ interface SessionMatches {
   options: SubscriptionOptions[];
 }
 
+type Matches = TopicMatches<Session, SubscriptionOptions>;
+
+/** A match's receive decisions (`mayReceiveThrough`), by index of its direct subscriptions. */
+interface ReceiveDecisions {
+  generation: number;
+  allowed: Array<boolean | undefined>;
+}
+
+function samePrincipal(a: Principal, b: Principal): boolean {
+  return a.account === b.account && a.roles.length === b.roles.length && a.roles.every((role, i) => role === b.roles[i]);
+}
+
 export interface OpenSessionOptions {
   cleanStart: boolean;
   /** Seconds; 0 ends the session with its connection; SESSION_NEVER_EXPIRES keeps it. */
@@ -106,7 +118,7 @@ export class MessageCore {
   readonly startedAt = Date.now();
   /** Per-topic traffic while someone watches it (the explorer); costs nothing otherwise. */
   readonly activity = new TopicActivity();
-  /** Bumped when roles change: every cached authorization decision is void. */
+  /** Bumped when roles change, or a session resumes under other roles: every cached authorization decision is void. */
   rolesGeneration = 0;
   /** Engine clock ms of the batch being routed (statistics, read once per batch). */
   private routeTime = 0;
@@ -127,6 +139,8 @@ export class MessageCore {
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
   private readonly recent = new Array<CoreMessage | undefined>(RECENT_MESSAGES);
+  /** The subscription tree's match of each message in the ring, as routed (catch-up needs no lookup while it holds). */
+  private readonly recentMatches = new Array<Matches | undefined>(RECENT_MESSAGES);
   /** Payload bytes the ring holds (at most RECENT_BYTES). */
   private recentBytes = 0;
   /** A message of the batch being routed met a session that lags (its publishers pause). */
@@ -269,6 +283,21 @@ export class MessageCore {
     return allowed;
   }
 
+  /**
+   * `mayReceive` for the subscriber of `matches.direct[index]`, kept on the match itself (the
+   * router and the catch-up hold it already): no lookup by topic per message.
+   */
+  private mayReceiveThrough(matches: Matches, index: number, topic: string): boolean {
+    let memo = matches.memo as ReceiveDecisions | undefined;
+    if (memo === undefined || memo.generation !== this.rolesGeneration) {
+      memo = { generation: this.rolesGeneration, allowed: new Array<boolean | undefined>(matches.direct.length) };
+      matches.memo = memo;
+    }
+    let allowed = memo.allowed[index];
+    if (allowed === undefined) memo.allowed[index] = allowed = this.allowed(matches.direct[index].subscriber.principal, SUBSCRIBE_COMMAND, topic);
+    return allowed;
+  }
+
   // ---- publish ---------------------------------------------------------------------------
 
   /**
@@ -337,9 +366,10 @@ export class MessageCore {
     this.routeTime = this.engine.clock.now();
     const recent = this.recent;
     this.activity.record(messages);
+    const recentMatches = this.recentMatches;
     for (const message of messages) {
       if (message.retain) this.retain(message);
-      this.route(message);
+      const matches = this.route(message);
       if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
       const slot = message.sequence & RECENT_MASK;
       const replaced = recent[slot];
@@ -347,9 +377,11 @@ export class MessageCore {
       const size = message.payload.length;
       if (size <= RECENT_PAYLOAD_LIMIT && this.recentBytes + size <= RECENT_BYTES) {
         recent[slot] = message;
+        recentMatches[slot] = matches;
         this.recentBytes += size;
       } else {
         recent[slot] = undefined;
+        recentMatches[slot] = undefined;
       }
     }
     if (this.slowTargetSeen && origins) {
@@ -387,16 +419,16 @@ export class MessageCore {
 
   private routeStamp = 0;
 
-  private route(message: CoreMessage): void {
+  private route(message: CoreMessage): Matches {
     const matches = this.tree.match(message.topic);
     const direct = matches.direct;
     if (direct.length === 1) {
-      const entry = direct[0];
-      if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options);
+      if (this.includes(direct[0], message)) this.offerOne(matches, 0, message);
     } else if (direct.length > 1) {
-      this.routeMany(direct, message);
+      this.routeMany(matches, message);
     }
     for (const group of matches.groups) this.offerShared(group, message);
+    return matches;
   }
 
   /**
@@ -499,8 +531,10 @@ export class MessageCore {
     return !(entry.options.noLocal && entry.subscriber.clientId === message.publisher);
   }
 
-  private offerOne(session: Session, message: CoreMessage, options: SubscriptionOptions): void {
-    if (!this.mayReceive(session, message.topic)) return;
+  /** Offers a message through one subscription of a match (`matches.direct[index]`). */
+  private offerOne(matches: Matches, index: number, message: CoreMessage): void {
+    if (!this.mayReceiveThrough(matches, index, message.topic)) return;
+    const { subscriber: session, options } = matches.direct[index];
     this.offer(session, message, Math.min(message.qos, options.qos) as QoS, options.retainAsPublished && message.retain,
       idsOf(options));
   }
@@ -509,7 +543,8 @@ export class MessageCore {
    * Several subscriptions match: a session with overlapping ones gets ONE copy at the highest
    * granted QoS carrying every matching subscription identifier (MQTT 5 §3.3.4).
    */
-  private routeMany(direct: ReadonlyArray<DirectMatch<Session, SubscriptionOptions>>, message: CoreMessage): void {
+  private routeMany(matches: Matches, message: CoreMessage): void {
+    const direct = matches.direct;
     const stamp = ++this.routeStamp;
     let repeated = false;
     for (const entry of direct) {
@@ -518,21 +553,22 @@ export class MessageCore {
       session.routeStamp = stamp;
     }
     if (!repeated) {
-      for (const entry of direct) if (this.includes(entry, message)) this.offerOne(entry.subscriber, message, entry.options);
+      for (let i = 0; i < direct.length; i++) if (this.includes(direct[i], message)) this.offerOne(matches, i, message);
       return;
     }
-    const merged = new Map<Session, { qos: number; retain: boolean; ids: number[] | undefined }>();
-    for (const entry of direct) {
+    const merged = new Map<Session, { index: number; qos: number; retain: boolean; ids: number[] | undefined }>();
+    for (let i = 0; i < direct.length; i++) {
+      const entry = direct[i];
       if (!this.includes(entry, message)) continue;
       const o = entry.options;
       let m = merged.get(entry.subscriber);
-      if (!m) merged.set(entry.subscriber, m = { qos: 0, retain: false, ids: undefined });
+      if (!m) merged.set(entry.subscriber, m = { index: i, qos: 0, retain: false, ids: undefined });
       m.qos = Math.max(m.qos, Math.min(message.qos, o.qos));
       m.retain ||= o.retainAsPublished && message.retain;
       if (o.subscriptionIdentifier !== undefined) (m.ids ??= []).push(o.subscriptionIdentifier);
     }
     for (const [session, m] of merged) {
-      if (!this.mayReceive(session, message.topic)) continue;
+      if (!this.mayReceiveThrough(matches, m.index, message.topic)) continue;
       this.offer(session, message, m.qos as QoS, m.retain, m.ids);
     }
   }
@@ -625,6 +661,7 @@ export class MessageCore {
     }
     if (session && !options.cleanStart) {
       present = true;
+      if (!samePrincipal(session.principal, principal)) this.rolesGeneration++;
       session.principal = principal;
     } else {
       if (session) this.endSession(session);
@@ -1032,7 +1069,6 @@ export class MessageCore {
     // Served again: a slow subscriber, not a stuck one (its publishers keep waiting for it).
     session.lastProgress = Date.now();
     const now = this.engine.clock.now();
-    const matches = new Map<string, SessionMatches | null>();
     for (let looked = 0; ; ) {
       if (looked >= CATCH_UP_STEP) {
         // A long way behind: the rest in later turns, so other clients are served meanwhile.
@@ -1044,7 +1080,7 @@ export class MessageCore {
         for (; sequence <= this.routedUpTo && looked < CATCH_UP_STEP; sequence++, looked++) {
           const message = this.recentAt(sequence);
           if (!message) break;
-          if (!this.catchUpOne(session, outlet, message, null, matches, now)) return this.caughtUpSome(session);
+          if (!this.catchUpOne(session, outlet, message, null, now)) return this.caughtUpSome(session);
         }
         if (sequence > this.routedUpTo) break;
         continue;
@@ -1052,7 +1088,7 @@ export class MessageCore {
       const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
       looked += CATCH_UP_CHUNK;
       for (const logged of chunk) {
-        if (!this.catchUpOne(session, outlet, null, logged, matches, now)) return this.caughtUpSome(session);
+        if (!this.catchUpOne(session, outlet, null, logged, now)) return this.caughtUpSome(session);
       }
       if (chunk.length < CATCH_UP_CHUNK) break;
     }
@@ -1072,26 +1108,24 @@ export class MessageCore {
   }
 
   /** One message of a catch-up (from memory or from the log); false when the session is full. */
-  private catchUpOne(session: Session, outlet: SessionOutlet, kept: CoreMessage | null, logged: LoggedMessage | null,
-    cache: Map<string, SessionMatches | null>, now: number): boolean {
+  private catchUpOne(session: Session, outlet: SessionOutlet, kept: CoreMessage | null, logged: LoggedMessage | null, now: number): boolean {
     const topic = kept ? kept.topic : logged!.topic;
     const sequence = kept ? kept.sequence : logged!.sequence;
-    let matching = cache.get(topic);
-    if (matching === undefined) {
-      matching = this.sessionMatches(session, topic);
-      cache.set(topic, matching);
-    }
-    if (matching === null) {
-      session.position = sequence;
-      return true;
-    }
+    // The match the router made, while no subscription changed since; else the tree's.
+    let matches = kept ? this.recentMatches[sequence & RECENT_MASK] : undefined;
+    if (matches === undefined || matches.generation !== this.tree.generation) matches = this.tree.match(topic);
     const publishedQos = kept ? kept.qos : (logged!.qos ?? 0);
     const publishedRetain = kept ? kept.retain : logged!.retain === true;
     const publisher = kept ? kept.publisher : (logged!.publisher ?? null);
+    const direct = matches.direct;
+    let through = -1;
     let qos = -1;
     let retain = false;
     let ids: number[] | undefined;
-    for (const o of matching.options) {
+    for (let i = 0; i < direct.length; i++) {
+      if (direct[i].subscriber !== session) continue;
+      through = i;
+      const o = direct[i].options;
       if (o.noLocal && publisher === session.clientId) continue;
       // Published before this subscription existed (a session resumed or lagging) [MQTT-3.8.4-?].
       if (o.since !== undefined && sequence <= o.since) continue;
@@ -1099,6 +1133,7 @@ export class MessageCore {
       retain ||= o.retainAsPublished && publishedRetain;
       if (o.subscriptionIdentifier !== undefined) (ids ??= []).push(o.subscriptionIdentifier);
     }
+    if (qos >= 0 && !this.mayReceiveThrough(matches, through, topic)) qos = -1;
     if (qos < 0 || (qos === 0 && sequence <= session.skipQos0UpTo)) {
       session.position = sequence;
       return true;

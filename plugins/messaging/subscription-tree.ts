@@ -48,6 +48,10 @@ export interface SharedGroup<S, O> {
 export interface TopicMatches<S, O> {
   readonly direct: ReadonlyArray<DirectMatch<S, O>>;
   readonly groups: ReadonlyArray<SharedGroup<S, O>>;
+  /** The tree's `generation` when matched: the match still holds while it is the same. */
+  readonly generation: number;
+  /** What the tree's user derives from this match (the message core: receive decisions), dropped with it. */
+  memo: unknown;
 }
 
 export interface SubscribedFilter<O> {
@@ -124,6 +128,12 @@ export class SubscriptionTree<S, O> {
   private readonly bySubscriber = new Map<S, Map<string, O>>();
   private readonly cache = new Map<string, TopicMatches<S, O>>();
   private count = 0;
+  private changes = 0;
+
+  /** Bumped by every change of the subscriptions: matches of an older generation are stale. */
+  get generation(): number {
+    return this.changes;
+  }
 
   /** Number of (subscriber, filter) pairs, shared ones included. */
   get size(): number {
@@ -164,7 +174,7 @@ export class SubscriptionTree<S, O> {
       else members.push(member);
       group.members = Object.freeze(members);
     }
-    this.cache.clear();
+    this.changed();
     return replaced;
   }
 
@@ -176,7 +186,7 @@ export class SubscriptionTree<S, O> {
     if (filters.size === 0) this.bySubscriber.delete(subscriber);
     this.count--;
     this.detach(subscriber, filter);
-    this.cache.clear();
+    this.changed();
     return true;
   }
 
@@ -187,7 +197,7 @@ export class SubscriptionTree<S, O> {
     this.bySubscriber.delete(subscriber);
     for (const filter of filters.keys()) this.detach(subscriber, filter);
     this.count -= filters.size;
-    this.cache.clear();
+    this.changed();
   }
 
   /** The subscriber's filters as subscribed, with their options (session persistence, listing). */
@@ -197,7 +207,12 @@ export class SubscriptionTree<S, O> {
     return [...filters].map(([filter, options]) => ({ filter, options }));
   }
 
-  /** Every subscription matching a topic name; frozen, cached until the next change. */
+  private changed(): void {
+    this.changes++;
+    this.cache.clear();
+  }
+
+  /** Every subscription matching a topic name; cached until the next change (its lists are frozen). */
   match(topic: string): TopicMatches<S, O> {
     const cached = this.cache.get(topic);
     if (cached !== undefined) return cached;
@@ -231,7 +246,7 @@ export class SubscriptionTree<S, O> {
     };
     walk(this.root, 0);
 
-    const matches: TopicMatches<S, O> = Object.freeze({ direct: Object.freeze(direct), groups: Object.freeze(groups) });
+    const matches: TopicMatches<S, O> = { direct: Object.freeze(direct), groups: Object.freeze(groups), generation: this.changes, memo: undefined };
     if (this.cache.size >= MATCH_CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(topic, matches);
     return matches;

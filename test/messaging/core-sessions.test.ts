@@ -111,6 +111,27 @@ describe('message core sessions (through the MessageCore API)', function () {
     assert.deepEqual(outlet.payloads().slice(7), ['live']);
   });
 
+  it('a lagging session served from memory gets what its subscriptions match now, not when the messages were routed', async function () {
+    const root = uniqueName('resubscribed');
+    const outlet = new FakeOutlet(1);
+    const session = connect(outlet);
+    core.subscribe(session, `${root}/a`, subscription(1));
+    core.subscribe(session, `${root}/b`, subscription(1));
+    await core.publishAll(range('m', 6).map((payload, i) => coreMessage(`${root}/${i % 2 ? 'b' : 'a'}`, payload, 1)));
+    assert.deepEqual(outlet.payloads(), ['m0'], 'the window is full: the rest waits in the ring');
+    assert.equal(session.lagging, true);
+    // Routed while both subscriptions held; one is gone before the catch-up serves them.
+    assert.equal(core.unsubscribe(session, `${root}/b`), true);
+    assert.equal(core.acknowledge(session, outlet.deliveries[0].packetId, 'puback'), true);
+    await outlet.waitForCount(2);
+    assert.equal(core.acknowledge(session, outlet.deliveries[1].packetId, 'puback'), true);
+    await outlet.waitForCount(3);
+    assert.equal(core.acknowledge(session, outlet.deliveries[2].packetId, 'puback'), true);
+    await publish(`${root}/a`, ['marker'], 1);
+    await outlet.waitForCount(4);
+    assert.deepEqual(outlet.payloads(), ['m0', 'm2', 'm4', 'marker']);
+  });
+
   it('with a window of 1, catches up through more messages than memory keeps (read back from the log)', async function () {
     const topic = `${uniqueName('deep')}/t`;
     const outlet = new FakeOutlet(1);

@@ -121,7 +121,8 @@ describe('SubscriptionTree', () => {
     assert.deepEqual(matches.groups, []);
     tree.removeAll('b');
     assert.equal(tree.size, 0);
-    assert.deepEqual(tree.match('x/y'), { direct: [], groups: [] });
+    const none = tree.match('x/y');
+    assert.deepEqual([none.direct, none.groups], [[], []]);
   });
 
   it('lists a subscriber\'s filters with their options', () => {
@@ -137,14 +138,18 @@ describe('SubscriptionTree', () => {
   });
 
   describe('cache', () => {
-    it('returns the same frozen result until a change', () => {
+    it('returns the same result, its lists frozen, until a change; its generation tells whether it still holds', () => {
       const tree = new SubscriptionTree<string, Options>();
       tree.add('a', 'x/+', { qos: 0 });
       const first = tree.match('x/y');
       assert.equal(tree.match('x/y'), first);
-      assert.ok(Object.isFrozen(first) && Object.isFrozen(first.direct) && Object.isFrozen(first.groups));
+      assert.ok(Object.isFrozen(first.direct) && Object.isFrozen(first.groups));
       assert.ok(Object.isFrozen(first.direct[0]));
       assert.throws(() => (first.direct as unknown[]).push({}));
+      assert.equal(first.generation, tree.generation);
+      tree.add('b', 'z', { qos: 0 });
+      assert.notEqual(first.generation, tree.generation, 'any change makes earlier matches stale');
+      assert.notEqual(tree.match('x/y'), first);
     });
 
     it('is invalidated by add, remove and removeAll', () => {

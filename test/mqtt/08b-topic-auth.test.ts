@@ -130,6 +130,25 @@ describe('mqtt 08b: topic authorization and $SYS', function () {
     });
   }
 
+  it('a session resumed under another account gets only what that account may receive (decisions made for the first are not reused)', async () => {
+    const clientId = uniqueName('shared-id');
+    const persistent = { clientId, protocolVersion: 5 as const, clean: false, properties: { sessionExpiryInterval: 300 } };
+    const first = await openClient(server, { ...persistent, username: 'wide', password: 'wide-pw' });
+    await subscribeOk(first.client, 'sensors/#', { qos: 1 });
+    const admin = await openClient(server, { clientId: uniqueName('admin') });
+    await publishOk(admin.client, 'sensors/secret', 'seen-by-wide', { qos: 1 });
+    await first.inbox.waitForPayload('seen-by-wide');
+    await closeClient(first);
+
+    const second = await openClient(server, { ...persistent, username: 'sensor', password: 'sensor-pw' });
+    await publishOk(admin.client, 'sensors/secret', 'hidden', { qos: 1 });
+    await publishOk(admin.client, 'sensors/open', 'marker', { qos: 1 });
+    await second.inbox.waitForPayload('marker');
+    assert.deepEqual(second.inbox.payloads(), ['marker'], 'sensors/secret is withheld from the account that resumed the session');
+    await closeClient(second);
+    await closeClient(admin);
+  });
+
   describe('$SYS', () => {
     const CONNECTED = '$SYS/broker/clients/connected';
 
