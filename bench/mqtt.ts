@@ -14,12 +14,16 @@
  *   fanout        1 QoS 0 publisher → 1 topic → 50 subscribers             delivered msg/s (total)
  *   qos1-w1       1 QoS 1 publisher, 1 PUBLISH un-acked                     acked msg/s, p99 latency
  *   qos1-w100     1 QoS 1 publisher, 100 PUBLISH un-acked                   acked msg/s, p99 latency
+ *                 (both QoS 1 scenarios also measure the disk's bound: lmdb-js alone keeping as
+ *                 many durable puts in flight, bench/raw-lmdb-window.ts)
  *   idle          10,000 connections (100 in flight), held 1 s              connects/s, KiB per connection (RSS)
  *   flood         4 publishers paced at BENCH_MQTT_FLOOD_RATE msg/s (open loop, default 1,000,000)
  *                 while a second client connects, subscribes and round-trips a QoS 1 message,
  *                 and again once the flood stops
  */
-import { benchSeconds, formatNumber, formatRatio, intEnv, log, table } from './load';
+import { join } from 'node:path';
+import { benchSeconds, formatNumber, formatRatio, intEnv, log, removeTempDir, runChildJson, table, tempDir } from './load';
+import type { WindowResult } from './raw-lmdb-window';
 import { startBroker, type Broker, type BrokerName } from './mqtt-brokers';
 import { checkGenerator, runGenerator, sleep, type GeneratorResult } from './mqtt-load';
 import { probeBroker, type ProbeResult } from './mqtt-probe';
@@ -58,9 +62,25 @@ const figures = (m: Measured): Figures | undefined => (m.error === undefined ? m
 
 interface FloodProbes { during: ProbeResult; after: ProbeResult }
 
+/** The disk's bound of a QoS 1 scenario (acknowledged durable messages per second), or why there is none. */
+type Bound = { rate: number; error?: undefined } | { error: string };
+
 export interface MqttReport {
   settings: Settings;
-  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured }>;
+  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; bound?: Bound }>;
+}
+
+/** lmdb-js alone, `window` durable puts in flight: what any broker storing each message could acknowledge. */
+async function measureBound(window: number, seconds: number): Promise<Bound> {
+  const dataDir = tempDir('bench-mqtt-bound');
+  try {
+    const result = await runChildJson<WindowResult>('raw LMDB window', join(__dirname, 'raw-lmdb-window.js'), [String(window), String(seconds), dataDir]);
+    return { rate: result.putsPerSecond };
+  } catch (error) {
+    return { error: (error as Error).message.split('\n')[0] };
+  } finally {
+    removeTempDir(dataDir);
+  }
 }
 
 /** Generator arguments of the load scenarios. */
@@ -185,7 +205,12 @@ export async function runMqtt(): Promise<MqttReport> {
     log(`${scenario}: ours ${describe(ours)}; Aedes`);
     const aedes = await measure('aedes', scenario, settings);
     log(`${scenario}: Aedes ${describe(aedes)}`);
-    results.push({ scenario, ours, aedes });
+    let bound: Bound | undefined;
+    if (scenario === 'qos1-w1' || scenario === 'qos1-w100') {
+      bound = await measureBound(scenario === 'qos1-w1' ? 1 : 100, settings.seconds);
+      log(`${scenario}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
+    }
+    results.push({ scenario, ours, aedes, bound });
   }
   return { settings, results };
 }
@@ -206,7 +231,7 @@ function probeText(probe: ProbeResult): string {
 
 interface Row { label: string; ours: string; aedes: string; ratio: string; target: string; verdict: string }
 
-function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, settings: Settings): Row[] {
+function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, settings: Settings, bound?: Bound): Row[] {
   const na = (m: Measured): string | undefined => (m.error !== undefined ? `n/a (error: ${m.error})` : undefined);
   const [o, a] = [figures(ours), figures(aedes)];
   const rateRow = (label: string, target?: number): Row => {
@@ -221,12 +246,20 @@ function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, setting
     const [op99, ap99] = [o?.p99, a?.p99];
     return { label, ours: na(ours) ?? ms(op99), aedes: na(aedes) ?? ms(ap99), ratio: op99 !== undefined && ap99 !== undefined ? formatRatio(op99 / ap99) : '—', target: '—', verdict: '' };
   };
+  const boundRow = (window: number): Row => {
+    const ratio = bound?.error === undefined && bound && a ? bound.rate / a.rate : NaN;
+    return {
+      label: `QoS 1, window ${window}: the disk's bound (lmdb-js alone, ${window} durable ${window === 1 ? 'put' : 'puts'} in flight)`,
+      ours: bound === undefined ? '—' : bound.error !== undefined ? `n/a (error: ${bound.error})` : formatNumber(bound.rate),
+      aedes: na(aedes) ?? formatNumber(a?.rate ?? NaN), ratio: formatRatio(ratio), target: '—', verdict: '',
+    };
+  };
   switch (scenario) {
     case 'fanin': return [rateRow('QoS 0 fan-in, 4 → 1 (msg/s)', 2)];
     case 'fanin-topics': return [rateRow(`QoS 0 fan-in over ${formatNumber(TOPICS)} topics (msg/s)`, 2)];
     case 'fanout': return [rateRow(`QoS 0 fan-out, 1 → ${FANOUT_SUBSCRIBERS} (deliveries/s)`, 2)];
-    case 'qos1-w1': return [rateRow('QoS 1, window 1 (acked msg/s)'), p99Row('QoS 1, window 1: p99 PUBLISH → PUBACK')];
-    case 'qos1-w100': return [rateRow('QoS 1, window 100 (acked msg/s)', 1.2), p99Row('QoS 1, window 100: p99 PUBLISH → PUBACK')];
+    case 'qos1-w1': return [rateRow('QoS 1, window 1 (acked msg/s)'), boundRow(1), p99Row('QoS 1, window 1: p99 PUBLISH → PUBACK')];
+    case 'qos1-w100': return [rateRow('QoS 1, window 100 (acked msg/s)', 1.2), boundRow(100), p99Row('QoS 1, window 100: p99 PUBLISH → PUBACK')];
     case 'idle': {
       const kib = (m: Measured): string | undefined => {
         const perConnection = figures(m)?.kibPerConnection;
@@ -269,7 +302,7 @@ export function printMqtt(report: MqttReport): void {
     `or acknowledging it; Aedes keeps messages in memory. Load: ../shared/tools/mqtt-bench.mjs, MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
     `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
   );
-  const rows = report.results.flatMap(({ scenario, ours, aedes }) => rowsOf(scenario, ours, aedes, settings));
+  const rows = report.results.flatMap(({ scenario, ours, aedes, bound }) => rowsOf(scenario, ours, aedes, settings, bound));
   process.stdout.write(`${table(['scenario', 'ours', 'Aedes', 'ratio', 'target', ''], rows.map((r) => [r.label, r.ours, r.aedes, r.ratio, r.target, r.verdict]))}\n\n`);
   const detail = report.results.flatMap(({ scenario, ours, aedes }) => ([['ours', ours], ['Aedes', aedes]] as const).map(([name, m]) => {
     const f = figures(m);

@@ -1,0 +1,74 @@
+/**
+ * The disk's bound for a QoS 1 publisher with a window: lmdb-js alone (no broker, no socket)
+ * keeps `window` puts in flight, each awaited until its commit is durable before the next one is
+ * issued, as a publisher does with its PUBACKs. Puts issued in one event-loop turn share a
+ * commit, as the broker's appends do. No broker can acknowledge durable messages faster than
+ * this on the same disk; Aedes acknowledges from memory.
+ *
+ *   node dist/bench/raw-lmdb-window.js <window> <seconds> <dataDir>
+ *
+ * prints one JSON line `{window, puts, seconds, putsPerSecond}`. The environment is opened with
+ * the engine's options (plugins/storage-lmdb/environment.ts: `overlappingSync: false`), and each
+ * value is a 16-byte payload with the ~24 bytes of fields the log keeps with it.
+ */
+import { open } from 'lmdb';
+
+export interface WindowResult {
+  window: number;
+  puts: number;
+  seconds: number;
+  putsPerSecond: number;
+}
+
+const VALUE = Buffer.alloc(40, 0x61);
+const WARM_UP_SECONDS = 1;
+
+export function rawWindowedPuts(window: number, seconds: number, dataDir: string): Promise<WindowResult> {
+  const root = open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+  const db = root.openDB<Buffer, number>('log', { encoding: 'binary' });
+  let key = 0;
+  let counted = 0;
+  let start = 0n;
+  let stopAt = 0n;
+  let inFlight = 0;
+  return new Promise((resolve, reject) => {
+    const measuring = (): boolean => start !== 0n;
+    const finish = (): void => {
+      const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+      root.close().then(() => resolve({ window, puts: counted, seconds: elapsed, putsPerSecond: counted / elapsed }), reject);
+    };
+    const issue = (): void => {
+      inFlight++;
+      db.put(++key, VALUE).then(() => {
+        inFlight--;
+        const now = process.hrtime.bigint();
+        if (measuring()) counted++;
+        if (measuring() && now >= stopAt) {
+          if (inFlight === 0) finish();
+          return;
+        }
+        issue();
+      }, reject);
+    };
+    for (let i = 0; i < window; i++) issue();
+    setTimeout(() => {
+      start = process.hrtime.bigint();
+      stopAt = start + BigInt(Math.round(seconds * 1e9));
+    }, WARM_UP_SECONDS * 1000);
+  });
+}
+
+if (require.main === module) {
+  const [window, seconds, dataDir] = process.argv.slice(2);
+  if (!(Number(window) > 0) || !dataDir) {
+    process.stderr.write('usage: raw-lmdb-window.js <window> <seconds> <dataDir>\n');
+    process.exit(2);
+  }
+  rawWindowedPuts(Number(window), Number(seconds) || 5, dataDir).then(
+    (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
