@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 /** `npm start`: settings from config/default.json, --config / ENGINE_CONFIG and ENGINE_* variables. */
 import pino, { type Logger } from 'pino';
 import { Engine } from './kernel/engine';

@@ -1,12 +1,14 @@
 /**
  * The two brokers of `npm run bench -- mqtt`, each a child process on 127.0.0.1 and a free port:
- * ours (`node dist/main.js`, plugins storage-lmdb, messaging and mqtt, a fresh temporary data
- * folder) and Aedes (bench/aedes-server.ts). A broker counts as started once it answers a CONNECT.
+ * ours (`node dist/main.js` with the Node flags of `npm start`, plugins storage-lmdb, messaging and
+ * mqtt, a fresh temporary data folder) and Aedes (bench/aedes-server.ts). A broker counts as started
+ * once it answers a CONNECT.
  *
  * The children and folders made here are removed when the bench ends, fails or is interrupted;
  * only those children are ever signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
 import { probeBroker } from './mqtt-probe';
@@ -44,6 +46,12 @@ function installExitHandlers(): void {
   }
 }
 
+/** The Node flags `npm start` runs the server with (package.json): ours runs as its users run it. */
+function startFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 /** Environment of our broker: MQTT on `port` only, anonymous clients with the admin role. */
 function oursEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   return {
@@ -72,7 +80,7 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
   const dist = join(__dirname, '..');
   const dir = name === 'ours' ? tempDir('mqtt-ours') : undefined;
   const child = name === 'ours'
-    ? spawn(process.execPath, [...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], {
       env: { ...process.env, BENCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
     });

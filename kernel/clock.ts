@@ -7,3 +7,12 @@ export interface Clock {
 }
 
 export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
+
+/**
+ * An integral `value` as V8 keeps it in an object's field without a 16-byte number box (a Smi)
+ * while it fits 31 bits; larger values are returned as they are (boxed, still exact). Arithmetic
+ * on Date.now() values gives boxed numbers even when the result is small.
+ */
+export function unboxedInteger(value: number): number {
+  return value >= -0x40000000 && value < 0x40000000 ? value | 0 : value;
+}

@@ -11,6 +11,7 @@
  * waits in memory beyond the window. An offline session keeps its position the same way.
  */
 import type { Principal } from '../../kernel/auth/principal';
+import { unboxedInteger } from '../../kernel/clock';
 import type { CoreMessage, QoS } from './message';
 
 export interface SubscriptionOptions {
@@ -228,7 +229,7 @@ export class Session {
   set storedPosition(value: number) { this.extras.storedPosition = value; }
   /** Engine clock ms when the session was created (or loaded). */
   get createdAt(): number { return this.createdAtOffset === undefined ? 0 : this.createdAtOffset + TIME_BASE; }
-  set createdAt(value: number) { this.createdAtOffset = value - TIME_BASE; }
+  set createdAt(value: number) { this.createdAtOffset = unboxedInteger(value - TIME_BASE); }
 
   constructor(
     readonly clientId: string,

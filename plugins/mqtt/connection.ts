@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
+import { unboxedInteger } from '../../kernel/clock';
 import type { ClientConnection } from '../../kernel/sessions/client-sessions';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
 import type { PublishOrigin } from '../messaging/publish-batch';
@@ -90,8 +91,8 @@ const WATCHING_DRAIN = 32;
 
 /**
  * Times are kept as ms since this module loaded: small integers V8 stores in the field itself
- * (a Date.now() value needs a 16-byte number box per field and connection). Past 24 days of
- * uptime they no longer fit and are boxed again, still exact.
+ * (a Date.now() value needs a 16-byte number box per field and connection; `unboxedInteger`).
+ * Past 12 days of uptime they no longer fit and are boxed again, still exact.
  */
 const TIME_BASE = Date.now();
 
@@ -143,7 +144,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   set lastActivity(value: number) {
-    this.activeAt = value - TIME_BASE;
+    this.activeAt = unboxedInteger(value - TIME_BASE);
   }
 
   get openedAt(): number {
@@ -201,7 +202,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
   constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
-    this.openedAtOffset = this.activeAt = Date.now() - TIME_BASE;
+    this.openedAtOffset = this.activeAt = unboxedInteger(Date.now() - TIME_BASE);
     this.addressText = address;
     // Debug logs name the address of closed connections too.
     if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
@@ -426,7 +427,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.activeAt = Date.now() - TIME_BASE;
+    this.activeAt = unboxedInteger(Date.now() - TIME_BASE);
     this.broker.now = this.broker.engine.clock.now();
     this.broker.core.stats.bytesReceived += chunk.length;
     if (this.state === 'new' && this.parser === undefined) {

@@ -22,6 +22,16 @@ async function action(base: string, envelope: Record<string, unknown>): Promise<
 describe('main (the server process)', function () {
   this.timeout(60_000);
 
+  it('runs with the same Node flags from `npm start` and from its bin (the #! line)', () => {
+    const root = join(__dirname, '..', '..', '..');
+    const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const shebang = readFileSync(join(root, 'dist', 'main.js'), 'utf8').split('\n')[0];
+    const flags = (words: string[]): string[] => words.filter((word) => word.startsWith('--'));
+    assert.deepEqual(flags(shebang.split(/\s+/)), flags(start.split(/\s+/)));
+    // V8's young generation stays small: idle connections cost less memory (docs/decisions.md).
+    assert.ok(flags(start.split(/\s+/)).includes('--max-semi-space-size=8'));
+  });
+
   for (const [what, env, name] of [
     ['a non-numeric port', { ENGINE_LISTENING_HTTP_PORT: 'abc' }, 'listening_http_port'],
     ['an unknown setting', { ENGINE_NOT_A_SETTING: '1' }, 'not_a_setting'],
