@@ -12,18 +12,7 @@ import { Broker } from '../../plugins/mqtt/broker';
 import type { Connection } from '../../plugins/mqtt/connection';
 import { readSimpleConnect } from '../../plugins/mqtt/wire/simple-connect';
 import type { TestServer } from '../helpers/server';
-import { connectPacket, startBroker } from './mqtt-helpers';
-
-/** What mqtt-packet's parser reads from `bytes` (the packets, or the error). */
-function parsedByMqttPacket(bytes: Buffer): Packet[] | Error {
-  const parser = mqttPacket.parser({ protocolVersion: 4 });
-  const packets: Packet[] = [];
-  let error: Error | undefined;
-  parser.on('packet', (packet: Packet) => packets.push(packet));
-  parser.on('error', (e: Error) => { error = e; });
-  parser.parse(bytes);
-  return error ?? packets;
-}
+import { connectPacket, parsedByMqttPacket, startBroker } from './mqtt-helpers';
 
 function connectBytes(fields: Partial<Record<string, unknown>>): Buffer {
   return mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'c', keepalive: 60, ...fields } as Packet);

@@ -9,19 +9,8 @@ import mqttPacket, { type IPublishPacket, type Packet } from 'mqtt-packet';
 import { Broker } from '../../plugins/mqtt/broker';
 import { isCutPublish, packetSize, readSimplePublish } from '../../plugins/mqtt/wire/simple-publish';
 import type { TestServer } from '../helpers/server';
-import { connectPacket, startBroker } from './mqtt-helpers';
+import { connectPacket, parsedByMqttPacket, startBroker } from './mqtt-helpers';
 import { closeClients, connectWithInbox, publishV5Bytes, subscribe, unique, userPropertyBytes, varInt } from './pubsub-helpers';
-
-/** What mqtt-packet's parser reads from `bytes` (the packets, or the error). */
-function parsedByMqttPacket(bytes: Buffer, protocolVersion: number): Packet[] | Error {
-  const parser = mqttPacket.parser({ protocolVersion });
-  const packets: Packet[] = [];
-  let error: Error | undefined;
-  parser.on('packet', (packet: Packet) => packets.push(packet));
-  parser.on('error', (e: Error) => { error = e; });
-  parser.parse(bytes);
-  return error ?? packets;
-}
 
 function publishBytes(fields: Partial<IPublishPacket>, protocolVersion: number): Buffer {
   return mqttPacket.generate({ cmd: 'publish', topic: 't', payload: Buffer.from('p'), qos: 0, retain: false, dup: false, ...fields } as Packet, { protocolVersion });

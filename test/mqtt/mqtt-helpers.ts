@@ -127,3 +127,14 @@ export function connectPacket(fields: Partial<Record<string, unknown>> = {}): Pa
     username: 'admin', password: Buffer.from('ADMIN'), ...fields,
   } as Packet;
 }
+
+/** What mqtt-packet's parser reads from `bytes` (the packets, or the error): the reference for the broker's own readers. */
+export function parsedByMqttPacket(bytes: Buffer, protocolVersion = 4): Packet[] | Error {
+  const parser = mqttPacket.parser({ protocolVersion });
+  const packets: Packet[] = [];
+  let error: Error | undefined;
+  parser.on('packet', (packet: Packet) => packets.push(packet));
+  parser.on('error', (e: Error) => { error = e; });
+  parser.parse(bytes);
+  return error ?? packets;
+}
