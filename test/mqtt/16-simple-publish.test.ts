@@ -181,6 +181,30 @@ describe('mqtt 16: PUBLISH read without a parser', function () {
       });
     }
 
+    for (const [name, start] of [
+      ['a PUBLISH of QoS 3 cut by a chunk', Buffer.from([0x36, 0x05, 0x00, 0x01, 0x74])],
+      ['the lone first byte of a PUBLISH of QoS 3', Buffer.from([0x36])],
+    ] as const) {
+      it(`${name} is malformed at once, as mqtt-packet finds it (the rest never comes)`, async () => {
+        const broker = new Broker(server.engine);
+        let connacked!: () => void;
+        const connack = new Promise<void>((resolve) => { connacked = resolve; });
+        let closed = false;
+        const peer = new Duplex({ read() { /* pushed by the test */ }, write(_chunk: Buffer, _encoding, callback) { connacked(); callback(); } });
+        peer.on('close', () => { closed = true; });
+        broker.accept(peer, '127.0.0.1');
+        peer.push(mqttPacket.generate(connectPacket({ clientId: unique('qos3') }), { protocolVersion: 4 }));
+        await connack;
+        // A whole PUBLISH first (read as usual), then the start of one with both QoS bits set.
+        peer.push(Buffer.concat([publishBytes({ topic: 't' }, 4), start]));
+        const deadline = Date.now() + 2000;
+        while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        const closedAtOnce = closed;
+        await broker.stop();
+        assert.equal(closedAtOnce, true, 'QoS 3 is malformed [MQTT-3.3.1-4]: the connection is closed without waiting for the rest of the packet');
+      });
+    }
+
     it('a PUBLISH cut by a chunk whose announced size is over the limit is refused before the rest arrives', async () => {
       const limited = await startBroker({ mqtt_allow_anonymous: true, mqtt_anonymous_role: 'admin', mqtt_max_packet_size: 1000 });
       try {
