@@ -860,8 +860,10 @@ export class MessageCore {
    * validated the filter and checked `maySubscribe`.
    */
   subscribe(session: Session, filter: string, options: SubscriptionOptions): boolean {
-    // Messages the log holds now came before it: a catch-up does not give them to it.
-    options.since = this.messageLog.lastSequence();
+    // Messages the log holds now came before it: a catch-up does not give them to it. A replaced
+    // subscription keeps its start: the flow of publications is not interrupted [MQTT-3.8.4-3].
+    const replaced = session.subscriptions.get(filter);
+    options.since = replaced ? replaced.since : this.messageLog.lastSequence();
     const existed = this.tree.add(session, filter, options);
     session.subscriptions.set(filter, options);
     if (session.online) this.scheduleGroupsOf(session);

@@ -132,6 +132,20 @@ describe('message core sessions (through the MessageCore API)', function () {
     assert.deepEqual(outlet.payloads(), ['m0', 'm2', 'm4', 'marker']);
   });
 
+  it('a lagging session that subscribes again to the same filter still gets the messages it was behind on [MQTT-3.8.4-3]', async function () {
+    const topic = `${uniqueName('replaced')}/t`;
+    const outlet = new FakeOutlet(1);
+    const session = connect(outlet);
+    core.subscribe(session, topic, subscription(1));
+    await publish(topic, range('r', 4), 1);
+    assert.deepEqual(outlet.payloads(), ['r0']);
+    assert.equal(session.lagging, true);
+    // The same filter again (a new QoS): the subscription is replaced, its flow goes on.
+    assert.equal(core.subscribe(session, topic, subscription(1)), true);
+    await acknowledgeUntil(session, outlet, 4);
+    assert.deepEqual(outlet.payloads(), range('r', 4));
+  });
+
   it('with a window of 1, catches up through more messages than memory keeps (read back from the log)', async function () {
     const topic = `${uniqueName('deep')}/t`;
     const outlet = new FakeOutlet(1);

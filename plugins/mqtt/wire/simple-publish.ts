@@ -10,7 +10,7 @@
  */
 import type { IPublishPacket } from 'mqtt-packet';
 
-/** A PUBLISH as mqtt-packet's parser makes it (same fields, same order). */
+/** A PUBLISH as mqtt-packet's parser makes it (the same fields). */
 class SimplePublish {
   readonly cmd = 'publish' as const;
   constructor(
@@ -38,7 +38,8 @@ const CUT_PUBLISH_LIMIT = 16 * 1024;
  * CUT_PUBLISH_LIMIT and `limit` bytes: kept until the next chunk completes it.
  */
 export function isCutPublish(rest: Buffer, limit: number): boolean {
-  if (rest.length === 0 || rest[0] >> 4 !== 3) return false;
+  // Not a PUBLISH, or QoS 3 (malformed: mqtt-packet refuses it at its first byte).
+  if (rest.length === 0 || rest[0] >> 4 !== 3 || ((rest[0] >> 1) & 3) === 3) return false;
   let length = 0;
   let multiplier = 1;
   for (let at = 1; ; at++) {
