@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { call, type HttpResult } from '../helpers/server';
 import { checkSyncTrace, type SyncReport } from '../helpers/sync-trace';
+import { FREE_MQTT_PORTS } from '../helpers/engine-process';
 
 const MAIN = join(__dirname, '..', '..', 'main.js');
 const TRACED_CALLS = 'openat,close,write,writev,pwrite64,pwritev,pwritev2,fdatasync,fsync,msync,sendto,sendmsg';
@@ -34,6 +35,8 @@ function startTracedServer(dir: string, options: { unsafeNoSync: boolean }): Pro
     ENGINE_DATA_DIR: join(dir, 'data'),
     ENGINE_LISTENING_HTTP_PORT: '0',
     ENGINE_LISTENING_HTTPS_PORT: 'off',
+    // Free ports for the broker: the default 1883 may be taken on the machine.
+    ...FREE_MQTT_PORTS,
     ENGINE_LOG_LEVEL: 'info',
     ...(options.unsafeNoSync ? { NODE_ENV: 'test', ENGINE_PLUGIN_OPTIONS: '{"storage-lmdb":{"unsafe_no_sync":true}}' } : {}),
   };
