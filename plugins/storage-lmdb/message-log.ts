@@ -419,18 +419,33 @@ export class LmdbMessageLog implements MessageLogPort {
   }
 
   append(messages: LogAppend[]): Promise<number[]> {
+    let entries: BlockEntry[];
+    /** Every topic exists and is durable: plain puts (else a transaction creates the new ones). */
+    let known = true;
     try {
-      this.checkAppends(messages);
+      if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
+      const topics = this.catalog.topics;
+      const pending = this.pendingTopics.size > 0 ? this.pendingTopics : undefined;
+      entries = new Array<BlockEntry>(messages.length);
+      // One lookup of each topic checks it and finds its id.
+      for (let i = 0; i < messages.length; i++) {
+        const entry = messages[i];
+        if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
+        const info = topics.get(entry.topic);
+        if (info === undefined) {
+          checkTopic(entry.topic);
+          known = false;
+        } else if (pending !== undefined && pending.has(entry.topic)) {
+          known = false;
+        }
+        checkMessage(entry.message);
+        entries[i] = { seq: 0, topicId: info === undefined ? 0 : info.topicId, message: entry.message };
+      }
     } catch (error) {
       return Promise.reject(error);
     }
-    const n = messages.length;
+    const n = entries.length;
     if (n === 0) return Promise.resolve([]);
-    const topics = this.catalog.topics;
-    let known = true;
-    for (let i = 0; i < n && known; i++) known = topics.has(messages[i].topic) && !this.pendingTopics.has(messages[i].topic);
-    const entries = new Array<BlockEntry>(n);
-    for (let i = 0; i < n; i++) entries[i] = { seq: 0, topicId: known ? topics.get(messages[i].topic)!.topicId : 0, message: messages[i].message };
     // Numbered now, on either path: sequences follow the order of the calls, which is the order
     // of their commits (a child transaction's callback runs later, but in its place in the queue).
     const before = { nextSeq: this.nextSeq, lastCreateTs: this.lastCreateTs };
@@ -461,16 +476,6 @@ export class LmdbMessageLog implements MessageLogPort {
       this.inFlight.delete(first);
       throw error;
     });
-  }
-
-  private checkAppends(messages: LogAppend[]): void {
-    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
-    for (let i = 0; i < messages.length; i++) {
-      const entry = messages[i];
-      if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
-      if (!this.catalog.topics.has(entry.topic)) checkTopic(entry.topic);
-      checkMessage(entry.message);
-    }
   }
 
   /** Appends messages of one topic (StoragePort.appendMessages; its caller turns a throw into a rejection). */

@@ -44,9 +44,10 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     if (properties.subscriptionIdentifier !== undefined) return connection.close(REASON.PROTOCOL_ERROR, 'a PUBLISH from a client carries no subscription identifier');
   }
   // Topic Name: no wildcards [MQTT-3.3.2-2], not empty without an alias [MQTT-3.3.2-1], valid UTF-8
-  // (mqtt-packet decodes it; a replacement character means bytes that were not UTF-8) [MQTT-1.5.4-1].
+  // (decoded as mqtt-packet does; a replacement character means bytes that were not UTF-8) [MQTT-1.5.4-1].
   // (A topic with a publish decision was checked before.)
-  if (!connection.publishDecisions.has(topic)) {
+  const kept = keptDecision(connection, topic);
+  if (kept === undefined) {
     const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameProblem(topic);
     if (problem) return connection.close(topic.length === 0 ? REASON.PROTOCOL_ERROR : REASON.TOPIC_NAME_INVALID, problem);
   }
@@ -66,7 +67,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   core.stats.messagesReceived++;
   session.notePublished(topic, connection.broker.now);
 
-  if (!mayPublish(connection, topic)) {
+  if (!(kept ?? decidePublish(connection, topic))) {
     connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');
     // MQTT 5 says why [MQTT-3.4.2-1]; a 3.1.1 client cannot be told and is acknowledged (as Mosquitto does).
     if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion, REASON.NOT_AUTHORIZED));
@@ -141,20 +142,24 @@ function setInboundAlias(connection: Connection, alias: number, topic: string): 
   return true;
 }
 
-function mayPublish(connection: Connection, topic: string): boolean {
-  const core = connection.broker.core;
+/** The connection's publish decision for the topic, if it keeps one (none once roles changed). */
+function keptDecision(connection: Connection, topic: string): boolean | undefined {
+  const generation = connection.broker.core.rolesGeneration;
   const decisions = connection.publishDecisions;
-  if (connection.publishDecisionsGeneration !== core.rolesGeneration) {
+  if (connection.publishDecisionsGeneration !== generation) {
     decisions.clear();
-    connection.publishDecisionsGeneration = core.rolesGeneration;
+    connection.publishDecisionsGeneration = generation;
   }
-  let allowed = decisions.get(topic);
-  if (allowed === undefined) {
-    allowed = core.mayPublish(connection.principal!, topic);
-    if (decisions.size >= PUBLISH_DECISIONS_LIMIT) decisions.clear();
-    // Long topics are decided each time rather than kept.
-    if (topic.length <= DECIDED_TOPIC_LENGTH) decisions.set(topic, allowed);
-  }
+  return decisions.get(topic);
+}
+
+/** The kernel's decision (`mq.publish` on the topic), kept by the connection. */
+function decidePublish(connection: Connection, topic: string): boolean {
+  const allowed = connection.broker.core.mayPublish(connection.principal!, topic);
+  const decisions = connection.publishDecisions;
+  if (decisions.size >= PUBLISH_DECISIONS_LIMIT) decisions.clear();
+  // Long topics are decided each time rather than kept.
+  if (topic.length <= DECIDED_TOPIC_LENGTH) decisions.set(topic, allowed);
   return allowed;
 }
 
