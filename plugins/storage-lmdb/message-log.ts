@@ -115,6 +115,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private durableSeq = 0;
   /** First sequences of appends numbered but not durable yet (the index's watermark stays below them). */
   private readonly inFlight = new Set<number>();
+  /** The last append's answer: each append is answered after the one called before it. */
+  private previousAppend: Promise<unknown> = Promise.resolve();
   /** Purges of deleted topics' messages, one after another. */
   private purging: Promise<void> = Promise.resolve();
   /** Retention trims, one after another. */
@@ -467,15 +469,21 @@ export class LmdbMessageLog implements MessageLogPort {
     const first = entries[0].seq;
     const last = entries[n - 1].seq;
     this.inFlight.add(first);
-    return written.then(() => {
+    // Answered in call order, which is sequence order: lmdb-js can answer a plain put before a
+    // child transaction queued earlier (a topic-creating append), and the message core routes
+    // appends in the order they are answered (a subscriber would get them out of order).
+    const previous = this.previousAppend;
+    const answered = written.then(() => previous.then(() => {
       if (last > this.durableSeq) this.durableSeq = last;
       this.inFlight.delete(first);
       this.indexEntries(entries);
       return seqsOf(entries);
-    }, (error: unknown) => {
+    }), (error: unknown) => previous.then(() => {
       this.inFlight.delete(first);
       throw error;
-    });
+    }));
+    this.previousAppend = answered.catch(() => undefined);
+    return answered;
   }
 
   /** Appends messages of one topic (StoragePort.appendMessages; its caller turns a throw into a rejection). */

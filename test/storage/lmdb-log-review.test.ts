@@ -149,6 +149,30 @@ describe('lmdb message log review', function () {
       assert.ok(seq > watermark || chunked.has(seq), `message ${seq} is at or below the watermark ${watermark} but in no chunk`);
     }
   });
+  it('[fixed] appends resolve in the order they are called: a plain put issued after topic-creating appends does not resolve first', async () => {
+    await log.append([{ topic: 'known', message: message(0) }]);
+    const big = (i: number): MessageInput => message(i, { payload: { type: 'binary', value: Buffer.alloc(8192, i & 0xff) } });
+    for (let round = 0; round < 10; round++) {
+      const resolved: number[] = [];
+      const appends: Array<Promise<number[]>> = [];
+      // Turn N: a topic is created (a child transaction) with 1 MB of messages; turns N+1 and
+      // N+2 append to it while its creation is in flight (child transactions too); turn N+3, once
+      // nothing is pending, a plain put to a known topic.
+      const fresh = `fresh/${round}`;
+      appends.push(log.append(Array.from({ length: 128 }, (_, i): LogAppend => ({ topic: fresh, message: big(i) }))));
+      for (let turn = 0; turn < 3; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        appends.push(log.append(turn < 2
+          ? Array.from({ length: 64 }, (_, i): LogAppend => ({ topic: fresh, message: big(i) }))
+          : [{ topic: 'known', message: message(turn) }]));
+      }
+      appends.forEach((append, index) => { void append.then(() => resolved.push(index)); });
+      const sequences = await Promise.all(appends);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(resolved, [0, 1, 2, 3], `round ${round}: resolved out of call order (sequences ${sequences.map((seqs) => seqs[0]).join(', ')})`);
+    }
+  });
+
   it('[fixed] appends get sequences in the order they are called, also when the first one creates a topic', async () => {
     await log.append([{ topic: 'order', message: message(0) }]);
     // The broker's publish batch: turn N has a publish to a new topic (appended in a transaction
