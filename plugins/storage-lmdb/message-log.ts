@@ -113,9 +113,10 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly pendingTopics = new Map<string, Promise<LogTopic>>();
   /** The last sequence whose commit is durable (lastSequence): never one a crash could hand out again. */
   private durableSeq = 0;
-  /** First sequences of appends numbered but not durable yet (the index's watermark stays below them). */
-  private readonly inFlight = new Set<number>();
-  /** The last append's answer: each append is answered after the one called before it. */
+  /**
+   * The last append's answer: each append is answered after the one called before it, so
+   * `durableSeq` never passes an append still in flight (the index's watermark follows it).
+   */
   private previousAppend: Promise<unknown> = Promise.resolve();
   /** Purges of deleted topics' messages, one after another. */
   private purging: Promise<void> = Promise.resolve();
@@ -133,7 +134,7 @@ export class LmdbMessageLog implements MessageLogPort {
     private readonly defaultDatabase: string,
   ) {
     this.log = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' }) as BlockDb;
-    this.topicIndex = new TopicIndex(env, () => this.indexableUpTo());
+    this.topicIndex = new TopicIndex(env, () => this.durableSeq);
     this.state = new LmdbLogState(env);
     catalog.views = {
       table: (info) => this.view(info),
@@ -164,17 +165,6 @@ export class LmdbMessageLog implements MessageLogPort {
       }
     }
     for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
-  }
-
-  /**
-   * Every message up to this sequence is durable and handed to the index. An append numbered in
-   * a transaction callback may become durable before an earlier-numbered one of plain puts: the
-   * watermark never passes a sequence still in flight.
-   */
-  private indexableUpTo(): number {
-    let upTo = this.durableSeq;
-    for (const first of this.inFlight) if (first - 1 < upTo) upTo = first - 1;
-    return upTo;
   }
 
   // ---- blocks --------------------------------------------------------------------------------
@@ -466,22 +456,17 @@ export class LmdbMessageLog implements MessageLogPort {
       this.lastCreateTs = before.lastCreateTs;
       return Promise.reject(error);
     }
-    const first = entries[0].seq;
     const last = entries[n - 1].seq;
-    this.inFlight.add(first);
     // Answered in call order, which is sequence order: lmdb-js can answer a plain put before a
     // child transaction queued earlier (a topic-creating append), and the message core routes
     // appends in the order they are answered (a subscriber would get them out of order).
     const previous = this.previousAppend;
     const answered = written.then(() => previous.then(() => {
+      // Every append numbered before this one is answered: all up to `last` is durable and indexed.
       if (last > this.durableSeq) this.durableSeq = last;
-      this.inFlight.delete(first);
       this.indexEntries(entries);
       return seqsOf(entries);
-    }), (error: unknown) => previous.then(() => {
-      this.inFlight.delete(first);
-      throw error;
-    }));
+    }), (error: unknown) => previous.then(() => { throw error; }));
     this.previousAppend = answered.catch(() => undefined);
     return answered;
   }
