@@ -7,6 +7,7 @@
  * goes to mqtt-packet as before, so its checks and errors stay the only ones.
  */
 import type { IConnectPacket } from 'mqtt-packet';
+import { packetSize, remainingLength } from './remaining-length';
 
 /** Connect flags this reads: Clean Session only (no will, user name, password; reserved bit 0). */
 const CLEAN_SESSION = 0x02;
@@ -16,15 +17,9 @@ export function readSimpleConnect(chunk: Buffer): IConnectPacket | undefined {
   const total = chunk.length;
   // Fixed header: CONNECT with its reserved flags 0 [MQTT-2.2.2-1].
   if (total < 2 || chunk[0] !== 0x10) return undefined;
-  // Remaining length: 1 or 2 bytes (a simple CONNECT is far below 16 KB).
-  let at = 1;
-  let length = chunk[at++];
-  if (length & 0x80) {
-    if (at >= total) return undefined;
-    const high = chunk[at++];
-    if (high & 0x80 || high === 0) return undefined;
-    length = (length & 0x7f) | (high << 7);
-  }
+  const length = remainingLength(chunk, 0);
+  if (length < 0) return undefined;
+  const at = packetSize(length) - length;
   if (at + length !== total) return undefined;
   // Protocol name "MQTT", level 4, flags, keep alive, client identifier length: 12 bytes.
   if (length < 12) return undefined;

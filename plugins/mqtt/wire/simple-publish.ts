@@ -9,6 +9,7 @@
  * for the same bytes (test/mqtt/16-simple-publish.test.ts).
  */
 import type { IPublishPacket } from 'mqtt-packet';
+import { LENGTH_CUT, LENGTH_UNREAD, packetSize, remainingLength } from './remaining-length';
 
 /** A PUBLISH as mqtt-packet's parser makes it (the same fields). */
 class SimplePublish {
@@ -25,11 +26,6 @@ class SimplePublish {
   declare messageId?: number;
 }
 
-/** Bytes of a packet whose remaining length is `length`: fixed header (its shortest form) and the rest. */
-export function packetSize(length: number): number {
-  return 1 + (length < 0x80 ? 1 : length < 0x4000 ? 2 : length < 0x200000 ? 3 : 4) + length;
-}
-
 /** A PUBLISH cut by a chunk's end is kept for the next chunk up to this size; longer ones go to mqtt-packet. */
 const CUT_PUBLISH_LIMIT = 16 * 1024;
 
@@ -40,17 +36,10 @@ const CUT_PUBLISH_LIMIT = 16 * 1024;
 export function isCutPublish(rest: Buffer, limit: number): boolean {
   // Not a PUBLISH, or QoS 3 (malformed: mqtt-packet refuses it at its first byte).
   if (rest.length === 0 || rest[0] >> 4 !== 3 || ((rest[0] >> 1) & 3) === 3) return false;
-  let length = 0;
-  let multiplier = 1;
-  for (let at = 1; ; at++) {
-    // The remaining length itself is cut: a short start of a packet.
-    if (at >= rest.length) return at <= 4;
-    const byte = rest[at];
-    length += (byte & 0x7f) * multiplier;
-    if ((byte & 0x80) === 0) break;
-    if (at === 4) return false;
-    multiplier *= 0x80;
-  }
+  const length = remainingLength(rest, 0);
+  // The remaining length itself is cut: a short start of a packet.
+  if (length === LENGTH_CUT) return true;
+  if (length === LENGTH_UNREAD) return false;
   const size = packetSize(length);
   return size > rest.length && size <= CUT_PUBLISH_LIMIT && size <= limit;
 }
@@ -61,26 +50,14 @@ export function isCutPublish(rest: Buffer, limit: number): boolean {
  */
 export function readSimplePublish(chunk: Buffer, offset: number, protocolVersion: number): IPublishPacket | undefined {
   const total = chunk.length;
-  if (offset + 2 > total) return undefined;
   const first = chunk[offset];
   // PUBLISH (type 3), QoS 0 to 2: flags are DUP, QoS, RETAIN.
   if (first >> 4 !== 3) return undefined;
   const qos = (first >> 1) & 3;
   if (qos === 3) return undefined;
-  // Remaining length, 1 to 4 bytes, in its shortest form (else mqtt-packet reads it).
-  let at = offset + 1;
-  let length = 0;
-  let multiplier = 1;
-  for (let i = 0; ; i++) {
-    if (i === 4 || at >= total) return undefined;
-    const byte = chunk[at++];
-    length += (byte & 0x7f) * multiplier;
-    if ((byte & 0x80) === 0) {
-      if (byte === 0 && i > 0) return undefined;
-      break;
-    }
-    multiplier *= 0x80;
-  }
+  const length = remainingLength(chunk, offset);
+  if (length < 0) return undefined;
+  const at = offset + packetSize(length) - length;
   const end = at + length;
   if (end > total) return undefined;
   // Topic name, packet identifier (QoS 1 and 2), property length (MQTT 5).
