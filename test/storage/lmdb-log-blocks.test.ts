@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { open } from 'lmdb';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
-import { logMessage, tempLogDir } from './log-fixtures';
+import { closeLogStore, logMessage, openLogStore, openLogStoreIn, tempLogDir } from './log-fixtures';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { encodeBlock, inputOf, ScannedBlock, type BlockEntry } from '../../plugins/storage-lmdb/log-blocks';
@@ -79,15 +79,11 @@ describe('lmdb storage: the topic index is written behind the log', function () 
   let log: LmdbMessageLog;
 
   beforeEach(async () => {
-    dir = tempDir();
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ dir, store, log } = await openLogStore('blocks'));
   });
 
-  afterEach(async () => {
-    await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  // The store open now (a test may have reopened it).
+  afterEach(() => closeLogStore({ dir, store, log }));
 
   /** Appends `count` messages round robin over topics a, b, c in appends of `per`. */
   async function fill(count: number, per: number, start = 0): Promise<Map<string, number[]>> {
@@ -178,8 +174,7 @@ describe('lmdb storage: the topic index is written behind the log', function () 
     for (const seq of seqs.get('a')!) assert.equal(log.read(seq), undefined);
     await store.close();
     assert.equal(await rawCount(dir, LOG_DB), 10, 'the 10 shared blocks stay, the one of "only" is removed');
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ store, log } = await openLogStoreIn(dir));
     assert.deepEqual(log.readTopic('b', { limit: 1e6 }).map((m) => m.sequence), seqs.get('b'));
   });
 });

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
-import { logMessage, tempLogDir } from './log-fixtures';
+import { closeLogStore, logMessage, openLogStore, openLogStoreIn, tempLogDir } from './log-fixtures';
 import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { open } from 'lmdb';
@@ -50,15 +50,11 @@ describe('lmdb message log review', function () {
   let log: LmdbMessageLog;
 
   beforeEach(async () => {
-    dir = tempDir();
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ dir, store, log } = await openLogStore('review'));
   });
 
-  afterEach(async () => {
-    await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  // The store open now (a test may have reopened it).
+  afterEach(() => closeLogStore({ dir, store, log }));
 
   it('[fixed] a flush taken while a trim is queued behind an append in flight does not write the trimmed sequences back into chunks', async () => {
     for (let round = 0; round < 12; round++) {
@@ -233,8 +229,7 @@ describe('lmdb message log review', function () {
     await log.topicIndex.flush();
     check(log, 'chunked');
     await store.close();
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ store, log } = await openLogStoreIn(dir));
     check(log, 'reopened');
   });
 
@@ -262,16 +257,14 @@ describe('lmdb message log review', function () {
     const trimmed = await log.append(Array.from({ length: 5 }, (_, i): LogAppend => ({ topic: 'newest', message: message(i) })));
     assert.equal(await log.trimTopic('newest', Number.MAX_SAFE_INTEGER), 5);
     await store.close();
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ store, log } = await openLogStoreIn(dir));
     const [next] = await log.append([{ topic: 'old', message: message(1) }]);
     assert.ok(next > trimmed[4], `sequence ${next} reused`);
     const doomed = await log.append(Array.from({ length: 5 }, (_, i): LogAppend => ({ topic: 'doomed2', message: message(i) })));
     await log.deleteTopic('doomed2');
     await log.purged();
     await store.close();
-    store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
-    log = store.messageLog as LmdbMessageLog;
+    ({ store, log } = await openLogStoreIn(dir));
     const [after] = await log.append([{ topic: 'old', message: message(2) }]);
     assert.ok(after > doomed[4], `sequence ${after} reused`);
   });
