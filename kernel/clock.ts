@@ -8,11 +8,21 @@ export interface Clock {
 
 export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 
+/** Epoch ms when the kernel was loaded: the base of small times. */
+const TIME_BASE = Date.now();
+
 /**
- * An integral `value` as V8 keeps it in an object's field without a 16-byte number box (a Smi)
- * while it fits 31 bits; larger values are returned as they are (boxed, still exact). Arithmetic
- * on Date.now() values gives boxed numbers even when the result is small.
+ * Epoch ms `time` as ms since the kernel was loaded: a small integer V8 keeps in an object's
+ * field without a 16-byte number box (a Smi) while it fits 31 bits, about 12 days of uptime;
+ * later values stay boxed, still exact. (Arithmetic on Date.now() values gives boxed numbers
+ * even when the result is small.) Objects kept by the thousand store their times this way.
  */
-export function unboxedInteger(value: number): number {
-  return value >= -0x40000000 && value < 0x40000000 ? value | 0 : value;
+export function smallTime(time: number): number {
+  const offset = time - TIME_BASE;
+  return offset >= -0x40000000 && offset < 0x40000000 ? offset | 0 : offset;
+}
+
+/** The epoch ms of a `smallTime`. */
+export function fromSmallTime(offset: number): number {
+  return offset + TIME_BASE;
 }

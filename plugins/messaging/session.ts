@@ -11,7 +11,7 @@
  * waits in memory beyond the window. An offline session keeps its position the same way.
  */
 import type { Principal } from '../../kernel/auth/principal';
-import { unboxedInteger } from '../../kernel/clock';
+import { fromSmallTime, smallTime } from '../../kernel/clock';
 import type { CoreMessage, QoS } from './message';
 
 export interface SubscriptionOptions {
@@ -144,12 +144,6 @@ const NO_EXTRAS: Readonly<SessionExtras> = Object.freeze(new SessionExtras());
 
 type RetainedPending = { entries: Iterator<[string, { sequence: number; message?: CoreMessage }]>; options: SubscriptionOptions; held: IteratorResult<[string, { sequence: number; message?: CoreMessage }]> | undefined };
 
-/**
- * createdAt is kept as ms from this module's load: a small integer V8 stores in the field itself
- * (a clock value needs a 16-byte number box per session). Exact at any value.
- */
-const TIME_BASE = Date.now();
-
 export class Session {
   // Created on first use: an idle client costs no empty maps (thousands of connections).
   private subscriptionMap?: Map<string, SubscriptionOptions>;
@@ -194,6 +188,7 @@ export class Session {
   /** The router's mark, to find a session matched by several subscriptions of one message. */
   routeStamp = 0;
   private nextPacketId = 1;
+  /** createdAt as a kernel `smallTime` (no number box per session). */
   private createdAtOffset?: number;
 
   /** Date.now() when it began to lag or was last served while lagging (a slow target slows publishers, a stuck one does not). */
@@ -228,8 +223,8 @@ export class Session {
   get storedPosition(): number { return this.readExtras.storedPosition; }
   set storedPosition(value: number) { this.extras.storedPosition = value; }
   /** Engine clock ms when the session was created (or loaded). */
-  get createdAt(): number { return this.createdAtOffset === undefined ? 0 : this.createdAtOffset + TIME_BASE; }
-  set createdAt(value: number) { this.createdAtOffset = unboxedInteger(value - TIME_BASE); }
+  get createdAt(): number { return this.createdAtOffset === undefined ? 0 : fromSmallTime(this.createdAtOffset); }
+  set createdAt(value: number) { this.createdAtOffset = smallTime(value); }
 
   constructor(
     readonly clientId: string,

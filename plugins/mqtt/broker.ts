@@ -9,7 +9,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
 import type { MessageCore } from '../messaging/message-core';
-import { Connection, connectionTime } from './connection';
+import { smallTime } from '../../kernel/clock';
+import { Connection } from './connection';
 import { REASON } from './reason-codes';
 
 /** How often the keep-alive sweep runs. */
@@ -97,7 +98,7 @@ export class Broker {
   }
 
   sweep(now: number): void {
-    const time = connectionTime(now);
+    const time = smallTime(now);
     for (const connection of this.connections) {
       if (connection.state === 'connected') {
         // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet (in integers).

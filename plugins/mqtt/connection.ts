@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
-import { unboxedInteger } from '../../kernel/clock';
+import { fromSmallTime, smallTime } from '../../kernel/clock';
 import type { ClientConnection } from '../../kernel/sessions/client-sessions';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
 import type { PublishOrigin } from '../messaging/publish-batch';
@@ -90,18 +90,6 @@ const DRAINING = 8;
 const PAUSED_BY_CORE = 16;
 const WATCHING_DRAIN = 32;
 
-/**
- * Times are kept as ms since this module loaded: small integers V8 stores in the field itself
- * (a Date.now() value needs a 16-byte number box per field and connection; `unboxedInteger`).
- * Past 12 days of uptime they no longer fit and are boxed again, still exact.
- */
-const TIME_BASE = Date.now();
-
-/** Date.now() `now` as connections keep their times (for silentFor and openFor). */
-export function connectionTime(now: number): number {
-  return now - TIME_BASE;
-}
-
 export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
@@ -141,23 +129,23 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   /** Date.now() of the last bytes received. */
   get lastActivity(): number {
-    return this.activeAt + TIME_BASE;
+    return fromSmallTime(this.activeAt);
   }
 
   set lastActivity(value: number) {
-    this.activeAt = unboxedInteger(value - TIME_BASE);
+    this.activeAt = smallTime(value);
   }
 
   get openedAt(): number {
-    return this.openedAtOffset + TIME_BASE;
+    return fromSmallTime(this.openedAtOffset);
   }
 
-  /** ms since the last bytes received, at `time` (connectionTime(): small integers, no number boxes in the broker's sweep). */
+  /** ms since the last bytes received, at `time` (a kernel `smallTime`: no number boxes in the broker's sweep). */
   silentFor(time: number): number {
     return time - this.activeAt;
   }
 
-  /** ms since the connection was opened, at `time` (connectionTime()). */
+  /** ms since the connection was opened, at `time` (a kernel `smallTime`). */
   openFor(time: number): number {
     return time - this.openedAtOffset;
   }
@@ -203,7 +191,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
   constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
-    this.openedAtOffset = this.activeAt = unboxedInteger(Date.now() - TIME_BASE);
+    this.openedAtOffset = this.activeAt = smallTime(Date.now());
     this.addressText = address;
     // Debug logs name the address of closed connections too.
     if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
@@ -428,7 +416,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.activeAt = unboxedInteger(Date.now() - TIME_BASE);
+    this.activeAt = smallTime(Date.now());
     this.broker.now = this.broker.engine.clock.now();
     this.broker.core.stats.bytesReceived += chunk.length;
     if (this.state === 'new' && this.parser === undefined) {
