@@ -11,7 +11,7 @@
  * the engine's options (plugins/storage-lmdb/environment.ts: `overlappingSync: false`), and each
  * value is a 16-byte payload with the ~24 bytes of fields the log keeps with it.
  */
-import { open } from 'lmdb';
+import { openAsEngine } from './raw-lmdb';
 
 export interface WindowResult {
   window: number;
@@ -24,7 +24,7 @@ const VALUE = Buffer.alloc(40, 0x61);
 const WARM_UP_SECONDS = 1;
 
 export function rawWindowedPuts(window: number, seconds: number, dataDir: string): Promise<WindowResult> {
-  const root = open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+  const root = openAsEngine(dataDir);
   const db = root.openDB<Buffer, number>('log', { encoding: 'binary' });
   let key = 0;
   let counted = 0;

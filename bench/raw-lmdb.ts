@@ -15,7 +15,7 @@
  *   entry of the `qty` index (13-byte key, empty value) per row;
  * - actions: a record (key = the row's own id, value = [name, qty, price, ts, note]) per row.
  */
-import { open } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { actionsValues, integerIndexKey, restRow, restValues } from './rows';
 
 export type RawKind = 'rest' | 'actions';
@@ -31,8 +31,13 @@ export interface RawResult {
 
 const EMPTY = Buffer.alloc(0);
 
+/** An LMDB environment opened as the engine opens its own (plugins/storage-lmdb/environment.ts): the references' one setting. */
+export function openAsEngine(dataDir: string): RootDatabase {
+  return open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+}
+
 export async function rawBatchedPuts(kind: RawKind, seconds: number, dataDir: string, perTransaction = 1000): Promise<RawResult> {
-  const root = open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+  const root = openAsEngine(dataDir);
   const records = root.openDB<unknown[], number>('r:1', {});
   const index = root.openDB<Buffer, Buffer>('i:1', { keyEncoding: 'binary', encoding: 'binary' });
   // Continue after the rows of an earlier round in the same folder (new keys, like the engine's table).

@@ -15,7 +15,7 @@
  * [name, qty, price, note]), the `qty` index in `i:1` (13-byte key, empty value).
  */
 import Fastify from 'fastify';
-import { open } from 'lmdb';
+import { openAsEngine } from './raw-lmdb';
 import { integerIndexKey } from './rows';
 
 interface Row { name: string; qty: number; price: number; note: string }
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const dataDir = process.env.BENCH_DATA_DIR;
   if (!port || !dataDir) throw new Error('BENCH_PORT and BENCH_DATA_DIR are required');
 
-  const root = open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+  const root = openAsEngine(dataDir);
   const records = root.openDB<unknown[], number>('r:1', {});
   const index = root.openDB<Buffer, Buffer>('i:1', { keyEncoding: 'binary', encoding: 'binary' });
   let lastId = 0;
