@@ -77,16 +77,37 @@ function ensureDebianPackages() {
   }
 }
 
-/** node_modules matches the lock file when it was installed from this very lock file (a stamp npm ci's run leaves). */
+/**
+ * npm ci runs unless node_modules matches the lock file: installed from this very lock file (the
+ * stamp a run of this script leaves), or holding every locked package at its locked version (npm's
+ * own record, node_modules/.package-lock.json, for an install made by hand).
+ */
 function ensureNpmPackages() {
   const lock = hashOf([join(ROOT, 'package-lock.json')]);
   const stamp = join(ROOT, 'node_modules', '.engine-lock.sha256');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === lock) return;
+  if (installedAsLocked()) {
+    writeFileSync(stamp, lock);
+    return;
+  }
   process.stderr.write(`${LABEL}: installing the npm packages (npm ci)\n`);
   if (!run(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['ci', '--no-audit', '--no-fund'])) {
     fail('could not install the npm packages (npm ci failed: see above; no network?); install them with: npm ci');
   }
   writeFileSync(stamp, lock);
+}
+
+function installedAsLocked() {
+  const readJson = (path) => (existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : undefined);
+  const locked = readJson(join(ROOT, 'package-lock.json'))?.packages;
+  const installed = readJson(join(ROOT, 'node_modules', '.package-lock.json'))?.packages;
+  if (!locked || !installed) return false;
+  return Object.entries(locked).every(([path, entry]) => {
+    if (path === '') return true;
+    const present = installed[path];
+    // Optional packages of other platforms are locked but never installed.
+    return present ? present.version === entry.version : entry.optional === true;
+  });
 }
 
 /** Compiles when the inputs' content differs from what the last successful build of this kind compiled. */
