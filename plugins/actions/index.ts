@@ -71,9 +71,15 @@ export default definePlugin({
             elapsedMilliseconds: Number(process.hrtime.bigint() - started) / 1e6,
           };
         }
-        const shaped = applyOmit(response, omit);
-        if (echo.requestIdText === undefined) return reply.code(200).send(shaped);
-        return reply.code(200).type('application/json; charset=utf-8').send(responseText(shaped, echo));
+        let text: string;
+        try {
+          text = responseText(applyOmit(response, omit), echo);
+        } catch (error) {
+          // A result that cannot be written as JSON is this call's failure, answered like any
+          // other (HTTP 200, an envelope), not the HTTP 500 of fastify's serializer failing.
+          text = responseText(applyOmit(errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action }), omit), echo);
+        }
+        return reply.code(200).type('application/json; charset=utf-8').send(text);
       });
     };
     engine.need('http').fastify.register(routes);
