@@ -16,6 +16,7 @@ import {
   applyOmit, echoOf, parseActionBody, parseEnvelope, redactedRequest, responseText, successResponse, type ActionBody, type ActionResponse,
 } from './envelope';
 import { actionsErrorHandler, errorResponse, replyUnparsedBody } from './error-response';
+import { utf8BodyText } from '../http/utf8-body';
 
 export default definePlugin({
   name: 'actions',
@@ -29,9 +30,10 @@ export default definePlugin({
     const routes = async (app: FastifyInstance): Promise<void> => {
       // Every body is read as JSON whatever its Content-Type (clients often send text/plain).
       app.removeAllContentTypeParsers();
-      app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, text, done) => {
+      // Read as bytes: a body that is not UTF-8 is not JSON (400, 12009), not text with U+FFFD in it.
+      app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => {
         try {
-          done(null, parseActionBody(text as string));
+          done(null, parseActionBody(utf8BodyText(body)));
         } catch (error) {
           done(error as Error, undefined);
         }
