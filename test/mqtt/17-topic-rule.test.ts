@@ -75,7 +75,7 @@ describe('mqtt 17: the topic name rule', function () {
     }
   });
 
-  it('MQTT 3.1.1: a 65,501-byte topic closes the connection without an acknowledgement; another client\'s PUBLISH of the same turn is stored and acknowledged', async () => {
+  it('MQTT 3.1.1: a 65,501-byte topic closes the connection without an acknowledgement; another client\'s PUBLISH sent at the same time is stored and acknowledged', async () => {
     const { wire: a } = await WireClient.connect(server, 4);
     const { wire: b } = await WireClient.connect(server, 4);
     const other = unique('rule/v4');
