@@ -114,6 +114,15 @@ describe('actions mq: JSON payloads nested too deeply to return as values', func
     assert.equal(query.json._records[0].source_payload.value, deep);
   });
 
+  it('brackets inside JSON strings do not count as nesting: such a payload comes back as a value', async () => {
+    const other = unique('deep/strings');
+    const text = JSON.stringify({ s: '['.repeat(5_000), t: '{'.repeat(5_000), q: '\\"[[[' });
+    await publish(publisher, other, text, { qos: 1 });
+    const result = await ok(server, mq('getMessagesFromMqTopic', token, { topic: other }));
+    assert.equal(result.messages[0].payloadEncoding, undefined);
+    assert.deepEqual(result.messages[0].payload, JSON.parse(text));
+  });
+
   it('/api answers HTTP 200 with an envelope for every read of the topic', async () => {
     for (const envelope of [
       mq('getMessagesFromMqTopic', token, { topic }),
