@@ -947,6 +947,31 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await log.deleteTopic('whole/a');
       });
 
+      it('appendEach refuses only the offending entries: a topic over the rule\'s 65,500 bytes, a wildcard, a bad message; the others are stored in order', async () => {
+        const log = store.messageLog;
+        const before = log.lastSequence();
+        const tooLong = `long/${'é'.repeat(32_748)}`; // 32,753 characters, 5 + 2 × 32,748 = 65,501 bytes
+        const results = await log.appendEach([
+          { topic: 'each/a', message: message(1) },
+          { topic: tooLong, message: message(2) },
+          { topic: 'each/b', message: message(3) },
+          { topic: 'each/#', message: message(4) },
+          { topic: 'each/a', message: { ...message(5), payload: null as never } },
+          { topic: 'each/a', message: message(6) },
+        ]);
+        assert.deepEqual(results.map((r) => (typeof r === 'number' ? r - before : r.id)), [
+          1, 'INVALID_TOPIC', 2, 'INVALID_TOPIC', 'INVALID_PARAMETER', 3,
+        ]);
+        assert.equal(log.getTopic(tooLong), undefined);
+        assert.deepEqual(log.readTopic('each/a', { limit: 5 }).map((m) => m.payload), [message(1).payload, message(6).payload]);
+        assert.equal(log.countTopic('each/b'), 1);
+        const [onlyRefused] = await log.appendEach([{ topic: 'each/#', message: message(7) }]);
+        assert.equal(typeof onlyRefused === 'number' ? onlyRefused : onlyRefused.id, 'INVALID_TOPIC', 'a call of only refused entries answers each');
+        assert.equal(log.lastSequence(), before + 3);
+        await log.deleteTopic('each/a');
+        await log.deleteTopic('each/b');
+      });
+
       it('lastSequence moves only when the append is durable (a position no crash can hand out again)', async () => {
         const log = store.messageLog;
         const before = log.lastSequence();

@@ -14,6 +14,7 @@
  * A storage plugin provides it as `StoragePort.messageLog`; the StoragePort's older topic methods
  * (`ensureTopic`, `appendMessages`, `readMessages`, ...) are thin wrappers over it.
  */
+import type { EngineError } from '../errors';
 import type { MessageInput, TopicInfo } from './storage-port';
 
 /** A topic's catalog entry. */
@@ -74,6 +75,13 @@ export interface MessageLogPort {
    * Throws INVALID_TOPIC (a wildcard, an empty topic) or INVALID_PARAMETER before writing anything.
    */
   append(messages: LogAppend[]): Promise<number[]>;
+  /**
+   * As `append`, for messages that are not one whole (the publishes of one turn, from many
+   * clients): an entry the log refuses (INVALID_TOPIC, INVALID_PARAMETER) is left out alone and
+   * its place in the answer holds the error; the others are stored and numbered as by `append`.
+   * Rejects only when the commit fails (nothing stored) or `messages` is not an array.
+   */
+  appendEach(messages: LogAppend[]): Promise<Array<number | EngineError>>;
   /** Up to `limit` messages of all topics with a sequence greater than `after`, in sequence order. */
   readFrom(after: number, limit: number): LoggedMessage[];
   /** One topic's messages by sequence range; an unknown topic reads as empty. */

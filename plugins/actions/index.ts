@@ -16,6 +16,7 @@ import {
   applyOmit, echoOf, parseActionBody, parseEnvelope, redactedRequest, responseText, successResponse, type ActionBody, type ActionResponse,
 } from './envelope';
 import { actionsErrorHandler, errorResponse, replyUnparsedBody } from './error-response';
+import { utf8BodyText } from '../http/utf8-body';
 
 export default definePlugin({
   name: 'actions',
@@ -29,9 +30,10 @@ export default definePlugin({
     const routes = async (app: FastifyInstance): Promise<void> => {
       // Every body is read as JSON whatever its Content-Type (clients often send text/plain).
       app.removeAllContentTypeParsers();
-      app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, text, done) => {
+      // Read as bytes: a body that is not UTF-8 is not JSON (400, 12009), not text with U+FFFD in it.
+      app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => {
         try {
-          done(null, parseActionBody(text as string));
+          done(null, parseActionBody(utf8BodyText(body)));
         } catch (error) {
           done(error as Error, undefined);
         }
@@ -71,9 +73,15 @@ export default definePlugin({
             elapsedMilliseconds: Number(process.hrtime.bigint() - started) / 1e6,
           };
         }
-        const shaped = applyOmit(response, omit);
-        if (echo.requestIdText === undefined) return reply.code(200).send(shaped);
-        return reply.code(200).type('application/json; charset=utf-8').send(responseText(shaped, echo));
+        let text: string;
+        try {
+          text = responseText(applyOmit(response, omit), echo);
+        } catch (error) {
+          // A result that cannot be written as JSON is this call's failure, answered like any
+          // other (HTTP 200, an envelope), not the HTTP 500 of fastify's serializer failing.
+          text = responseText(applyOmit(errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action }), omit), echo);
+        }
+        return reply.code(200).type('application/json; charset=utf-8').send(text);
       });
     };
     engine.need('http').fastify.register(routes);

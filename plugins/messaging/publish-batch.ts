@@ -2,7 +2,8 @@
  * Gathers the publishes of one event-loop turn into ONE `messageLog.append` (one LMDB commit,
  * shared with the state writes of the same turn), and hands them back, stored, in order, once
  * that commit is durable. No closure or promise per message: the publisher of each message is
- * kept in a parallel array and told with `stored(token, ok)`.
+ * kept in a parallel array and told with `stored(token, ok)`. The log takes each message on its
+ * own (`appendEach`): one it refuses is not stored and the rest of the turn is.
  */
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { logTimestamp, toLogAppend, type CoreMessage } from './message';
@@ -17,7 +18,7 @@ export interface PublishOrigin {
   /** Stop reading publishes (a target lags, or the log's backlog is high) until resumed. */
   pausePublishing(): void;
   resumePublishing(): void;
-  /** `ok`: stored; else the commit failed and nothing of it was stored. */
+  /** `ok`: stored; else it was not (the commit failed, or the log refused this message). */
   stored(token: number, ok: boolean, message: CoreMessage): void;
 }
 
@@ -84,11 +85,26 @@ export class PublishBatch {
     const entries = new Array(n);
     for (let i = 0; i < n; i++) entries[i] = toLogAppend(messages[i], createTs);
     this.onNextTurn();
-    this.log.append(entries).then((sequences) => {
+    // Each entry on its own: the turn holds many clients' messages, one refused fails alone.
+    this.log.appendEach(entries).then((sequences) => {
       this.backlog -= n;
-      for (let i = 0; i < n; i++) messages[i].sequence = sequences[i];
-      this.onDurable(messages, origins);
-      for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], true, messages[i]);
+      let refused = 0;
+      for (let i = 0; i < n; i++) {
+        const sequence = sequences[i];
+        if (typeof sequence === 'number') messages[i].sequence = sequence;
+        else {
+          refused++;
+          this.onFailure(sequence, 1);
+        }
+      }
+      if (refused === 0) {
+        this.onDurable(messages, origins);
+        for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], true, messages[i]);
+        return;
+      }
+      const isStored = (i: number): boolean => typeof sequences[i] === 'number';
+      this.onDurable(messages.filter((_, i) => isStored(i)), origins.filter((_, i) => isStored(i)));
+      for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], isStored(i), messages[i]);
     }, (error: unknown) => {
       this.backlog -= n;
       this.onFailure(error, n);

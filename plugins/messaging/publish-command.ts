@@ -10,7 +10,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { CoreMessage, MessageProperties, QoS } from './message';
 import { PUBLISH_COMMAND, type MessageCore } from './message-core';
-import { topicNameProblem } from './subscription-tree';
+import { topicNameProblem } from '../../kernel/topic-name';
 
 export interface PublishParamsMessage {
   topic: string;

@@ -18,7 +18,8 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
-import { bytesToWire, timestampToMs, type BinaryFormat } from '../data/values/wire-format';
+import { bytesToWire, JSON_TEXT_ENCODING, timestampToMs, type BinaryFormat } from '../data/values/wire-format';
+import { jsonTextDepthExceeds } from '../data/values/json-depth';
 
 export const MAX_MESSAGES_PER_CALL = 100_000;
 export const DEFAULT_MAX_MESSAGES = 20;
@@ -149,7 +150,11 @@ export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryForm
   }
   const payload = message.payload;
   switch (payload.type) {
-    case 'json': out.payload = JSON.parse(payload.value); break;
+    case 'json':
+      // JSON nested too deeply to be written back as a value is returned as its text, marked.
+      if (jsonTextDepthExceeds(payload.value)) { out.payload = payload.value; out.payloadEncoding = JSON_TEXT_ENCODING; }
+      else out.payload = JSON.parse(payload.value);
+      break;
     case 'string': out.payload = payload.value; break;
     case 'boolean': out.payload = payload.value; break;
     case 'binary': out.payload = bytesToWire(payload.value, binaryFormat); out.binaryFormat = binaryFormat; break;

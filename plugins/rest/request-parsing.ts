@@ -6,6 +6,7 @@
  */
 import Ajv from 'ajv';
 import { EngineError } from '../../kernel/errors';
+import { utf8BodyText } from '../http/utf8-body';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const paramsAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
@@ -16,7 +17,13 @@ export function useRestRequestParsing(fastify: FastifyInstance): void {
 
   const json = fastify.getDefaultJsonParser('error', 'error');
   const parse = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+    let text: string;
+    try {
+      text = utf8BodyText(body);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;
@@ -31,8 +38,9 @@ export function useRestRequestParsing(fastify: FastifyInstance): void {
     });
   };
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parse);
-  fastify.addContentTypeParser('*', { parseAs: 'string' }, parse);
+  // Bytes, so a body that is not UTF-8 is refused rather than decoded with U+FFFD (utf8-body.ts).
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parse);
+  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, parse);
 }
 
 /** Whether a body that failed to parse did so because it is valid JSON with a poisoning key. */

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
+import { topicNameProblem } from '../../kernel/topic-name';
 import type { MessageReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
 import type { ColumnInput } from '../../kernel/storage/types';
 import type { TableState } from './catalog';
@@ -31,19 +32,12 @@ export const TOPIC_COLUMNS: ColumnInput[] = [
   { name: 'mqtt_publisher', type: 'varchar' },
 ];
 
+/** Throws INVALID_TOPIC unless `topic` is a topic name by the one rule (kernel/topic-name.ts). */
 export function checkTopic(topic: unknown): string {
-  if (typeof topic !== 'string' || topic.length === 0) {
-    throw new EngineError('INVALID_TOPIC', { topic: String(topic), reason: 'a topic is a non-empty string' });
-  }
-  if (topic.includes('+') || topic.includes('#')) {
-    throw new EngineError('INVALID_TOPIC', { topic, reason: 'wildcards are not allowed in a topic name' });
-  }
-  if (topic.includes('\u0000')) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the null character is not allowed' });
-  // An unpaired surrogate has no UTF-8 form: stored, the topic would come back as another one.
-  if (!(topic as unknown as { isWellFormed(): boolean }).isWellFormed()) {
-    throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic is not valid Unicode (an unpaired surrogate)' });
-  }
-  if (Buffer.byteLength(topic, 'utf8') > 65500) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'longer than 65,500 bytes' });
+  if (typeof topic !== 'string') throw new EngineError('INVALID_TOPIC', { topic: String(topic), reason: 'a topic is a non-empty string' });
+  const problem = topicNameProblem(topic);
+  // A topic too long to store is named by its start only (errors are logged and answered).
+  if (problem !== null) throw new EngineError('INVALID_TOPIC', { topic: topic.length > 64 ? `${topic.slice(0, 64)}…` : topic, reason: problem });
   return topic;
 }
 

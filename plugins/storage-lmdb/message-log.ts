@@ -84,6 +84,14 @@ function rowValues(v: unknown[]): unknown[] {
   return [v[1], v[2], false, null, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]];
 }
 
+/** Entries to append, checked: the appends kept and their block entries, in order. */
+interface CheckedAppend {
+  appends: LogAppend[];
+  entries: BlockEntry[];
+  /** Every topic exists and is durable: plain puts (else a transaction creates the new ones). */
+  known: boolean;
+}
+
 function seqsOf(entries: BlockEntry[]): number[] {
   const seqs = new Array<number>(entries.length);
   for (let i = 0; i < entries.length; i++) seqs[i] = entries[i].seq;
@@ -411,31 +419,65 @@ export class LmdbMessageLog implements MessageLogPort {
   }
 
   append(messages: LogAppend[]): Promise<number[]> {
-    let entries: BlockEntry[];
-    /** Every topic exists and is durable: plain puts (else a transaction creates the new ones). */
-    let known = true;
+    let checked: CheckedAppend;
     try {
-      if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
-      const topics = this.catalog.topics;
-      const pending = this.pendingTopics.size > 0 ? this.pendingTopics : undefined;
-      entries = new Array<BlockEntry>(messages.length);
-      // One lookup of each topic checks it and finds its id.
-      for (let i = 0; i < messages.length; i++) {
-        const entry = messages[i];
-        if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
-        const info = topics.get(entry.topic);
-        if (info === undefined) {
-          checkTopic(entry.topic);
-          known = false;
-        } else if (pending !== undefined && pending.has(entry.topic)) {
-          known = false;
-        }
-        checkMessage(entry.message);
-        entries[i] = { seq: 0, topicId: info === undefined ? 0 : info.topicId, message: entry.message };
-      }
+      checked = this.checkAppend(messages, null);
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.appendChecked(checked);
+  }
+
+  appendEach(messages: LogAppend[]): Promise<Array<number | EngineError>> {
+    const refused = new Map<number, EngineError>();
+    let checked: CheckedAppend;
+    try {
+      checked = this.checkAppend(messages, refused);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (refused.size === 0) return this.appendChecked(checked);
+    return this.appendChecked(checked).then((seqs) => {
+      const out = new Array<number | EngineError>(messages.length);
+      for (let i = 0, j = 0; i < out.length; i++) out[i] = refused.get(i) ?? seqs[j++];
+      return out;
+    });
+  }
+
+  /**
+   * Checks entries to append; one lookup of each topic checks it and finds its id. With
+   * `refused`, an entry that fails is left out and its error kept under its index; without, the
+   * first failure throws.
+   */
+  private checkAppend(messages: LogAppend[], refused: Map<number, EngineError> | null): CheckedAppend {
+    if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
+    const topics = this.catalog.topics;
+    const pending = this.pendingTopics.size > 0 ? this.pendingTopics : undefined;
+    const entries = new Array<BlockEntry>(messages.length);
+    /** Every topic exists and is durable: plain puts (else a transaction creates the new ones). */
+    let known = true;
+    let n = 0;
+    for (let i = 0; i < messages.length; i++) {
+      const entry = messages[i];
+      try {
+        if (entry === null || typeof entry !== 'object') throw invalidMessage('each entry has a topic and a message');
+        const info = topics.get(entry.topic);
+        if (info === undefined) checkTopic(entry.topic);
+        checkMessage(entry.message);
+        if (info === undefined || (pending !== undefined && pending.has(entry.topic))) known = false;
+        entries[n++] = { seq: 0, topicId: info === undefined ? 0 : info.topicId, message: entry.message };
+      } catch (error) {
+        if (refused === null) throw error;
+        refused.set(i, error instanceof EngineError ? error : new EngineError('INVALID_PARAMETER', { param: `messages[${i}]`, reason: String(error) }));
+      }
+    }
+    if (n === messages.length) return { appends: messages, entries, known };
+    entries.length = n;
+    return { appends: messages.filter((_, i) => !refused!.has(i)), entries, known };
+  }
+
+  /** Appends checked entries (checkAppend) in the turn's commit; resolves with their sequences once durable. */
+  private appendChecked({ appends: messages, entries, known }: CheckedAppend): Promise<number[]> {
     const n = entries.length;
     if (n === 0) return Promise.resolve([]);
     // Numbered now, on either path: sequences follow the order of the calls, which is the order

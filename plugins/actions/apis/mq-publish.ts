@@ -12,7 +12,7 @@ import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { ColumnDefinition, VariantValue } from '../../../kernel/storage/types';
 import { bytesFromWire, decodeValue, ISO_FORMAT, type BinaryFormat } from '../../data/values/wire-format';
 import type { PublishParamsMessage, PublishResult } from '../../messaging/publish-command';
-import { topicNameProblem } from '../../messaging/subscription-tree';
+import { topicNameProblem } from '../../../kernel/topic-name';
 import { NAME, schema, type Params } from './db/db-call';
 import { checkLocation, MAX_TOPIC_BYTES, topicOfTable } from './mq-topics';
 

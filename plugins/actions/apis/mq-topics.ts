@@ -9,12 +9,14 @@
  */
 import { EngineError, isEngineError } from '../../../kernel/errors';
 import type { LogTopic, MessageLogPort } from '../../../kernel/storage/message-log-port';
+import { MAX_TOPIC_NAME_BYTES } from '../../../kernel/topic-name';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { firstSince } from '../../messaging/retrieve';
 import { msToTimestamp } from '../../data/values/wire-format';
 import { NAME, schema, type Params } from './db/db-call';
 
-export const MAX_TOPIC_BYTES = 65_500;
+/** The topic rule's length limit (kernel/topic-name.ts), for the actions' own checks. */
+export const MAX_TOPIC_BYTES = MAX_TOPIC_NAME_BYTES;
 
 /** `databaseName` / `ownerName` (defaults: the session's), 1 to 64 bytes; `""` is an error. */
 export function checkLocation(call: ActionCall, p: Params): { database: string; owner: string } {

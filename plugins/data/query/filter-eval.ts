@@ -10,6 +10,7 @@
 import { EngineError } from '../../../kernel/errors';
 import type { CanonicalValue, ColumnDefinition, ColumnType, Row, TableDefinition, VariantValue } from '../../../kernel/storage/types';
 import { parseDate, parseTime, parseTimestamp } from '../values/wire-format';
+import { jsonTextDepthExceeds } from '../values/json-depth';
 import type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from './filter-parser';
 
 export type RowPredicate = (row: Row) => boolean;
@@ -129,6 +130,8 @@ function compareVariants(a: VariantValue, b: VariantValue): number {
     case 'boolean': return compareBits(a.value, b.value);
     case 'binary': return Buffer.compare(a.value, b.value as Uint8Array);
     default: {
+      // JSON too deep to compare as values (JSON.stringify would run out of stack) is compared as text.
+      if (jsonTextDepthExceeds(a.value) || jsonTextDepthExceeds(b.value as string)) return a.value === b.value ? 0 : NaN;
       const x = JSON.parse(a.value) as unknown;
       const y = JSON.parse(b.value as string) as unknown;
       return compareJsonValues(x, y);

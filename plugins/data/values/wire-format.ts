@@ -8,6 +8,7 @@
  */
 import { EngineError } from '../../../kernel/errors';
 import type { CanonicalValue, ColumnDefinition, JsonValue, VariantValue } from '../../../kernel/storage/types';
+import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 
 export type DateFormat = 'rest' | 'iso';
 export type BinaryFormat = 'hex' | 'base64' | 'byteArray';
@@ -33,6 +34,8 @@ export const ISO_FORMAT: ValueFormat = Object.freeze({
 });
 
 export const VARIANT_SCHEMA_ID = 'jsonaction.org/schemas/variantObject';
+/** The `valueEncoding` of a json variant returned as its JSON text (nested too deeply to be a value). */
+export const JSON_TEXT_ENCODING = 'jsonText';
 
 /** A variant as given and returned with `variantFormat: variantObject`. */
 export interface VariantObject {
@@ -592,8 +595,8 @@ function decodeVariant(column: ColumnDefinition, wire: unknown, format: ValueFor
   }
 }
 
+/** Checks a JSON value; `depth` counts the arrays/objects around it. */
 function checkJson(column: ColumnDefinition, value: unknown, depth: number): void {
-  if (depth > 512) throw invalid(column, 'JSON value is nested too deeply');
   switch (typeof value) {
     case 'string':
       checkUnicode(column, value);
@@ -604,6 +607,7 @@ function checkJson(column: ColumnDefinition, value: unknown, depth: number): voi
       return;
     case 'object':
       if (value === null) return;
+      if (depth >= MAX_JSON_DEPTH) throw invalid(column, `JSON value is nested too deeply (more than ${MAX_JSON_DEPTH} arrays/objects)`);
       if (Array.isArray(value)) {
         for (const item of value) checkJson(column, item, depth + 1);
       } else {
@@ -674,7 +678,19 @@ function variantJson(variant: VariantValue, format: ValueFormat): JsonValue {
   }
 }
 
+/**
+ * Stored JSON text nested too deeply to be returned as a JSON value (an MQTT payload can be):
+ * its text, in a variant object whose `valueEncoding` says so (docs/values.md).
+ */
+function jsonTextVariant(text: string): VariantObject {
+  return { schema: VARIANT_SCHEMA_ID, type: 'json', value: text, valueEncoding: JSON_TEXT_ENCODING };
+}
+
 function encodeVariant(variant: VariantValue, format: ValueFormat): JsonValue {
+  if (variant.type === 'json' && (format.variantFormat === 'json' || format.variantFormat === 'variantObject')
+    && jsonTextDepthExceeds(variant.value)) {
+    return jsonTextVariant(variant.value) as unknown as JsonValue;
+  }
   switch (format.variantFormat) {
     case 'variantObject': {
       const valueEncoding = variant.type === 'binary'

@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IPublishPacket } from 'mqtt-packet';
 import type { CoreMessage, MessageProperties, QoS } from '../../messaging/message';
-import { topicNameProblem } from '../../messaging/subscription-tree';
+import { MAX_TOPIC_NAME_BYTES, topicNameFormProblem, topicNameTooLong } from '../../../kernel/topic-name';
 import type { Connection } from '../connection';
 import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { encodeAck } from '../outbound';
@@ -43,13 +43,16 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     // A client may not send Subscription Identifiers [MQTT-3.3.4-6].
     if (properties.subscriptionIdentifier !== undefined) return connection.close(REASON.PROTOCOL_ERROR, 'a PUBLISH from a client carries no subscription identifier');
   }
-  // Topic Name: no wildcards [MQTT-3.3.2-2], not empty without an alias [MQTT-3.3.2-1], valid UTF-8
-  // (decoded as mqtt-packet does; a replacement character means bytes that were not UTF-8) [MQTT-1.5.4-1].
+  // Topic Name by the one rule (kernel/topic-name.ts): no wildcards [MQTT-3.3.2-2], not empty
+  // without an alias [MQTT-3.3.2-1], valid UTF-8 (decoded as mqtt-packet does; a replacement
+  // character means bytes that were not UTF-8) [MQTT-1.5.4-1]. A malformed one ends the connection.
   // (A topic with a publish decision was checked before.)
   const kept = keptDecision(connection, topic);
   if (kept === undefined) {
-    const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameProblem(topic);
+    const problem = topic.includes('\uFFFD') ? 'a topic name must be valid UTF-8' : topicNameFormProblem(topic);
     if (problem) return connection.close(topic.length === 0 ? REASON.PROTOCOL_ERROR : REASON.TOPIC_NAME_INVALID, problem);
+    // Well formed but longer than the store takes: this message alone is refused.
+    if (topicNameTooLong(topic)) return refuseLongTopic(connection, qos, packetId);
   }
 
   if (qos > 0) {
@@ -103,6 +106,19 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   core.publish(message, connection, packetId * 4 + qos);
   // The log's backlog is high: this publisher waits until it drains.
   if (core.overloaded) core.pausePublisher(connection);
+}
+
+/**
+ * A topic longer than MAX_TOPIC_NAME_BYTES is well formed MQTT the server does not accept: MQTT 5
+ * is told with PUBACK/PUBREC 0x90 Topic Name invalid and goes on (a QoS 0 message is dropped, as
+ * an unauthorized one is); a 3.1.1 client cannot be told, and is disconnected rather than
+ * acknowledged for a message that is not stored.
+ */
+function refuseLongTopic(connection: Connection, qos: QoS, packetId: number): void {
+  const reason = `a topic name must not exceed ${MAX_TOPIC_NAME_BYTES.toLocaleString('en-US')} bytes`;
+  if (connection.protocolVersion !== 5) return connection.close(REASON.TOPIC_NAME_INVALID, reason);
+  connection.broker.log.debug({ clientId: connection.clientId }, 'PUBLISH refused: topic name too long');
+  if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.TOPIC_NAME_INVALID));
 }
 
 /** The message is durable (or its commit failed): PUBACK or PUBREC now [MQTT-4.3.2-2]. */

@@ -92,11 +92,35 @@ export function textToHex(text: string): string {
   return bytesToHex(utf8Bytes(text));
 }
 
-/** The JSON value of a text, or undefined when it is not JSON (plain words are not). */
+/**
+ * The server's limit (docs/values.md, "JSON nested too deeply"): deeper JSON is shown as text,
+ * since the views write a value back with JSON.stringify, which runs out of stack on it.
+ */
+const MAX_JSON_DEPTH = 512;
+
+/** true when JSON text nests arrays/objects deeper than MAX_JSON_DEPTH (a scan, strings skipped). */
+function nestsTooDeep(text: string): boolean {
+  if (text.length <= 2 * MAX_JSON_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** The JSON value of a text, or undefined when it is not JSON (plain words are not) or nests too deeply to show. */
 export function parseJson(text: string | null): unknown {
   if (text === null) return undefined;
   const trimmed = text.trim();
-  if (trimmed === '') return undefined;
+  if (trimmed === '' || nestsTooDeep(trimmed)) return undefined;
   try {
     return JSON.parse(trimmed);
   } catch {
