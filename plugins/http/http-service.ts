@@ -20,9 +20,10 @@ export interface HttpService {
   setBrowserHome(html: string): void;
   /**
    * The security headers (Content-Security-Policy and others, page-security.ts) for an HTML page
-   * as it will be sent; its inline scripts are allowed by hash. Compute once per page.
+   * as it will be sent; its inline scripts, and the `<style>` texts its scripts add, are allowed by
+   * hash. Compute once per page.
    */
-  pageSecurityHeaders(html?: string): Record<string, string>;
+  pageSecurityHeaders(html?: string, inlineStyles?: readonly string[]): Record<string, string>;
   /**
    * Takes WebSocket upgrades of one exact path on the HTTP and HTTPS listeners (e.g. MQTT at
    * `/mqtt`). Upgrades of other paths are refused with 404.

@@ -24,18 +24,26 @@ export function inlineScriptHashes(html: string): string[] {
     if (/\bsrc\s*=/i.test(attributes) || body === '') continue;
     const type = (SCRIPT_TYPE.exec(attributes)?.[1] ?? '').toLowerCase();
     if (!RUN_TYPES.has(type)) continue;
-    hashes.push(`'sha256-${createHash('sha256').update(body, 'utf8').digest('base64')}'`);
+    hashes.push(hashSource(body));
   }
   return hashes;
 }
 
-/** The Content-Security-Policy of a page whose inline scripts have these hashes. */
-export function contentSecurityPolicy(scriptHashes: readonly string[] = []): string {
+/** `'sha256-…'` of a text (an inline script's or `<style>` element's content). */
+function hashSource(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/** The Content-Security-Policy of a page whose inline scripts and styles have these hashes. */
+export function contentSecurityPolicy(scriptHashes: readonly string[] = [], styleHashes: readonly string[] = []): string {
   return [
     "default-src 'self'",
     `script-src 'self'${scriptHashes.map((hash) => ` ${hash}`).join('')}`,
     "script-src-attr 'none'",
-    "style-src 'self'",
+    // mqtt.js runs its keepalive timers in a worker it makes from a blob (timers of hidden tabs
+    // are throttled); making a blob needs a script that already runs.
+    "worker-src 'self' blob:",
+    `style-src 'self'${styleHashes.map((hash) => ` ${hash}`).join('')}`,
     "img-src 'self' data:",
     "connect-src 'self'",
     "object-src 'none'",
@@ -45,10 +53,13 @@ export function contentSecurityPolicy(scriptHashes: readonly string[] = []): str
   ].join('; ');
 }
 
-/** All the security headers for `html` (the page as it will be sent). */
-export function pageSecurityHeaders(html = ''): Record<string, string> {
+/**
+ * All the security headers for `html` (the page as it will be sent). `inlineStyles`: the exact
+ * text of `<style>` elements the page's own scripts add (allowed by hash, nothing else inline).
+ */
+export function pageSecurityHeaders(html = '', inlineStyles: readonly string[] = []): Record<string, string> {
   return {
-    'content-security-policy': contentSecurityPolicy(inlineScriptHashes(html)),
+    'content-security-policy': contentSecurityPolicy(inlineScriptHashes(html), inlineStyles.map(hashSource)),
     'x-content-type-options': 'nosniff',
     // A page's address (it names topics, tables, clients) is not sent along with its requests or links.
     'referrer-policy': 'no-referrer',

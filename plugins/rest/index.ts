@@ -11,7 +11,7 @@ import { restErrorHandler } from './reply-error';
 import { useRestRequestParsing } from './request-parsing';
 import { RestCommands } from './rest-commands';
 import { indexRoutes } from './routes/indexes';
-import { documentationUi, isPublicDocumentationPath, openapiRoutes } from './routes/openapi';
+import { DOCUMENTATION_INLINE_STYLES, documentationUi, isPublicDocumentationPath, openapiRoutes } from './routes/openapi';
 import { queryRoutes } from './routes/query';
 import { recordRoutes } from './routes/records';
 import { tableRoutes } from './routes/tables';
@@ -48,7 +48,7 @@ export default definePlugin({
         },
       });
       // The OpenAPI UI at /engine/api/v1/documentation (the page public, the document not: openapi.ts).
-      await documentationUi(rest, REST_PREFIX, http.pageSecurityHeaders());
+      await documentationUi(rest, REST_PREFIX, http.pageSecurityHeaders('', DOCUMENTATION_INLINE_STYLES));
       useRestRequestParsing(rest);
       // Response schemas document the API (OpenAPI); records have open-ended columns, where
       // fast-json-stringify is slower than plain JSON.stringify, so serialize with the latter.

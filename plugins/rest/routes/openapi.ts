@@ -23,8 +23,15 @@ export function isPublicDocumentationPath(path: string): boolean {
 }
 
 /**
+ * The one `<style>` element the UI adds (the top bar's logo, in swagger-ui-standalone-preset.js):
+ * its page's CSP allows exactly this text. The browser tests fail on any other CSP violation.
+ */
+export const DOCUMENTATION_INLINE_STYLES: readonly string[] = ['.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}'];
+
+/**
  * Registers the UI at `<restPrefix>/documentation` (with or without the trailing slash), its page
- * sent with `pageHeaders` (the server's page security headers; the UI has no inline script).
+ * sent with `pageHeaders` (the server's page security headers with DOCUMENTATION_INLINE_STYLES;
+ * the UI has no inline script).
  */
 export async function documentationUi(rest: FastifyInstance, restPrefix: string, pageHeaders: Record<string, string>): Promise<void> {
   await rest.register(fastifySwaggerUi, {
