@@ -11,7 +11,7 @@ import { restErrorHandler } from './reply-error';
 import { useRestRequestParsing } from './request-parsing';
 import { RestCommands } from './rest-commands';
 import { indexRoutes } from './routes/indexes';
-import { DOCUMENTATION_INLINE_STYLES, documentationUi, isPublicDocumentationPath, openapiRoutes } from './routes/openapi';
+import { DOCUMENTATION_INLINE_STYLES, documentationUi, openapiRoutes, publicDocumentationUrls } from './routes/openapi';
 import { queryRoutes } from './routes/query';
 import { recordRoutes } from './routes/records';
 import { tableRoutes } from './routes/tables';
@@ -55,9 +55,9 @@ export default definePlugin({
       rest.setSerializerCompiler(() => JSON.stringify);
       rest.setErrorHandler(restErrorHandler(engine.settings.body_limit_bytes));
       const authenticate = basicAuth(engine);
+      const isPublicDocumentation = publicDocumentationUrls(REST_PREFIX);
       rest.addHook('onRequest', (request, reply, done) => {
-        const path = request.url.split('?')[0];
-        if (path.startsWith(REST_PREFIX) && isPublicDocumentationPath(path.slice(REST_PREFIX.length))) {
+        if (isPublicDocumentation(request.url)) {
           done();
           return;
         }

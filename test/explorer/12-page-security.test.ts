@@ -6,6 +6,7 @@
  * payloads shown as escapes; the OpenAPI document behind credentials at both of its addresses.
  */
 import { strict as assert } from 'node:assert';
+import { connect } from 'node:net';
 import mqtt from 'mqtt';
 import type { Page } from 'playwright-core';
 import { call } from '../helpers/server';
@@ -39,6 +40,18 @@ async function injectScripts(page: Page): Promise<{ inlineRan: boolean; handlerR
     check();
   })`) as string[];
   return { ...ran, violated };
+}
+
+/** A GET of `path` exactly as written (no client normalizes its dot segments); the status line and body. */
+function rawGet(base: string, path: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    let text = '';
+    socket.on('data', (chunk) => { text += chunk.toString(); });
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
 }
 
 function assertPageHeaders(headers: Record<string, string | string[] | undefined>, where: string): void {
@@ -161,6 +174,12 @@ describe('explorer: page security', function () {
     assert.match((await call('GET', `${rest}/documentation/yaml`)).text, /^openapi: 3\.0\.3$/m);
     for (const path of ['/documentation', '/documentation/', '/documentation/static/swagger-ui-bundle.js', '/documentation/static/swagger-initializer.js']) {
       assert.equal((await call('GET', `${rest}${path}`, { auth: null })).status, 200, `${path}: public (no data of the server)`);
+    }
+    // The public files' prefix does not lead to the document.
+    for (const path of ['/documentation/static/../json', '/documentation/static/%2e%2e/json', '/documentation/static/../../openapi']) {
+      const answer = await rawGet(suite.server.http, `/engine/api/v1${path}`);
+      assert.doesNotMatch(answer, /^HTTP\/1\.1 200/, path);
+      assert.doesNotMatch(answer, /"openapi"/, path);
     }
   });
 

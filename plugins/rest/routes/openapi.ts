@@ -15,11 +15,19 @@ import type { FastifyInstance } from 'fastify';
 export const DOCUMENTATION_PATH = '/documentation';
 
 /**
- * Whether a path (below the REST prefix, without the query) is part of the UI that needs no
- * credentials: its page and the package's static files, not the document.
+ * Says whether a request URL is part of the UI that needs no credentials: its page and the
+ * package's static files, not the document. Asked on every REST request: any other URL is told
+ * apart by one comparison, without allocating.
  */
-export function isPublicDocumentationPath(path: string): boolean {
-  return path === DOCUMENTATION_PATH || path === `${DOCUMENTATION_PATH}/` || path.startsWith(`${DOCUMENTATION_PATH}/static/`);
+export function publicDocumentationUrls(restPrefix: string): (url: string) => boolean {
+  const page = `${restPrefix}${DOCUMENTATION_PATH}`;
+  const files = `${page}/static/`;
+  return (url) => {
+    if (!url.startsWith(page)) return false;
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    return path === page || path === `${page}/` || path.startsWith(files);
+  };
 }
 
 /**
