@@ -160,6 +160,21 @@ describe('explorer: page security', function () {
     assert.doesNotMatch(shown ?? '', BIDI_CHARS);
   });
 
+  it('a topic name holding HTML is shown as its text in the tree and the breadcrumb; nothing of it runs', async () => {
+    const name = '<img src=x onerror="window.__pwned=1">';
+    const publisher = await mqtt.connectAsync(`mqtt://127.0.0.1:${suite.mqttPort}`, { username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+    await publisher.publishAsync(`html/${name}`, 'x', { qos: 1 });
+    await publisher.endAsync();
+    const page = await suite.page();
+    await logIn(page, undefined, `#/topics/html/${encodeURIComponent(name)}`);
+    const treeName = page.locator('.tree-row[data-path^="html/"] .tree-name');
+    await treeName.waitFor();
+    assert.equal(await treeName.textContent(), name);
+    assert.equal(await page.locator('.breadcrumb .current').textContent(), name);
+    assert.equal(await page.locator('#app img').count(), 0);
+    assert.equal(await page.evaluate('window.__pwned'), undefined);
+  });
+
   it('the OpenAPI document needs credentials at /openapi and at the UI\'s /documentation/json and /yaml; the UI page does not', async () => {
     const rest = `${suite.server.http}/engine/api/v1`;
     for (const path of ['/openapi', '/documentation/json', '/documentation/yaml']) {
