@@ -28,6 +28,9 @@ function repositoryRoot(): string {
   throw new Error('explorer: apps/explorer/public not found next to the server');
 }
 
+/** Files are used only as the type they are served with. */
+const noSniff = (reply: FastifyReply): void => { void reply.header('x-content-type-options', 'nosniff'); };
+
 export default definePlugin({
   name: 'explorer',
   description: 'The web explorer at /apps/explorer/: topics, live traffic, history, charts, tables, an API console',
@@ -41,15 +44,18 @@ export default definePlugin({
 
     http.setBrowserHome(readFileSync(join(publicDir, 'launcher.html'), 'utf8'));
     const indexHtml = withModulePreloads(readFileSync(join(publicDir, 'index.html'), 'utf8'), scriptsDir);
+    // The page holds a session token: only its own scripts run (docs/explorer.md, Security).
+    const indexHeaders = http.pageSecurityHeaders(indexHtml);
     const { fastify } = http;
     fastify.register(async (app: FastifyInstance) => {
       await app.register(fastifyCompress, { global: true, threshold: 1024 });
-      const sendIndex = (_request: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(indexHtml);
+      const sendIndex = (_request: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').headers(indexHeaders).send(indexHtml);
       app.get(EXPLORER_PATH, sendIndex);
       app.get(`${EXPLORER_PATH}index.html`, sendIndex);
-      // The app's modules change with each build: revalidated on every load.
-      await app.register(fastifyStatic, { root: publicDir, prefix: EXPLORER_PATH, decorateReply: false, cacheControl: true, maxAge: 0, index: false });
-      await app.register(fastifyStatic, { root: scriptsDir, prefix: `${EXPLORER_PATH}js/`, decorateReply: false, cacheControl: true, maxAge: 0, allowedPath: (path) => path.endsWith('.js') });
+      // The app's modules change with each build: revalidated on every load. The pages are sent
+      // only by their routes (with their security headers), not as files.
+      await app.register(fastifyStatic, { root: publicDir, prefix: EXPLORER_PATH, decorateReply: false, cacheControl: true, maxAge: 0, index: false, allowedPath: (path) => !path.toLowerCase().endsWith('.html'), setHeaders: noSniff });
+      await app.register(fastifyStatic, { root: scriptsDir, prefix: `${EXPLORER_PATH}js/`, decorateReply: false, cacheControl: true, maxAge: 0, allowedPath: (path) => path.endsWith('.js'), setHeaders: noSniff });
       vendorRoutes(app, `${EXPLORER_PATH}vendor/`, join(root, 'node_modules'));
       explorerEvents(app, engine, `${EXPLORER_PATH}events`);
     });

@@ -46,7 +46,7 @@ export function vendorRoutes(app: FastifyInstance, prefix: string, nodeModules: 
     app.get(`${prefix}${name}`, (request, reply) => {
       void reply.header('etag', etag).header('cache-control', 'no-cache');
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.type(type).send(body);
+      return reply.type(type).header('x-content-type-options', 'nosniff').send(body);
     });
   }
 }

@@ -14,9 +14,16 @@ export interface HttpService {
   readonly tls?: { cert: string; key: string };
   /**
    * The page `GET /` answers to a browser (a request whose Accept names `text/html`); every other
-   * client keeps getting the JSON health document. The last plugin to set it wins.
+   * client keeps getting the JSON health document. The last plugin to set it wins. It is sent with
+   * `pageSecurityHeaders(html)`.
    */
   setBrowserHome(html: string): void;
+  /**
+   * The security headers (Content-Security-Policy and others, page-security.ts) for an HTML page
+   * as it will be sent; its inline scripts, and the `<style>` texts its scripts add, are allowed by
+   * hash. Compute once per page.
+   */
+  pageSecurityHeaders(html?: string, inlineStyles?: readonly string[]): Record<string, string>;
   /**
    * Takes WebSocket upgrades of one exact path on the HTTP and HTTPS listeners (e.g. MQTT at
    * `/mqtt`). Upgrades of other paths are refused with 404.

@@ -10,6 +10,7 @@ import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from './tls-certificate';
+import { pageSecurityHeaders } from './page-security';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from './http-errors';
 import type { HttpService, UpgradeHandler } from './http-service';
 
@@ -73,10 +74,11 @@ export default definePlugin({
       void reply.code(error.status).send(errorBody(error));
     });
     let browserHome: string | undefined;
+    let browserHomeHeaders: Record<string, string> = {};
     fastify.get('/', async (request, reply) => {
       if (browserHome !== undefined) void reply.header('vary', 'Accept');
       if (browserHome !== undefined && (request.headers.accept ?? '').includes('text/html')) {
-        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(browserHome);
+        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').headers(browserHomeHeaders).send(browserHome);
       }
       return { name: engine.name, version: engine.version, plugins: engine.plugins.map((plugin) => plugin.name) };
     });
@@ -102,7 +104,11 @@ export default definePlugin({
       urls,
       certificateFingerprint: tls?.fingerprint,
       tls: tls && { cert: tls.cert, key: tls.key },
-      setBrowserHome(html) { browserHome = html; },
+      setBrowserHome(html) {
+        browserHome = html;
+        browserHomeHeaders = pageSecurityHeaders(html);
+      },
+      pageSecurityHeaders,
       handleUpgrade(path, handler) { upgrades.set(path, handler); },
     };
     secureServer?.on('upgrade', routeUpgrade);

@@ -4,7 +4,6 @@
  * route schemas validate requests and are the OpenAPI document served at GET /openapi.
  */
 import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { basicAuth } from './basic-auth';
@@ -12,14 +11,12 @@ import { restErrorHandler } from './reply-error';
 import { useRestRequestParsing } from './request-parsing';
 import { RestCommands } from './rest-commands';
 import { indexRoutes } from './routes/indexes';
-import { openapiRoutes } from './routes/openapi';
+import { DOCUMENTATION_INLINE_STYLES, documentationUi, openapiRoutes, publicDocumentationUrls } from './routes/openapi';
 import { queryRoutes } from './routes/query';
 import { recordRoutes } from './routes/records';
 import { tableRoutes } from './routes/tables';
 
 export const REST_PREFIX = '/engine/api/v1';
-/** The OpenAPI UI, under REST_PREFIX. */
-export const DOCUMENTATION_PATH = '/documentation';
 
 export default definePlugin({
   name: 'rest',
@@ -27,7 +24,8 @@ export default definePlugin({
   dependencies: ['http', 'data'],
   register(engine) {
     const commands = new RestCommands(engine);
-    const { fastify } = engine.need('http');
+    const http = engine.need('http');
+    const { fastify } = http;
     fastify.register(async (rest: FastifyInstance) => {
       await rest.register(fastifySwagger, {
         openapi: {
@@ -49,20 +47,17 @@ export default definePlugin({
           ],
         },
       });
-      // The OpenAPI document browsable at /engine/api/v1/documentation (served from the package's
-      // own files; public like any product documentation: it holds no data, and "Try it out"
-      // needs credentials as every route does).
-      await rest.register(fastifySwaggerUi, { routePrefix: DOCUMENTATION_PATH, uiConfig: { persistAuthorization: false } });
+      // The OpenAPI UI at /engine/api/v1/documentation (the page public, the document not: openapi.ts).
+      await documentationUi(rest, REST_PREFIX, http.pageSecurityHeaders('', DOCUMENTATION_INLINE_STYLES));
       useRestRequestParsing(rest);
       // Response schemas document the API (OpenAPI); records have open-ended columns, where
       // fast-json-stringify is slower than plain JSON.stringify, so serialize with the latter.
       rest.setSerializerCompiler(() => JSON.stringify);
       rest.setErrorHandler(restErrorHandler(engine.settings.body_limit_bytes));
       const authenticate = basicAuth(engine);
-      const documentation = `${REST_PREFIX}${DOCUMENTATION_PATH}`;
+      const isPublicDocumentation = publicDocumentationUrls(REST_PREFIX);
       rest.addHook('onRequest', (request, reply, done) => {
-        const path = request.url.split('?')[0];
-        if (path === documentation || path.startsWith(`${documentation}/`)) {
+        if (isPublicDocumentation(request.url)) {
           done();
           return;
         }

@@ -127,7 +127,7 @@ describe('explorer: the server side', function () {
     assert.deepEqual(dead.map((e) => [e.event, e.data.errorCode]), [['ended', 12031]]);
   });
 
-  it('REST accepts an action session token as Bearer; the OpenAPI UI is served from the server', async () => {
+  it('REST accepts an action session token as Bearer; the OpenAPI UI is served from the server, its document to a token', async () => {
     const tables = await call('GET', `${server.http}/engine/api/v1/table/main`, { auth: null, headers: { authorization: `Bearer ${token}` } });
     assert.equal(tables.status, 200);
     const wrong = await call('GET', `${server.http}/engine/api/v1/table/main`, { auth: null, headers: { authorization: 'Bearer nope' } });
@@ -136,7 +136,9 @@ describe('explorer: the server side', function () {
     const ui = await call('GET', `${server.http}/engine/api/v1/documentation/`, { auth: null });
     assert.equal(ui.status, 200);
     assert.doesNotMatch(ui.text, /https?:\/\/(?!127\.0\.0\.1|localhost)/, 'the UI page loads nothing from outside');
-    const spec = await call('GET', `${server.http}/engine/api/v1/documentation/json`, { auth: null });
+    // The document behind it needs credentials like every REST route (12-page-security tests both addresses).
+    assert.equal((await call('GET', `${server.http}/engine/api/v1/documentation/json`, { auth: null })).status, 401);
+    const spec = await call('GET', `${server.http}/engine/api/v1/documentation/json`, { auth: null, headers: { authorization: `Bearer ${token}` } });
     assert.equal(spec.json.openapi, '3.0.3');
     assert.ok(Object.keys(spec.json.paths).some((path) => path.includes('/table/')));
   });

@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { call } from '../helpers/server';
-import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
 
 describe('explorer: tables', function () {
   this.timeout(60_000);
@@ -39,7 +39,7 @@ describe('explorer: tables', function () {
   }
 
   async function waitColumn(page: Page, name: string, expected: string[]): Promise<void> {
-    await page.waitForFunction(({ field, want }) => {
+    await waitInPage(page, ({ field, want }) => {
       const table = (globalThis as any).document.querySelector('table[aria-label^="Records of"]');
       if (!table || table.closest('[aria-busy="true"]')) return false;
       const at = [...table.querySelectorAll('thead th')].findIndex((th: any) => th.textContent === field);

@@ -9,7 +9,7 @@ import { ActionTable } from '../../plugins/actions/action-table';
 import { adminActions } from '../../plugins/actions/apis/admin';
 import { dbActions } from '../../plugins/actions/apis/db';
 import { mqActions } from '../../plugins/actions/apis/mq';
-import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
 
 describe('explorer: API console', function () {
   this.timeout(60_000);
@@ -26,7 +26,7 @@ describe('explorer: API console', function () {
     const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('engine.explorer.login')).token");
     await page.getByRole('list', { name: 'db actions' }).getByRole('button', { name: 'listTables', exact: true }).click();
     const editor = page.getByLabel('Request envelope (POST /api)');
-    await page.waitForFunction(() => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTables"'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTables"'));
     const text = await editor.inputValue();
     assert.match(text, /"authToken": "<your session>"/);
     assert.ok(!text.includes(token), 'the editor never shows the token');
@@ -59,9 +59,9 @@ describe('explorer: API console', function () {
     await entries.nth(1).waitFor();
     // Newest first: the edited request.
     await page.getByRole('list', { name: 'mq actions' }).getByRole('button', { name: 'listTopics', exact: true }).click();
-    await page.waitForFunction(() => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTopics"'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTopics"'));
     await entries.first().click();
-    await page.waitForFunction(() => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"console_"'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"console_"'));
     assert.deepEqual(JSON.parse(await editor.inputValue()).params, { partialTableName: 'console_' });
     await page.getByRole('button', { name: 'Send' }).click();
     await body.filter({ hasText: '"console_people"' }).waitFor();
@@ -85,7 +85,7 @@ describe('explorer: API console', function () {
     const page = await suite.page();
     await logIn(page, undefined, '#/console?action=GET%20%2Fengine%2Fapi%2Fv1%2Ftable%2Fmain');
     const editor = page.getByLabel(/^Request \(method, path, body/);
-    await page.waitForFunction(() => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"method"'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"method"'));
     assert.deepEqual(JSON.parse(await editor.inputValue()), { method: 'GET', path: '/engine/api/v1/table/main', body: null });
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByLabel('Response body').filter({ hasText: '"console_people"' }).waitFor();

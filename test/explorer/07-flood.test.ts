@@ -7,7 +7,7 @@
  */
 import { strict as assert } from 'node:assert';
 import mqtt from 'mqtt';
-import { explorerSuite, logIn } from './browser-harness';
+import { explorerSuite, logIn, waitInPage } from './browser-harness';
 
 const TOPICS = 2000;
 const MESSAGES = 20_000;
@@ -71,7 +71,7 @@ describe('explorer: a flood of messages', function () {
     const scrollDown = "document.querySelector('.tree-viewport').scrollTop = 1e9";
     await page.evaluate(scrollDown);
     await page.getByRole('button', { name: /^more \(1,500 of 2,000 not shown\)/ }).click();
-    await page.waitForFunction("parseInt(document.querySelector('.tree-foot').textContent.replace(/,/g, '')) > 1000");
+    await waitInPage(page, "parseInt(document.querySelector('.tree-foot').textContent.replace(/,/g, '')) > 1000");
     await page.evaluate(scrollDown);
     await page.getByRole('button', { name: /^more \(1,000 of 2,000 not shown\)/ }).waitFor();
     await page.locator('.tree-row[data-path="flood/t0999"]').waitFor();

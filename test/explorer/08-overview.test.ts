@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import type { MqttClient } from 'mqtt';
 import { connectOk } from '../mqtt/mqtt-helpers';
-import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
 
 describe('explorer: overview', function () {
   this.timeout(60_000);
@@ -29,7 +29,7 @@ describe('explorer: overview', function () {
       const busiest = page.getByRole('region', { name: 'Busiest topics' });
       await busiest.getByRole('link', { name: 'plant/line1/temperature' }).waitFor();
       // Runs in the page: the rate counter is above zero and the topic count at least 1.
-      await page.waitForFunction(`(() => {
+      await waitInPage(page, `(() => {
         const rate = document.querySelector('[aria-label="Messages in"] .value')?.textContent ?? '';
         const topics = document.querySelector('[aria-label="Topics"] .value')?.textContent ?? '';
         return /^[\\d.,]+\\/s$/.test(rate) && rate !== '0/s' && Number(topics.replace(/\\D/g, '')) >= 1;
@@ -80,6 +80,6 @@ describe('explorer: overview', function () {
     await page.getByRole('button', { name: 'Log in' }).click();
     await live.filter({ hasText: 'Live' }).waitFor();
     // Figures from the new server: its uptime started again.
-    await page.waitForFunction(`/^\\d+s$/.test(document.querySelector('[aria-label="Uptime"] .value')?.textContent ?? '')`);
+    await waitInPage(page, `/^\\d+s$/.test(document.querySelector('[aria-label="Uptime"] .value')?.textContent ?? '')`);
   });
 });

@@ -3,7 +3,7 @@ import { strict as assert } from 'node:assert';
 import type { MqttClient } from 'mqtt';
 import { call } from '../helpers/server';
 import { connectOk } from '../mqtt/mqtt-helpers';
-import { explorerSuite, logIn, docScreenshot } from './browser-harness';
+import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
 
 interface Summary { clientName: string; connected: boolean; kind: string }
 
@@ -53,7 +53,7 @@ describe('explorer: clients', function () {
 
     // Server-side search: only names containing the text.
     await page.getByLabel('Search clients').fill('victim');
-    await page.waitForFunction(`document.querySelectorAll('table[aria-label="Sessions"] tbody tr[data-client]').length === 1`);
+    await waitInPage(page, `document.querySelectorAll('table[aria-label="Sessions"] tbody tr[data-client]').length === 1`);
     assert.match(page.url(), /#\/clients\?filter=victim$/);
     await row('ops-victim').waitFor();
 

@@ -1,7 +1,8 @@
 /**
  * Browser tests of the explorer: Debian's chromium driven by playwright-core, one browser per test
- * file and a new context per test. Every test fails on a page error, a console error, or a request
- * to anything but the test server; a screenshot is saved on failure (test-results/explorer/).
+ * file and a new context per test. Every test fails on a page error, a console error, a Content
+ * Security Policy violation (the pages must work under their policy), or a request to anything but
+ * the test server; a screenshot is saved on failure (test-results/explorer/).
  *
  *   const suite = explorerSuite();           // inside describe(): starts a server and chromium
  *   it('...', async () => {
@@ -37,9 +38,11 @@ export interface ExplorerSuite {
   readonly mqttPort: number;
   readonly browser: Browser;
   /** A new context and page for this test, watched for errors and outside requests. */
-  page(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  page(options?: { viewport?: { width: number; height: number }; httpCredentials?: { username: string; password: string } }): Promise<Page>;
   /** What went wrong in the current test's pages so far (checked after each test). */
   problems(): string[];
+  /** Problems the current test causes on purpose (e.g. a blocked script): not failures. */
+  expectProblems(pattern: RegExp): void;
   /** Restarts the server on the same data folder and ports (pages keep their URL). */
   restart(): Promise<void>;
 }
@@ -98,6 +101,7 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
   let contexts: BrowserContext[] = [];
   let pages: Page[] = [];
   let problems: string[] = [];
+  let expected: RegExp[] = [];
   let origin = '';
 
   const suite: ExplorerSuite = {
@@ -105,8 +109,10 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
     get mqttPort() { return mqttPort; },
     get browser() { return browser; },
     async page(pageOptions = {}) {
-      const context = await browser.newContext({ baseURL: server.http, viewport: pageOptions.viewport ?? { width: 1280, height: 800 } });
+      const context = await browser.newContext({ baseURL: server.http, viewport: pageOptions.viewport ?? { width: 1280, height: 800 }, httpCredentials: pageOptions.httpCredentials });
       contexts.push(context);
+      // Reported by the page itself too: chromium's own console line is not guaranteed.
+      await context.addInitScript("document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI || 'inline'}`))");
       await context.route('**/*', (route) => {
         const url = route.request().url();
         if (url.startsWith(origin) || url.startsWith(origin.replace('http:', 'ws:')) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
@@ -122,6 +128,7 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
       return page;
     },
     problems: () => problems,
+    expectProblems(pattern) { expected.push(pattern); },
     async restart() {
       const port = new URL(server.http).port;
       await server.close({ keepData: true });
@@ -150,8 +157,10 @@ export function explorerSuite(options: SuiteOptions = {}): ExplorerSuite {
       const name = (this.currentTest?.fullTitle() ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 120);
       await pages[pages.length - 1].screenshot({ path: join(FAILURE_SHOTS, `${name}.png`), fullPage: true }).catch(() => undefined);
     }
-    const seen = problems;
+    const allowed = expected;
+    const seen = problems.filter((problem) => !allowed.some((pattern) => pattern.test(problem)));
     problems = [];
+    expected = [];
     for (const context of contexts) await context.close().catch(() => undefined);
     contexts = [];
     pages = [];
@@ -181,4 +190,26 @@ export async function docScreenshot(page: Page, name: string): Promise<void> {
   if (!DOC_SHOTS) return;
   mkdirSync(DOC_SHOTS, { recursive: true });
   await page.screenshot({ path: join(DOC_SHOTS, `${name}.png`) });
+}
+
+/**
+ * Waits until `predicate` (a function of `arg`, or an expression) is truthy in the page, checked on
+ * every animation frame. Playwright's waitForFunction compiles its predicate with the page's
+ * `eval`, which the pages' Content Security Policy forbids; page.evaluate is not subject to it.
+ */
+export async function waitInPage<Arg>(page: Page, predicate: string | ((arg: Arg) => unknown), arg?: Arg): Promise<void> {
+  const source = typeof predicate === 'string' ? `() => (${predicate})` : predicate.toString();
+  await page.evaluate(`new Promise((resolve, reject) => {
+    const predicate = ${source};
+    const arg = ${JSON.stringify(arg ?? null)};
+    const check = () => {
+      try {
+        if (predicate(arg)) resolve(true);
+        else requestAnimationFrame(check);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    check();
+  })`);
 }

@@ -4,6 +4,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
+import { visible } from '../visible-text.js';
 import type { ScreenProps } from '../app.js';
 import { subscribeEvents, streamState, type Overview } from '../events.js';
 import { formatCount, formatDuration, formatRate, topicHref } from '../format.js';
@@ -87,7 +88,7 @@ function BusiestTopics({ topics }: { topics: Overview['busiestTopics'] }) {
             <tbody>
               ${topics.map((t) => html`
                 <tr key=${t.topic}>
-                  <td><a class="mono" href=${topicHref(t.topic)}>${t.topic === '' ? '(empty)' : t.topic}</a></td>
+                  <td><a class="mono" href=${topicHref(t.topic)}>${t.topic === '' ? '(empty)' : visible(t.topic)}</a></td>
                   <td class="num">${formatRate(t.messagesPerSecond)}</td>
                 </tr>`)}
             </tbody>

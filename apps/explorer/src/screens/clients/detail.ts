@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible, visibleText } from '../../visible-text.js';
 import { ApiError, call, errorText } from '../../api.js';
 import { formatHash, navigate } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
@@ -56,10 +57,10 @@ export function ClientDetail({ clientName }: { clientName: string }) {
 
   const back = formatHash({ screen: 'clients' });
   return html`
-    <section class="ops-client" aria-label=${`Client ${clientName}`}>
+    <section class="ops-client" aria-label=${`Client ${visibleText(clientName)}`}>
       <p><a href=${back}>← Clients</a></p>
       <div class="row ops-heading">
-        <h1 class="grow mono ops-break">${clientName}</h1>
+        <h1 class="grow mono ops-break">${visible(clientName)}</h1>
         ${session ? html`<${ConnectedBadge} connected=${session.connected} />` : null}
         <button type="button" onClick=${() => setReload((n) => n + 1)}>Refresh</button>
         ${session?.connected ? html`<button type="button" onClick=${() => setDialog('disconnect')}>Disconnect</button>` : null}
@@ -67,7 +68,7 @@ export function ClientDetail({ clientName }: { clientName: string }) {
       </div>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
-      ${missing ? html`<p class="error" role="alert">There is no session "${clientName}" (or you may not see it).</p>` : null}
+      ${missing ? html`<p class="error" role="alert">There is no session "${visible(clientName)}" (or you may not see it).</p>` : null}
       ${session === null ? (missing ? null : html`<p class="muted">Loading…</p>`) : html`<${Description} session=${session} />`}
       ${dialog === 'disconnect' ? html`<${DisconnectDialog} clientName=${clientName} onClose=${() => setDialog(null)} onDone=${() => { setNotice(`Disconnected ${clientName}.`); setReload((n) => n + 1); }} />` : null}
       ${dialog === 'delete' ? html`
@@ -76,7 +77,7 @@ export function ClientDetail({ clientName }: { clientName: string }) {
             await call('mq', 'deleteMqSession', { clientName });
             navigate({ screen: 'clients' });
           }}>
-          <p>Delete the session <strong class="mono">${clientName}</strong> with its subscriptions? A connected MQTT client is disconnected (MQTT 5: 0x8E).</p>
+          <p>Delete the session <strong class="mono">${visible(clientName)}</strong> with its subscriptions? A connected MQTT client is disconnected (MQTT 5: 0x8E).</p>
         <//>` : null}
     </section>`;
 }
@@ -102,7 +103,7 @@ function Description({ session }: { session: SessionDescription }) {
         <table>
           <thead><tr><th>Topic filter</th><th>QoS</th><th>Options</th></tr></thead>
           <tbody>${session.subscriptions.map((s) => html`
-            <tr key=${s.topicFilter}><td class="mono">${s.topicFilter}</td><td>${s.qos ?? '—'}</td><td class="muted">${options(s)}</td></tr>`)}
+            <tr key=${s.topicFilter}><td class="mono">${visible(s.topicFilter)}</td><td>${s.qos ?? '—'}</td><td class="muted">${options(s)}</td></tr>`)}
           </tbody>
         </table>`}
     </section>
@@ -133,7 +134,7 @@ function TopicList({ title, topics, empty }: { title: string; topics: string[]; 
       <h2>${title} <span class="muted">(${formatCount(topics.length)}${topics.length >= 1000 ? '+' : ''})</span></h2>
       ${topics.length === 0 ? html`<p class="muted">${empty}</p>` : html`
         <ul class="ops-topics">
-          ${topics.slice(0, TOPICS_SHOWN).map((t) => html`<li key=${t}><a class="mono" href=${topicHref(t)}>${t === '' ? '(empty)' : t}</a></li>`)}
+          ${topics.slice(0, TOPICS_SHOWN).map((t) => html`<li key=${t}><a class="mono" href=${topicHref(t)}>${t === '' ? '(empty)' : visible(t)}</a></li>`)}
           ${topics.length > TOPICS_SHOWN ? html`<li class="muted">and ${formatCount(topics.length - TOPICS_SHOWN)} more</li>` : null}
         </ul>`}
     </section>`;

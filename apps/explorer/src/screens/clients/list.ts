@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
 import { formatHash, setQuery } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
@@ -88,12 +89,12 @@ export function ClientList({ query }: { query: Record<string, string> }) {
               ${sessions.length === 0 ? html`<tr><td colspan="6" class="muted">${filter ? `No session name contains "${filter}".` : 'No sessions.'}</td></tr>` : null}
               ${sessions.map((s) => html`
                 <tr key=${s.clientName} data-client=${s.clientName}>
-                  <td><a class="mono" href=${formatHash({ screen: 'clients', path: [s.clientName] })}>${s.clientName}</a></td>
+                  <td><a class="mono" href=${formatHash({ screen: 'clients', path: [s.clientName] })}>${visible(s.clientName)}</a></td>
                   <td><${ConnectedBadge} connected=${s.connected} /></td>
                   <td>${KIND_TEXT[s.kind] ?? s.kind}</td>
                   <td>${s.owner}</td>
                   <td class="num">${formatCount(s.subscriptionCount)}</td>
-                  <td class="ops-actions">${s.connected ? html`<button type="button" aria-label=${`Disconnect ${s.clientName}`} onClick=${() => setDialog({ kind: 'disconnect', clientName: s.clientName })}>Disconnect</button>` : null}</td>
+                  <td class="ops-actions">${s.connected ? html`<button type="button" aria-label=${`Disconnect ${visibleText(s.clientName)}`} onClick=${() => setDialog({ kind: 'disconnect', clientName: s.clientName })}>Disconnect</button>` : null}</td>
                 </tr>`)}
             </tbody>
           </table>
@@ -115,7 +116,7 @@ export function ClientList({ query }: { query: Record<string, string> }) {
             : html`
               <p><strong class="ops-count">${formatCount(dialog.count)}</strong> disconnected ${dialog.count === 1 ? 'session' : 'sessions'} will be removed, with ${dialog.count === 1 ? 'its' : 'their'} subscriptions and undelivered messages.</p>
               <ul class="mono ops-names">
-                ${dialog.clientNames.slice(0, NAMES_SHOWN).map((name) => html`<li key=${name}>${name}</li>`)}
+                ${dialog.clientNames.slice(0, NAMES_SHOWN).map((name) => html`<li key=${name}>${visible(name)}</li>`)}
                 ${dialog.count > NAMES_SHOWN ? html`<li class="muted">and ${formatCount(dialog.count - Math.min(NAMES_SHOWN, dialog.clientNames.length))} more</li>` : null}
               </ul>`}
         <//>` : null}
@@ -134,6 +135,6 @@ export function DisconnectDialog({ clientName, onClose, onDone }: { clientName: 
         await call('mq', 'disconnectMqClient', { clientName });
         onDone();
       }}>
-      <p>Disconnect <strong class="mono">${clientName}</strong>? An MQTT 5 client receives DISCONNECT with reason 0x98 (administrative action); a persistent session stays and keeps its messages.</p>
+      <p>Disconnect <strong class="mono">${visible(clientName)}</strong>? An MQTT 5 client receives DISCONNECT with reason 0x98 (administrative action); a persistent session stays and keeps its messages.</p>
     <//>`;
 }

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
 import { formatHash, navigate, setQuery } from '../../router.js';
 import { binaryAsText, formatCount, formatTime, payloadPreview } from '../../format.js';
@@ -86,12 +87,12 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
               ${result.messages.length === 0 ? html`<tr><td colspan="6" class="muted">No retained message matches ${filter}.</td></tr>` : null}
               ${result.messages.map((m) => html`
                 <tr key=${m.topic} data-topic=${m.topic}>
-                  <td><a class="mono ops-break" href=${formatHash(retainedHash(filter, m.topic))}>${m.topic}</a></td>
+                  <td><a class="mono ops-break" href=${formatHash(retainedHash(filter, m.topic))}>${visible(m.topic)}</a></td>
                   <td class="mono ops-preview">${preview(m)}</td>
                   <td>${m.qos ?? '—'}</td>
                   <td class="ops-nowrap">${formatTime(m.timestamp)}</td>
-                  <td>${m.publisher ?? '—'}</td>
-                  <td class="ops-actions"><button type="button" aria-label=${`Delete ${m.topic}`} onClick=${() => setDialog({ kind: 'one', topic: m.topic })}>Delete</button></td>
+                  <td>${m.publisher ? visible(m.publisher) : '—'}</td>
+                  <td class="ops-actions"><button type="button" aria-label=${`Delete ${visibleText(m.topic)}`} onClick=${() => setDialog({ kind: 'one', topic: m.topic })}>Delete</button></td>
                 </tr>`)}
             </tbody>
           </table>
@@ -113,7 +114,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
           ${dialog.count === 0 ? html`<p>No retained message matches <span class="mono">${dialog.filter}</span>.</p>` : html`
             <p><strong class="ops-count">${formatCount(dialog.count)}</strong> retained ${dialog.count === 1 ? 'message matches' : 'messages match'} <span class="mono">${dialog.filter}</span> and will be deleted. New subscribers will no longer receive ${dialog.count === 1 ? 'it' : 'them'}; the message log keeps its history.</p>
             <ul class="mono ops-names">
-              ${dialog.topics.slice(0, TOPICS_SHOWN).map((t) => html`<li key=${t}>${t}</li>`)}
+              ${dialog.topics.slice(0, TOPICS_SHOWN).map((t) => html`<li key=${t}>${visible(t)}</li>`)}
               ${dialog.count > TOPICS_SHOWN ? html`<li class="muted">and ${formatCount(dialog.count - Math.min(TOPICS_SHOWN, dialog.topics.length))} more</li>` : null}
             </ul>`}
         <//>` : null}
@@ -128,7 +129,7 @@ export function DeleteOneDialog({ topic, onClose, onDone }: { topic: string; onC
         await call('mq', 'deleteRetainedMessages', { topicFilter: topic });
         onDone();
       }}>
-      <p>Delete the retained message of <strong class="mono ops-break">${topic}</strong>?</p>
+      <p>Delete the retained message of <strong class="mono ops-break">${visible(topic)}</strong>?</p>
     <//>`;
 }
 
@@ -139,8 +140,8 @@ export function backToList(filter: string): void {
 
 /** A payload preview: binary payloads that are UTF-8 text as text, others as hex. */
 function preview(m: RetainedMessage) {
-  if (!m.binaryFormat) return payloadPreview(m.payload);
+  if (!m.binaryFormat) return visible(payloadPreview(m.payload));
   const text = binaryAsText(m.payload, m.binaryFormat);
-  if (text !== null) return payloadPreview(text);
+  if (text !== null) return visible(payloadPreview(text));
   return html`<span class="muted">${m.binaryFormat} </span>${payloadPreview(m.payload)}`;
 }

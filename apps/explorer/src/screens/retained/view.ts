@@ -1,6 +1,7 @@
 /** One topic's retained message: payload pretty or raw (binary as hex or base64), properties. */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
 import { formatHash } from '../../router.js';
 import { binaryAsText, formatBytes, formatPayload, formatTime, topicHref } from '../../format.js';
@@ -38,7 +39,7 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
     <section class="ops-retained-one" aria-label="Retained message">
       <p><a href=${formatHash(retainedHash(filter))}>← Retained messages${filter === '#' ? '' : ` matching ${filter}`}</a></p>
       <div class="row ops-heading">
-        <h1 class="grow mono ops-break">${topic}</h1>
+        <h1 class="grow mono ops-break">${visible(topic)}</h1>
         <a href=${topicHref(topic)}>Open topic</a>
         <button type="button" onClick=${() => setReload((n) => n + 1)}>Refresh</button>
         ${message ? html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Delete</button>` : null}
@@ -59,7 +60,7 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
               </select></label>` : null}
           </div>
           ${message.binaryFormat && bytesAs === 'text' && asText === null ? html`<p class="muted">Not UTF-8 text: shown in hex.</p>` : null}
-          <pre class="ops-payload" aria-label="Payload text">${payloadText === '' ? html`<span class="muted">(empty)</span>` : payloadText}</pre>
+          <pre class="ops-payload" aria-label="Payload text">${payloadText === '' ? html`<span class="muted">(empty)</span>` : visible(payloadText)}</pre>
         </section>
         <section class="card" aria-label="Properties">
           <h2>Properties</h2>
@@ -91,7 +92,7 @@ export function RetainedView({ topic, filter }: { topic: string; filter: string 
 
 function property(label: string, value: unknown) {
   if (value === undefined || value === null || value === '') return null;
-  return html`<tr><th scope="row">${label}</th><td class="mono ops-break">${String(value)}</td></tr>`;
+  return html`<tr><th scope="row">${label}</th><td class="mono ops-break">${visible(String(value))}</td></tr>`;
 }
 
 function payloadSize(message: RetainedMessage): string {

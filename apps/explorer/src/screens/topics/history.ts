@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import { describeTopic, readMessages } from './data.js';
@@ -113,8 +114,8 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
                 <td title=${message.time}>${formatTime(message.time)}</td>
                 <td>${message.qos}</td>
                 <td>${message.retain ? 'yes' : ''}</td>
-                <td class="mono payload-cell">${preview(message)}</td>
-                <td class="mono">${message.publisher ?? ''}</td>
+                <td class="mono payload-cell">${visible(preview(message))}</td>
+                <td class="mono">${visible(message.publisher ?? '')}</td>
               </tr>`)}
           </tbody>
         </table>`}

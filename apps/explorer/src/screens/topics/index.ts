@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible } from '../../visible-text.js';
 import type { ScreenProps } from '../../app.js';
 import { formatHash, navigate, setQuery } from '../../router.js';
 import { ChartTab } from './chart.js';
@@ -102,7 +103,7 @@ function Breadcrumb(props: { path: string; tab: string }) {
   return html`
     <h2 class="breadcrumb" aria-label="Topic path">
       ${parts.map((part, i) => html`${i > 0 ? html`<span class="sep">/</span>` : ''}${i === parts.length - 1
-        ? html`<span class="current mono">${part === '' ? '(empty)' : part}</span>`
-        : html`<a class="mono" href=${formatHash({ screen: 'topics', path: parts.slice(0, i + 1), query: { tab: props.tab === 'live' ? undefined : props.tab } })}>${part === '' ? '(empty)' : part}</a>`}`)}
+        ? html`<span class="current mono">${part === '' ? '(empty)' : visible(part)}</span>`
+        : html`<a class="mono" href=${formatHash({ screen: 'topics', path: parts.slice(0, i + 1), query: { tab: props.tab === 'live' ? undefined : props.tab } })}>${part === '' ? '(empty)' : visible(part)}</a>`}`)}
     </h2>`;
 }

@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible, visibleText } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { liveError, liveStatus, subscribedFilters, subscribeLive, type LiveMessage } from '../../live-mqtt.js';
 import { hasChildren } from './data.js';
@@ -125,7 +126,7 @@ export function LiveTab(props: { path: string; onOpen: (message: TopicMessage, p
   return html`
     <section class="live" aria-label="Live messages">
       <div class="row live-tools">
-        <span class=${`live-status status-${status}`} role="status">${STATUS_TEXT[status]}${filter ? html` · <span class="mono">${filter}</span>` : ''}</span>
+        <span class=${`live-status status-${status}`} role="status">${STATUS_TEXT[status]}${filter ? html` · <span class="mono">${visible(filter)}</span>` : ''}</span>
         <span class="grow"></span>
         <span class="live-counts"><span class="live-received">${counts.current.received.toLocaleString('en-US')} received</span> · <span class="live-skipped">${counts.current.skipped.toLocaleString('en-US')} skipped</span></span>
         <button type="button" aria-pressed=${paused} onClick=${() => setPaused(!paused)}>${paused ? 'Resume' : 'Pause'}</button>
@@ -157,10 +158,10 @@ function LiveRows(props: { list: LiveEntry[]; selectedKey?: string; onOpen: (mes
         onClick=${() => props.onOpen(message, index)}
         onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') props.onOpen(message, index); }}>
         <span role="cell" class="live-time" title=${message.time}>${formatTime(message.time)}</span>
-        <span role="cell" class="live-topic mono" title=${message.topic}>${message.topic}</span>
+        <span role="cell" class="live-topic mono" title=${visibleText(message.topic)}>${visible(message.topic)}</span>
         <span role="cell" class="live-qos">${message.qos}</span>
         <span role="cell" class="live-retain">${message.retain ? 'R' : ''}</span>
-        <span role="cell" class="live-payload mono payload-cell">${preview(message, 200)}</span>
+        <span role="cell" class="live-payload mono payload-cell">${visible(preview(message, 200))}</span>
       </div>`);
   }
   return html`

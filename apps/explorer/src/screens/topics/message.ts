@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { diffLines, formatDelta, type DiffLine } from './diff.js';
 import { readMessage, readPrevious, republishDraft, type PublishDraft } from './data.js';
@@ -102,26 +103,26 @@ export function MessageDetail(props: MessageDetailProps) {
       ${!message && !error && html`<p class="muted">Loading…</p>`}
       ${message && html`
         <dl class="message-fields">
-          <dt>Topic</dt><dd class="mono">${message.topic}</dd>
+          <dt>Topic</dt><dd class="mono">${visible(message.topic)}</dd>
           <dt>${message.live ? 'Received' : 'Stored'}</dt><dd title=${message.time}>${formatTime(message.time)} <span class="muted">${message.time}</span></dd>
           <dt>QoS</dt><dd>${message.qos}</dd>
           <dt>Retain</dt><dd>${message.retain ? 'yes' : 'no'}</dd>
           <dt>Size</dt><dd>${message.bytes.length.toLocaleString('en-US')} bytes</dd>
-          ${message.publisher !== undefined && html`<dt>Publisher</dt><dd class="mono">${message.publisher || '—'}</dd>`}
-          ${message.contentType && html`<dt>Content type</dt><dd class="mono">${message.contentType}</dd>`}
-          ${message.responseTopic && html`<dt>Response topic</dt><dd class="mono">${message.responseTopic}</dd>`}
-          ${message.correlationData && html`<dt>Correlation data</dt><dd class="mono">${decodeUtf8(message.correlationData) ?? bytesToHex(message.correlationData, true)}</dd>`}
+          ${message.publisher !== undefined && html`<dt>Publisher</dt><dd class="mono">${message.publisher ? visible(message.publisher) : '—'}</dd>`}
+          ${message.contentType && html`<dt>Content type</dt><dd class="mono">${visible(message.contentType)}</dd>`}
+          ${message.responseTopic && html`<dt>Response topic</dt><dd class="mono">${visible(message.responseTopic)}</dd>`}
+          ${message.correlationData && html`<dt>Correlation data</dt><dd class="mono">${visible(decodeUtf8(message.correlationData) ?? bytesToHex(message.correlationData, true))}</dd>`}
           ${message.expirySeconds !== undefined && html`<dt>Message expiry</dt><dd>${message.expirySeconds} s${message.expired ? ' (expired)' : ''}</dd>`}
           ${message.payloadFormatIndicator !== undefined && html`<dt>Payload format</dt><dd>${message.payloadFormatIndicator ? 'UTF-8 (1)' : 'bytes (0)'}</dd>`}
           ${message.userProperties.length > 0 && html`<dt>User properties</dt><dd><table class="user-properties"><tbody>
-            ${message.userProperties.map((property) => html`<tr><td class="mono">${property.key}</td><td class="mono">${property.value}</td></tr>`)}
+            ${message.userProperties.map((property) => html`<tr><td class="mono">${visible(property.key)}</td><td class="mono">${visible(property.value)}</td></tr>`)}
           </tbody></table></dd>`}
         </dl>
         <div class="tabs" role="tablist" aria-label="Payload view">
           ${(['pretty', 'raw', 'hex', 'base64'] as View[]).map((candidate) => html`
             <button type="button" role="tab" aria-selected=${view === candidate} class=${view === candidate ? 'active' : ''} onClick=${() => setView(candidate)}>${VIEW_NAMES[candidate]}</button>`)}
         </div>
-        <pre class="payload" aria-label="Payload">${body}</pre>
+        <pre class="payload" aria-label="Payload">${visible(body)}</pre>
         <h4>Changes since the previous message</h4>
         ${previous === undefined ? html`<p class="muted">Loading the previous message…</p>`
           : previous === null ? html`<p class="muted">No previous message of this topic.</p>`
@@ -150,18 +151,18 @@ function DiffView(props: { before: string; after: string; previous: TopicMessage
 }
 
 function diffLine(line: DiffLine) {
-  if (line.kind === 'same') return html`<div class="diff-same"><span class="diff-sign"> </span>${line.text}</div>`;
+  if (line.kind === 'same') return html`<div class="diff-same"><span class="diff-sign"> </span>${visible(line.text)}</div>`;
   const sign = line.kind === 'added' ? '+' : '-';
   const cls = line.kind === 'added' ? 'diff-added' : 'diff-removed';
-  if (!line.numbers || line.numbers.length === 0) return html`<div class=${cls}><span class="diff-sign">${sign}</span>${line.text}</div>`;
+  if (!line.numbers || line.numbers.length === 0) return html`<div class=${cls}><span class="diff-sign">${sign}</span>${visible(line.text)}</div>`;
   const parts: unknown[] = [];
   let at = 0;
   for (const change of line.numbers) {
-    parts.push(line.text.slice(at, change.start));
+    parts.push(visible(line.text.slice(at, change.start)));
     parts.push(html`<mark class="diff-number" title=${`changed by ${formatDelta(change.delta)}`}>${line.text.slice(change.start, change.end)}</mark>`);
     at = change.end;
   }
-  parts.push(line.text.slice(at));
+  parts.push(visible(line.text.slice(at)));
   const delta = line.kind === 'added' ? html` <span class="diff-delta muted">(${line.numbers.map((change) => formatDelta(change.delta)).join(', ')})</span>` : '';
   return html`<div class=${cls}><span class="diff-sign">${sign}</span>${parts}${delta}</div>`;
 }

@@ -5,6 +5,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
+import { visible, visibleText } from '../../visible-text.js';
 import { formatHash } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
@@ -103,9 +104,9 @@ function treeRow(row: Row, index: number, selected: string | null, tab: string) 
   return html`<div key=${`n:${node.path}`} class=${`tree-row${isSelected ? ' selected' : ''}${node.isTopic ? ' is-topic' : ''}`} style=${style}
       data-path=${node.path} role="treeitem" aria-level=${row.depth + 1} aria-selected=${isSelected} aria-expanded=${node.hasChildren ? isOpen : undefined}>
     ${node.hasChildren
-      ? html`<button type="button" class="twisty" aria-label=${`${isOpen ? 'Collapse' : 'Expand'} ${node.path}`} onClick=${() => toggle(node.path)}>${isOpen ? '▾' : '▸'}</button>`
+      ? html`<button type="button" class="twisty" aria-label=${`${isOpen ? 'Collapse' : 'Expand'} ${visibleText(node.path)}`} onClick=${() => toggle(node.path)}>${isOpen ? '▾' : '▸'}</button>`
       : html`<span class="twisty-space"></span>`}
-    <a class=${`tree-name${node.name === '' ? ' empty-level' : ''}`} href=${hrefFor(node.path, tab)} title=${node.path}>${label}</a>
+    <a class=${`tree-name${node.name === '' ? ' empty-level' : ''}`} href=${hrefFor(node.path, tab)} title=${visibleText(node.path)}>${visible(label)}</a>
     <span class="tree-meta">
       <span class="tree-count" title="Messages stored">${formatCount(node.messageCount)}</span>
       <span class="tree-rate" title="Messages per second">${formatRate(node.messagesPerSecond)}</span>
