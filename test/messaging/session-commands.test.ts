@@ -80,10 +80,13 @@ describe('message core: session commands on the bus', function () {
     }
   });
 
-  it("another account's session needs mq.takeover; listSessions shows only what the caller may use; deleteSession ends it", async () => {
+  it("another account's session needs mq.takeover and is answered as an unknown name without it (14237); listSessions shows only what the caller may use; deleteSession ends it", async () => {
     const name = uniqueName('owned');
     await run('mq.createApiSession', { clientName: name });
-    assert.equal(await code(run('mq.readSession', { clientName: name }, OTHER)), 12030, 'not authorized');
+    for (const [command, params] of [['mq.readSession', {}], ['mq.changeSubscriptions', { changes: [] }], ['mq.repositionSession', { startFrom: 'head' }], ['mq.deleteSession', {}]] as const) {
+      assert.equal(await code(run(command, { clientName: name, ...params }, OTHER)), 14237, `${command}: not permitted, told as unknown`);
+    }
+    assert.equal(await code(run('mq.describeSessions', { clientNames: [name] }, OTHER)), 14237);
     const listed = await run<any>('mq.listSessions', {}, OTHER);
     assert.ok(!listed.sessions.some((s: any) => s.clientName === name));
     const own = uniqueName('mine');
