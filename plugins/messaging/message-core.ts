@@ -1021,9 +1021,14 @@ export class MessageCore {
    * Reads up to `max` messages for a session without a connection, from its position, matching
    * its subscriptions (each from the time it was made) and what it may receive; its position moves
    * past them (stored in the next commit). Synchronous: two readers of one session never get the
-   * same message.
+   * same message. What it may receive is decided for `reader` (as for an MQTT client resuming
+   * it): an account with `mq.takeover` reading another's session gets only what its own roles allow.
    */
-  readSession(session: Session, max: number): SessionRead[] {
+  readSession(session: Session, max: number, reader: Principal): SessionRead[] {
+    if (!samePrincipal(session.principal, reader)) {
+      session.principal = reader;
+      this.rolesGeneration++;
+    }
     const out: SessionRead[] = [];
     const cache = new Map<string, SessionMatches | null>();
     const now = this.engine.clock.now();

@@ -126,7 +126,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     handler: (p, ctx) => {
       const found = sessionFor(engine, core, ctx, p.clientName);
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
-      const messages = core.readSession(found, p.maxMessages ?? 20);
+      const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
       return {
         clientName: p.clientName,
         messages: messages.map((read) => shapeMessage(read.message, p, p.binaryFormat ?? read.binaryFormat ?? 'hex', read.expired)),
