@@ -7,8 +7,6 @@
 
 /** What a live connection must do when another one takes its client name. */
 export interface ClientConnection {
-  /** The account the connection logged in as. */
-  readonly account?: string;
   takeOver(): void;
   /** Closes the connection on an operator's request (MQTT 5: DISCONNECT 0x98); the session stays as its expiry says. */
   disconnect(): void;
