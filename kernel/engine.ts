@@ -17,7 +17,7 @@ import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
 import { ApiSessions } from './sessions/api-sessions';
-import { ClientSessions, type ClientSessionRecord } from './sessions/client-sessions';
+import { ClientConnections } from './sessions/client-connections';
 import type { EngineServices } from './services';
 import type { EnginePlugin } from './plugin';
 import type { Settings } from './settings';
@@ -61,7 +61,8 @@ export class Engine {
   /** Idle expiry of sessions, cursors and transactions, on the engine's one clock. */
   readonly idleExpiry: IdleExpiry;
   readonly apiSessions: ApiSessions;
-  readonly clientSessions = new ClientSessions();
+  /** The live connection holding each client name (the sessions are the message core's). */
+  readonly clientConnections = new ClientConnections();
   readonly plugins: LoadedPlugin[] = [];
   /** The engine's one clock: idle expiry and login backoff read it (tests inject one). */
   readonly clock: Clock;
@@ -214,7 +215,6 @@ export class Engine {
     if (!storage) this.log.warn('no storage plugin is loaded: accounts and roles live in memory only');
     this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
     await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
-    this.clientSessions.open(storage?.internal<ClientSessionRecord>('client_sessions'));
     this.roles.onChange(() => this.log.info('roles changed'));
   }
 }

@@ -60,7 +60,7 @@ export const ERRORS = {
   ROLE_READ_ONLY: { code: 12044, status: 400, message: 'role "{role}" is built in or declared in the settings and cannot be changed here' },
 
   // Message queues
-  MQ_SESSION_NOT_FOUND: { code: 14237, status: 404, message: 'no MQ session exists for client "{clientName}"' },
+  MQ_SESSION_NOT_FOUND: { code: 14237, status: 404, message: 'client "{clientName}" has no MQ session this account may use' },
   INVALID_TOPIC: { code: 14243, status: 400, message: 'invalid topic name "{topic}": {reason}' },
   TOPIC_NOT_FOUND: { code: 14244, status: 404, message: 'topic "{topic}" does not exist (no message was ever published to it)' },
   CLIENT_NAME_IN_USE: { code: 14221, status: 400, message: 'client name "{clientName}" is in use' },

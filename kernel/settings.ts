@@ -53,6 +53,8 @@ export interface Settings {
   mqtt_anonymous_role: string | null;
   mqtt_max_keepalive: number;
   mqtt_max_packet_size: number;
+  mq_ring_messages: number;
+  mq_ring_bytes: number;
 }
 
 /** Environment variables that are not settings. */

@@ -20,7 +20,7 @@ import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from './subscription-tree';
 import { TopicCounts } from './topic-counts';
 import { lowerBound } from './lower-bound';
-import { sessionNamed, usable, visible } from './session-commands';
+import { sessionFor, visible } from './session-commands';
 
 const LISTED = 1000;
 /** Longest step of the background count of every topic. */
@@ -240,8 +240,8 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: { type: 'string', minLength: 1, maxLength: 65_550 } } },
     access: 'authenticated',
     handler: (p, ctx) => {
-      usable(engine, ctx, sessionNamed(core, p.clientName));
-      const holder = engine.clientSessions.holder(p.clientName);
+      sessionFor(engine, core, ctx, p.clientName);
+      const holder = engine.clientConnections.holder(p.clientName);
       if (!holder) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName: p.clientName });
       holder.disconnect();
       return { clientName: p.clientName, disconnected: true };
@@ -257,11 +257,11 @@ export function registerExploreCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const names = visible(engine, core, ctx).filter((session) => p.disconnectedOnly === false || !session.online).map((session) => session.clientId);
+      const names = visible(core, ctx).filter((session) => p.disconnectedOnly === false || !session.online).map((session) => session.clientId);
       if (!p.dryRun) {
         for (const name of names) {
           // A connected client is closed as an operator's act (0x98), then its session ends.
-          engine.clientSessions.holder(name)?.disconnect();
+          engine.clientConnections.holder(name)?.disconnect();
           core.deleteSession(name);
         }
       }

@@ -10,11 +10,13 @@ import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
+import type { CommandContext } from '../../kernel/bus/command';
 import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { fromLogged, logTimestamp, remainingLifetime, toLogAppend, type CoreMessage, type QoS } from './message';
 import { hasExpired } from './retrieve';
 import { PublishBatch, type PublishOrigin } from './publish-batch';
 import { RetainedStore } from './retained-store';
+import { RecentRing } from './recent-ring';
 import {
   Session, type Delivery, type SessionOutlet, type StoredSession, type SubscriptionOptions, type WillMessage,
   SESSION_NEVER_EXPIRES,
@@ -24,6 +26,10 @@ import { topicMatches } from '../../kernel/auth/topic-filter';
 
 export const PUBLISH_COMMAND = 'mq.publish';
 export const SUBSCRIBE_COMMAND = 'mq.subscribe';
+/** Using a client name (resource `client:<name>`): an MQTT CONNECT, the mq session commands. */
+export const CONNECT_COMMAND = 'mq.connect';
+/** Using a session another account owns, connected or not, also needs this on its client name. */
+export const TAKEOVER_COMMAND = 'mq.takeover';
 
 /** Messages waiting for their commit above which publishers are paused, and where they resume. */
 const BACKLOG_HIGH = 50_000;
@@ -34,19 +40,6 @@ const CATCH_UP_CHUNK = 256;
 const POSITION_CHECKPOINT_GAP = 10_000;
 /** State key: retained pointers are durable for every message up to this sequence. */
 const RETAINED_CHECKPOINT = 'retained-checkpoint';
-/** Messages kept as routed (a ring by sequence), so sessions catching up share them (decoded and encoded once). */
-const RECENT_MESSAGES = 65536;
-const RECENT_MASK = RECENT_MESSAGES - 1;
-/** Larger messages are not kept in the ring (it would pin them and their encodings): read from the log. */
-const RECENT_PAYLOAD_LIMIT = 4096;
-/**
- * Payload bytes the ring may pin. A turn of a busy fan-in routes ~9,000 messages, and a
- * subscriber that lags by a few turns must still find them here: served from the log instead,
- * each message is decoded again, and the catch-up fell behind for good.
- */
-const RECENT_BYTES = 16 << 20;
-/** How far behind the router a lagging session may be when its publishers resume. */
-const RESUME_LAG = RECENT_MESSAGES / 4;
 /** Messages one catch-up step looks at before it lets the event loop serve others. */
 const CATCH_UP_STEP = 4 * 256;
 /** A lagging session not served for this long no longer slows the publishers (it is stuck, not slow). */
@@ -138,11 +131,17 @@ export class MessageCore {
   private readonly groupCatchUps = new Set<SharedGroup<Session, SubscriptionOptions>>();
   private catchUpScheduled = false;
   private readonly paused = new Set<PublishOrigin>();
-  private readonly recent = new Array<CoreMessage | undefined>(RECENT_MESSAGES);
-  /** The subscription tree's match of each message in the ring, as routed (catch-up needs no lookup while it holds). */
-  private readonly recentMatches = new Array<Matches | undefined>(RECENT_MESSAGES);
-  /** Payload bytes the ring holds (at most RECENT_BYTES). */
-  private recentBytes = 0;
+  /**
+   * The messages routed last, with their matches (recent-ring.ts; `mq_ring_messages`,
+   * `mq_ring_bytes`). A turn of a busy fan-in routes ~9,000 messages, and a subscriber that lags
+   * by a few turns must still find them here: served from the log instead, each message is
+   * decoded again, and the catch-up fell behind for good.
+   */
+  readonly recent: RecentRing<Matches>;
+  /** How far behind the router a lagging session may be when its publishers resume (a quarter of the ring). */
+  private readonly resumeLag: number;
+  /** Messages catch-ups of live sessions read from the log, because the ring no longer held them. */
+  messagesCaughtUpFromLog = 0;
   /** A message of the batch being routed met a session that lags (its publishers pause). */
   private slowTargetSeen = false;
   private readonly offline = new Set<Session>();
@@ -155,6 +154,8 @@ export class MessageCore {
     this.log = engine.log.child({ plugin: 'messaging' });
     this.messageLog = engine.need('storage').messageLog;
     this.state = this.messageLog.state;
+    this.recent = new RecentRing<Matches>(engine.settings.mq_ring_messages, engine.settings.mq_ring_bytes);
+    this.resumeLag = this.recent.capacity / 4;
     this.batch = new PublishBatch(
       this.messageLog,
       () => engine.clock.now(),
@@ -366,23 +367,11 @@ export class MessageCore {
     this.routeTime = this.engine.clock.now();
     const recent = this.recent;
     this.activity.record(messages);
-    const recentMatches = this.recentMatches;
     for (const message of messages) {
       if (message.retain) this.retain(message);
       const matches = this.route(message);
       if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
-      const slot = message.sequence & RECENT_MASK;
-      const replaced = recent[slot];
-      if (replaced !== undefined) this.recentBytes -= replaced.payload.length;
-      const size = message.payload.length;
-      if (size <= RECENT_PAYLOAD_LIMIT && this.recentBytes + size <= RECENT_BYTES) {
-        recent[slot] = message;
-        recentMatches[slot] = matches;
-        this.recentBytes += size;
-      } else {
-        recent[slot] = undefined;
-        recentMatches[slot] = undefined;
-      }
+      recent.put(message, matches);
     }
     if (this.slowTargetSeen && origins) {
       // Publishers wait for the subscribers they outpace (served from the log meanwhile), instead
@@ -507,7 +496,7 @@ export class MessageCore {
           lag.position = logged.sequence;
           continue;
         }
-        const message = this.recentAt(logged.sequence) ?? fromLogged(logged);
+        const message = this.recent.at(logged.sequence) ?? fromLogged(logged);
         const lifetime = remainingLifetime(message, this.engine.clock.now());
         if (lifetime === undefined || lifetime > 0) {
           const member = this.pickTaker(group, message);
@@ -639,9 +628,37 @@ export class MessageCore {
 
   // ---- sessions --------------------------------------------------------------------------
 
+  /** The session of a client name, unless it has expired without a connection (it is gone then). */
+  liveSession(clientName: string): Session | undefined {
+    const session = this.sessions.get(clientName);
+    if (session === undefined || (!session.online && this.expired(session, this.engine.clock.now()))) return undefined;
+    return session;
+  }
+
+  /**
+   * Authorizes opening the session of a client name (an MQTT CONNECT): `mq.connect` on
+   * `client:<name>` and, when the session belongs to another account, `mq.takeover` on it too,
+   * whether it is connected or not: the owner's queued and in-flight messages go to whoever
+   * resumes it, and a clean start ends it. Throws NOT_AUTHORIZED (the session stays as it was).
+   */
+  authorizeSession(ctx: CommandContext, clientName: string): void {
+    const resource = { kind: 'client' as const, clientName };
+    this.engine.authorize(ctx, CONNECT_COMMAND, resource);
+    const session = this.liveSession(clientName);
+    if (session !== undefined && session.owner !== ctx.principal.account) this.engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+  }
+
+  /** `authorizeSession`'s rule for a session found (the mq session commands, listings). */
+  mayUseSession(ctx: CommandContext, session: Session): boolean {
+    const resource = { kind: 'client' as const, clientName: session.clientId };
+    return this.engine.allows(ctx, CONNECT_COMMAND, resource)
+      && (session.owner === ctx.principal.account || this.engine.allows(ctx, TAKEOVER_COMMAND, resource));
+  }
+
   /**
    * Attaches a connection to the client's session, creating it or (with cleanStart) replacing it.
-   * Returns the session and whether one was present [MQTT-3.2.2-2].
+   * Returns the session and whether one was present [MQTT-3.2.2-2]. The caller authorized it
+   * (`authorizeSession`); a resumed session keeps its owner, a new one is the principal's.
    */
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
     let session = this.sessions.get(clientId);
@@ -945,7 +962,7 @@ export class MessageCore {
    * MQ API) is CLIENT_NAME_IN_USE (14221): one registry of client names (CONTRACT).
    */
   createApiSession(clientName: string, principal: Principal): Session {
-    if (this.sessions.has(clientName) || this.engine.clientSessions.holder(clientName) !== undefined) {
+    if (this.sessions.has(clientName) || this.engine.clientConnections.holder(clientName) !== undefined) {
       throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
     }
     const session = new Session(clientName, principal, 'mqApi');
@@ -991,7 +1008,7 @@ export class MessageCore {
 
   /** Ends a session by name; a connected MQTT client holding it is disconnected (0x8E). */
   deleteSession(clientName: string): boolean {
-    this.engine.clientSessions.holder(clientName)?.takeOver();
+    this.engine.clientConnections.holder(clientName)?.takeOver();
     const session = this.sessions.get(clientName);
     if (!session) return false;
     if (session.outlet) this.detachOutlet(session);
@@ -1004,9 +1021,14 @@ export class MessageCore {
    * Reads up to `max` messages for a session without a connection, from its position, matching
    * its subscriptions (each from the time it was made) and what it may receive; its position moves
    * past them (stored in the next commit). Synchronous: two readers of one session never get the
-   * same message.
+   * same message. What it may receive is decided for `reader` (as for an MQTT client resuming
+   * it): an account with `mq.takeover` reading another's session gets only what its own roles allow.
    */
-  readSession(session: Session, max: number): SessionRead[] {
+  readSession(session: Session, max: number, reader: Principal): SessionRead[] {
+    if (!samePrincipal(session.principal, reader)) {
+      session.principal = reader;
+      this.rolesGeneration++;
+    }
     const out: SessionRead[] = [];
     const cache = new Map<string, SessionMatches | null>();
     const now = this.engine.clock.now();
@@ -1078,9 +1100,9 @@ export class MessageCore {
         return this.caughtUpSome(session);
       }
       let sequence = session.position + 1;
-      if (sequence <= this.routedUpTo && this.recentAt(sequence)) {
+      if (sequence <= this.routedUpTo && this.recent.at(sequence)) {
         for (; sequence <= this.routedUpTo && looked < CATCH_UP_STEP; sequence++, looked++) {
-          const message = this.recentAt(sequence);
+          const message = this.recent.at(sequence);
           if (!message) break;
           if (!this.catchUpOne(session, outlet, message, null, now)) return this.caughtUpSome(session);
         }
@@ -1089,6 +1111,7 @@ export class MessageCore {
       }
       const chunk = this.messageLog.readFrom(session.position, CATCH_UP_CHUNK);
       looked += CATCH_UP_CHUNK;
+      this.messagesCaughtUpFromLog += chunk.length;
       for (const logged of chunk) {
         if (!this.catchUpOne(session, outlet, null, logged, now)) return this.caughtUpSome(session);
       }
@@ -1106,7 +1129,7 @@ export class MessageCore {
    * messages are still in the ring, cheap to send), not before, or they would outrun it for good.
    */
   private caughtUpSome(session: Session): void {
-    if (this.routedUpTo - session.position <= RESUME_LAG) this.resumePublishers();
+    if (this.routedUpTo - session.position <= this.resumeLag) this.resumePublishers();
   }
 
   /** One message of a catch-up (from memory or from the log); false when the session is full. */
@@ -1114,7 +1137,7 @@ export class MessageCore {
     const topic = kept ? kept.topic : logged!.topic;
     const sequence = kept ? kept.sequence : logged!.sequence;
     // The match the router made, while no subscription changed since; else the tree's.
-    let matches = kept ? this.recentMatches[sequence & RECENT_MASK] : undefined;
+    let matches = kept ? this.recent.matchesAt(sequence) : undefined;
     if (matches === undefined || matches.generation !== this.tree.generation) matches = this.tree.match(topic);
     const publishedQos = kept ? kept.qos : (logged!.qos ?? 0);
     const publishedRetain = kept ? kept.retain : logged!.retain === true;
@@ -1142,7 +1165,7 @@ export class MessageCore {
     }
     if (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window)) return false;
     session.position = sequence;
-    const message = kept ?? this.recentAt(sequence) ?? fromLogged(logged!);
+    const message = kept ?? this.recent.at(sequence) ?? fromLogged(logged!);
     const lifetime = remainingLifetime(message, now);
     if (lifetime !== undefined && lifetime <= 0) return true;
     this.deliver(session, outlet, message, qos as QoS, retain, ids, false);
@@ -1158,12 +1181,6 @@ export class MessageCore {
     for (const m of this.tree.match(topic).direct) if (m.subscriber === session) (options ??= []).push(m.options);
     if (options === undefined || !this.mayReceive(session, topic)) return null;
     return { options };
-  }
-
-  /** A message routed recently, by sequence (undefined when no longer kept). */
-  private recentAt(sequence: number): CoreMessage | undefined {
-    const message = this.recent[sequence & RECENT_MASK];
-    return message !== undefined && message.sequence === sequence ? message : undefined;
   }
 
   // ---- persistence -----------------------------------------------------------------------

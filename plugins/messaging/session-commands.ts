@@ -8,14 +8,16 @@
  * - `mq.deleteSession`      ends a session (a connected MQTT client holding it is disconnected)
  * - `mq.listSessions`, `mq.describeSessions`
  * A session is reached through `mq.connect` on `client:<name>` (the right to use that client
- * name, as an MQTT CONNECT needs), and another account's session also needs `mq.takeover` on it;
- * each subscription also needs `mq.subscribe` on its filter.
+ * name, as an MQTT CONNECT needs), and a session another account owns also needs `mq.takeover` on
+ * it, connected or not; each subscription also needs `mq.subscribe` on its filter. A name without
+ * a session and another account's session without `mq.takeover` get the same answer (14237), so
+ * names cannot be probed.
  */
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { QoS } from './message';
-import type { MessageCore } from './message-core';
+import { CONNECT_COMMAND, type MessageCore } from './message-core';
 import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
@@ -29,8 +31,6 @@ interface ReadParams extends ShapeOptions {
 }
 
 const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
-const SESSION_COMMAND = 'mq.connect';
-const TAKEOVER_COMMAND = 'mq.takeover';
 
 export interface SubscriptionChange {
   action: 'add' | 'remove';
@@ -78,28 +78,17 @@ export interface SessionDescription extends SessionSummary {
   expiryInterval: number;
 }
 
-export function sessionNamed(core: MessageCore, clientName: string): Session {
-  const found = core.sessions.get(clientName);
-  if (!found) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName });
-  return found;
-}
-
 /**
- * The caller may use the session: `mq.connect` on its client name, and, for another account's
- * session, `mq.takeover` too (as an MQTT CONNECT taking over another account's client id).
+ * The session named `clientName` if the caller may use it (MessageCore.mayUseSession): the right
+ * to use the name (`mq.connect`) is decided first, whether a session has it or not (12030 tells
+ * nothing); then a name without a session and another account's session without `mq.takeover`
+ * are the same MQ_SESSION_NOT_FOUND (14237, same message), so client names cannot be probed.
  */
-export function usable(engine: Engine, ctx: CommandContext, target: Session): Session {
-  const resource = { kind: 'client' as const, clientName: target.clientId };
-  engine.authorize(ctx, SESSION_COMMAND, resource);
-  if (target.principal.account !== ctx.principal.account) engine.authorize(ctx, TAKEOVER_COMMAND, resource);
-  return target;
-}
-
-/** `usable` as a boolean, for listings. */
-function mayUse(engine: Engine, ctx: CommandContext, target: Session): boolean {
-  const resource = { kind: 'client' as const, clientName: target.clientId };
-  return engine.allows(ctx, SESSION_COMMAND, resource)
-    && (target.principal.account === ctx.principal.account || engine.allows(ctx, TAKEOVER_COMMAND, resource));
+export function sessionFor(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string): Session {
+  engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+  const session = core.liveSession(clientName);
+  if (session === undefined || !core.mayUseSession(ctx, session)) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName });
+  return session;
 }
 
 const clientResource = (p: { clientName: string }) => ({ kind: 'client' as const, clientName: p.clientName });
@@ -113,7 +102,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
     handler: (p, ctx) => {
-      engine.authorize(ctx, SESSION_COMMAND, clientResource(p));
+      engine.authorize(ctx, CONNECT_COMMAND, clientResource(p));
       return summary(core.createApiSession(p.clientName, ctx.principal));
     },
   });
@@ -135,9 +124,9 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const found = usable(engine, ctx, sessionNamed(core, p.clientName));
+      const found = sessionFor(engine, core, ctx, p.clientName);
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
-      const messages = core.readSession(found, p.maxMessages ?? 20);
+      const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
       return {
         clientName: p.clientName,
         messages: messages.map((read) => shapeMessage(read.message, p, p.binaryFormat ?? read.binaryFormat ?? 'hex', read.expired)),
@@ -173,7 +162,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const target = usable(engine, ctx, sessionNamed(core, p.clientName));
+      const target = sessionFor(engine, core, ctx, p.clientName);
       const topics = new KnownTopics(engine);
       return { subscriptions: p.changes.map((change) => changeOne(core, topics, target, change, ctx)) };
     },
@@ -197,7 +186,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
     access: 'authenticated',
     handler: (p, ctx) => {
-      const target = usable(engine, ctx, sessionNamed(core, p.clientName));
+      const target = sessionFor(engine, core, ctx, p.clientName);
       const position = core.repositionSession(target, p.startFrom);
       return { ...summary(target), position };
     },
@@ -209,7 +198,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
     handler: (p, ctx) => {
-      usable(engine, ctx, sessionNamed(core, p.clientName));
+      sessionFor(engine, core, ctx, p.clientName);
       core.deleteSession(p.clientName);
       return { deleted: true };
     },
@@ -229,7 +218,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     access: 'authenticated',
     handler: (p, ctx) => {
       const filter = p.filter ? p.filter.toLowerCase() : '';
-      const all = visible(engine, core, ctx).filter((s) => !filter || s.clientId.toLowerCase().includes(filter));
+      const all = visible(core, ctx).filter((s) => !filter || s.clientId.toLowerCase().includes(filter));
       const offset = p.offset ?? 0;
       const page = p.limit === undefined ? all.slice(offset) : all.slice(offset, offset + p.limit);
       return { total: all.length, sessions: page.map(summary) };
@@ -246,22 +235,22 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     access: 'authenticated',
     handler: (p, ctx) => {
       const chosen = p.clientNames === undefined
-        ? visible(engine, core, ctx)
-        : p.clientNames.map((clientName) => usable(engine, ctx, sessionNamed(core, clientName)));
+        ? visible(core, ctx)
+        : p.clientNames.map((clientName) => sessionFor(engine, core, ctx, clientName));
       return { sessions: chosen.map((s) => describe(engine, core, s)) };
     },
   });
 }
 
 /** The sessions the caller may use, by client name. */
-export function visible(engine: Engine, core: MessageCore, ctx: CommandContext): Session[] {
+export function visible(core: MessageCore, ctx: CommandContext): Session[] {
   const out: Session[] = [];
-  for (const s of core.sessions.values()) if (mayUse(engine, ctx, s)) out.push(s);
+  for (const s of core.sessions.values()) if (core.mayUseSession(ctx, s)) out.push(s);
   return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
 }
 
 function summary(s: Session): SessionSummary {
-  return { clientName: s.clientId, kind: s.kind, owner: s.principal.account, connected: s.online, subscriptionCount: s.subscriptionCount };
+  return { clientName: s.clientId, kind: s.kind, owner: s.owner, connected: s.online, subscriptionCount: s.subscriptionCount };
 }
 
 function describe(engine: Engine, core: MessageCore, s: Session): SessionDescription {

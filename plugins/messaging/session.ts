@@ -75,7 +75,15 @@ export interface WillMessage {
 /** The session as the log's state store keeps it (`session/<clientId>`). */
 export interface StoredSession {
   clientId: string;
+  /**
+   * The account the session belongs to (docs/mqtt.md "Session ownership"). Records written
+   * before ownership was kept apart hold here the account of the session's last connection,
+   * which is taken as its owner (docs/decisions.md).
+   */
   owner: string;
+  /** The account of the session's last connection, when it is not the owner (a takeover). */
+  account?: string;
+  /** The roles of the session's last connection. */
   roles: string[];
   kind: 'mqtt' | 'mqApi';
   /** Seconds the session outlives its connection (0xFFFFFFFF: never expires). */
@@ -226,11 +234,21 @@ export class Session {
   get createdAt(): number { return this.createdAtOffset === undefined ? 0 : fromSmallTime(this.createdAtOffset); }
   set createdAt(value: number) { this.createdAtOffset = smallTime(value); }
 
+  /**
+   * The account the session belongs to: the one that created it. Another account resumes it,
+   * connected or not, only with `mq.takeover`, and does not become its owner (MessageCore.mayUseSession).
+   */
+  readonly owner: string;
+
   constructor(
     readonly clientId: string,
+    /** The principal of its connection (the last one while offline): what it may receive is decided for it. */
     public principal: Principal,
     readonly kind: 'mqtt' | 'mqApi',
-  ) {}
+    owner = principal.account,
+  ) {
+    this.owner = owner;
+  }
 
   /** Subscriptions (without creating the map). */
   get subscriptionCount(): number {
@@ -280,7 +298,8 @@ export class Session {
     }
     return {
       clientId: this.clientId,
-      owner: this.principal.account,
+      owner: this.owner,
+      ...(this.principal.account !== this.owner ? { account: this.principal.account } : {}),
       roles: [...this.principal.roles],
       kind: this.kind,
       expiryInterval: this.expiryInterval,
@@ -298,7 +317,7 @@ export class Session {
   }
 
   static fromStored(stored: StoredSession): Session {
-    const session = new Session(stored.clientId, { account: stored.owner, roles: stored.roles }, stored.kind);
+    const session = new Session(stored.clientId, { account: stored.account ?? stored.owner, roles: stored.roles }, stored.kind, stored.owner);
     session.expiryInterval = stored.expiryInterval;
     for (const [filter, options] of stored.subscriptions) session.subscriptions.set(filter, options);
     session.position = stored.position;

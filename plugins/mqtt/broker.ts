@@ -90,7 +90,7 @@ export class Broker {
   closed(connection: Connection): void {
     this.connections.delete(connection);
     this.closingSince.delete(connection);
-    if (connection.clientId) this.engine.clientSessions.detach(connection.clientId, connection);
+    if (connection.clientId) this.engine.clientConnections.detach(connection.clientId, connection);
     if (this.connections.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;

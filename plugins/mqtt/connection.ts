@@ -9,7 +9,7 @@ import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
-import type { ClientConnection } from '../../kernel/sessions/client-sessions';
+import type { ClientConnection } from '../../kernel/sessions/client-connections';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
 import type { PublishOrigin } from '../messaging/publish-batch';
 import type { CoreMessage } from '../messaging/message';

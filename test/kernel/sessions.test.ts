@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiSessions, type ApiSessionSettings } from '../../kernel/sessions/api-sessions';
-import { ClientSessions } from '../../kernel/sessions/client-sessions';
+import { ClientConnections } from '../../kernel/sessions/client-connections';
 import type { EngineError } from '../../kernel/errors';
 import { IdleExpiry } from '../../kernel/idle-expiry';
 import { ManualClock } from '../helpers/manual-clock';
@@ -80,19 +80,8 @@ describe('kernel/sessions', () => {
     sessions.close();
   });
 
-  it('keeps one live connection per client name and persists client sessions', async () => {
-    const map = new Map();
-    const store = { get: (k: string) => map.get(k), put: async (k: string, v: unknown) => { map.set(k, v); }, remove: async (k: string) => map.delete(k), entries: () => map.entries() };
-    const clients = new ClientSessions();
-    clients.open(store);
-    assert.throws(() => clients.require('c1'), (e: EngineError) => e.code === 14237);
-    const record = await clients.create('c1', 'admin', 'mqtt');
-    record.subscriptions.push({ topicFilter: 'a/#', qos: 1 });
-    await clients.save(record);
-    const reopened = new ClientSessions();
-    reopened.open(store);
-    assert.deepEqual(reopened.require('c1').subscriptions, [{ topicFilter: 'a/#', qos: 1 }]);
-
+  it('keeps one live connection per client name: the next holder tells the previous one to go', () => {
+    const clients = new ClientConnections();
     const events: string[] = [];
     const first = { takeOver: () => events.push('first taken over'), disconnect: () => events.push('first disconnected') };
     const second = { takeOver: () => events.push('second taken over'), disconnect: () => events.push('second disconnected') };
@@ -100,10 +89,8 @@ describe('kernel/sessions', () => {
     clients.attach('c1', second);
     assert.deepEqual(events, ['first taken over']);
     clients.detach('c1', first);
-    assert.ok(clients.isConnected('c1'));
-    await clients.delete('c1');
-    assert.deepEqual(events, ['first taken over', 'second taken over']);
-    assert.ok(!clients.isConnected('c1'));
-    assert.equal(map.size, 0);
+    assert.equal(clients.holder('c1'), second, 'a detach by a connection no longer holding the name changes nothing');
+    clients.detach('c1', second);
+    assert.equal(clients.holder('c1'), undefined);
   });
 });

@@ -12,6 +12,7 @@ import { coreMessage, subscription } from './core-helpers';
 import { uniqueName } from '../mqtt/session-helpers';
 
 const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
+const ALICE: Principal = { account: 'alice', roles: ['admin'] };
 
 /** The text of a message read for a session (payloads that are not JSON are stored as binary). */
 function text(read: SessionRead): string {
@@ -45,28 +46,29 @@ describe('message core: MQ API sessions', function () {
     await core.publishAll([coreMessage(topic, 'before')]);
     core.subscribe(session, topic, subscription(1));
     await core.publishAll([coreMessage(topic, 'one', 1), coreMessage(uniqueName('other'), 'elsewhere'), coreMessage(topic, 'two', 0)]);
-    const first = core.readSession(session, 1);
+    const first = core.readSession(session, 1, ADMIN);
     assert.deepEqual(first.map(text), ['one']);
-    const rest = core.readSession(session, 10);
+    const rest = core.readSession(session, 10, ADMIN);
     assert.deepEqual(rest.map(text), ['two']);
-    assert.deepEqual(core.readSession(session, 10), [], 'nothing twice');
+    assert.deepEqual(core.readSession(session, 10, ADMIN), [], 'nothing twice');
   });
 
-  it('keeps its subscriptions and position across a restart; deleteSession ends it', async () => {
+  it('keeps its owner, subscriptions and position across a restart; deleteSession ends it', async () => {
     const name = uniqueName('api');
     const topic = uniqueName('api/r');
-    const session = core.createApiSession(name, ADMIN);
+    const session = core.createApiSession(name, ALICE);
     core.subscribe(session, topic, subscription(1));
     await core.publishAll([coreMessage(topic, 'a'), coreMessage(topic, 'b')]);
-    assert.deepEqual(core.readSession(session, 1).map(text), ['a']);
+    assert.deepEqual(core.readSession(session, 1, ADMIN).map(text), ['a']);
     const dataDir = server.dataDir;
     await server.close({ keepData: true });
     await start(dataDir);
     const again = core.sessions.get(name);
     assert.ok(again, 'the session is back');
     assert.equal(again.kind, 'mqApi');
+    assert.equal(again.owner, 'alice');
     await core.publishAll([coreMessage(topic, 'c')]);
-    assert.deepEqual(core.readSession(again, 10).map(text), ['b', 'c']);
+    assert.deepEqual(core.readSession(again, 10, ADMIN).map(text), ['b', 'c']);
     assert.equal(core.deleteSession(name), true);
     assert.equal(core.sessions.get(name), undefined);
     assert.equal(core.deleteSession(name), false);

@@ -13,6 +13,7 @@ import { FakeOutlet, coreMessage, subscription } from './core-helpers';
 import { uniqueName } from '../mqtt/session-helpers';
 
 const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
+const RING_MESSAGES = 1024;
 
 describe('message core sessions (through the MessageCore API)', function () {
   this.timeout(120_000);
@@ -21,7 +22,8 @@ describe('message core sessions (through the MessageCore API)', function () {
   const open: Array<[Session, FakeOutlet]> = [];
 
   before(async function () {
-    server = await startServer({ plugins: ['storage-lmdb', 'messaging'] });
+    // A ring of 1,024 messages (the default keeps 65,536): a few thousand messages outrun it.
+    server = await startServer({ plugins: ['storage-lmdb', 'messaging'], mq_ring_messages: RING_MESSAGES });
     core = server.engine.need('messaging');
   });
 
@@ -146,21 +148,26 @@ describe('message core sessions (through the MessageCore API)', function () {
     assert.deepEqual(outlet.payloads(), range('r', 4));
   });
 
-  it('with a window of 1, catches up through more messages than memory keeps (read back from the log)', async function () {
+  it('with a window of 1, catches up through more messages than the ring keeps: the older ones are read back from the log', async function () {
     const topic = `${uniqueName('deep')}/t`;
     const outlet = new FakeOutlet(1);
     const session = connect(outlet);
     core.subscribe(session, topic, subscription(1));
-    // More than the core's ring of recent messages (8192): the oldest are read from the log.
-    const total = 10_500;
+    // Nearly three times the ring (mq_ring_messages): the oldest are no longer in memory.
+    const total = 3_000;
+    assert.equal(core.recent.capacity, RING_MESSAGES);
+    const fromLogBefore = core.messagesCaughtUpFromLog;
     const ids = [
-      ...await publish(topic, range('d', 6_000), 1),
-      ...await publish(topic, range('d', 4_500, 6_000), 1),
+      ...await publish(topic, range('d', 2_000), 1),
+      ...await publish(topic, range('d', 1_000, 2_000), 1),
     ];
     assert.equal(outlet.deliveries.length, 1);
     assert.equal(session.lagging, true);
 
     await acknowledgeUntil(session, outlet, total);
+    // Every message behind the ring's last RING_MESSAGES (all but the first, delivered live) came from the log.
+    const fromLog = core.messagesCaughtUpFromLog - fromLogBefore;
+    assert.ok(fromLog >= total - 1 - RING_MESSAGES, `only ${fromLog} messages read from the log for ${total - 1 - RING_MESSAGES} the ring could not hold`);
     const sequences = outlet.deliveries.map((d) => d.message.sequence);
     assert.equal(outlet.deliveries.length, total);
     assert.deepEqual(sequences, ids, 'every message once, in log order');

@@ -15,6 +15,8 @@ import { ManualClock } from '../helpers/manual-clock';
 
 const ADMIN: Principal = { account: 'admin', roles: ['admin'] };
 const OTHER: Principal = { account: 'someone', roles: ['writer'] };
+/** `mq.takeover` on every client name, `mq.subscribe` on `open/#` only. */
+const TAKER: Principal = { account: 'taker', roles: ['taker'] };
 
 describe('message core: session commands on the bus', function () {
   this.timeout(60_000);
@@ -22,7 +24,10 @@ describe('message core: session commands on the bus', function () {
 
   before(async () => {
     server = await startBroker({
-      roles: [{ name: 'writer', grants: [{ commands: ['mq.connect', 'mq.publish', 'mq.subscribe'], resources: ['topic:#', 'client:*'] }] }],
+      roles: [
+        { name: 'writer', grants: [{ commands: ['mq.connect', 'mq.publish', 'mq.subscribe'], resources: ['topic:#', 'client:*'] }] },
+        { name: 'taker', grants: [{ commands: ['mq.connect', 'mq.takeover'], resources: ['client:*'] }, { commands: ['mq.subscribe'], resources: ['topic:open/#'] }] },
+      ],
     } as never);
   });
   after(() => server?.close());
@@ -80,10 +85,13 @@ describe('message core: session commands on the bus', function () {
     }
   });
 
-  it("another account's session needs mq.takeover; listSessions shows only what the caller may use; deleteSession ends it", async () => {
+  it("another account's session needs mq.takeover and is answered as an unknown name without it (14237); listSessions shows only what the caller may use; deleteSession ends it", async () => {
     const name = uniqueName('owned');
     await run('mq.createApiSession', { clientName: name });
-    assert.equal(await code(run('mq.readSession', { clientName: name }, OTHER)), 12030, 'not authorized');
+    for (const [command, params] of [['mq.readSession', {}], ['mq.changeSubscriptions', { changes: [] }], ['mq.repositionSession', { startFrom: 'head' }], ['mq.deleteSession', {}]] as const) {
+      assert.equal(await code(run(command, { clientName: name, ...params }, OTHER)), 14237, `${command}: not permitted, told as unknown`);
+    }
+    assert.equal(await code(run('mq.describeSessions', { clientNames: [name] }, OTHER)), 14237);
     const listed = await run<any>('mq.listSessions', {}, OTHER);
     assert.ok(!listed.sessions.some((s: any) => s.clientName === name));
     const own = uniqueName('mine');
@@ -91,6 +99,18 @@ describe('message core: session commands on the bus', function () {
     assert.ok((await run<any>('mq.listSessions', {}, OTHER)).sessions.some((s: any) => s.clientName === own));
     await run('mq.deleteSession', { clientName: name });
     assert.equal(await code(run('mq.readSession', { clientName: name })), 14237);
+  });
+
+  it("an account with mq.takeover reading another's MQ API session gets only what its own roles let it receive", async () => {
+    const name = uniqueName('taken');
+    const root = uniqueName('t');
+    await run('mq.createApiSession', { clientName: name });
+    await run('mq.changeSubscriptions', { clientName: name, changes: [{ action: 'add', topicFilter: `open/${root}` }, { action: 'add', topicFilter: `closed/${root}` }] });
+    await run('mq.publish', { messages: [{ topic: `closed/${root}`, payload: 'not for the taker' }, { topic: `open/${root}`, payload: 'for anyone' }] });
+    const read = await run<any>('mq.readSession', { clientName: name }, TAKER);
+    assert.deepEqual(read.messages.map((m: any) => Buffer.from(m.payload, 'hex').toString()), ['for anyone']);
+    const described = await run<any>('mq.describeSessions', { clientNames: [name] }, TAKER);
+    assert.equal(described.sessions[0].owner, 'admin', 'still the owner\'s');
   });
 
   it('a subscription with includeExpiredMessages returns expired messages marked; binaryFormat per subscription', async () => {

@@ -27,6 +27,8 @@ const ROLES: RoleSetting[] = [
   },
   { name: 'everything', grants: [CONNECT_ANY, { commands: ['mq.publish', 'mq.subscribe'], resources: ['topic:#'] }] },
   { name: 'sys-reader', grants: [CONNECT_ANY, { commands: ['mq.subscribe'], resources: ['topic:$SYS/#'] }] },
+  // Resuming another account's session needs mq.takeover (docs/mqtt.md "Session ownership").
+  { name: 'takers', grants: [{ commands: ['mq.takeover'], resources: ['client:*'] }] },
 ];
 
 describe('mqtt 08b: topic authorization and $SYS', function () {
@@ -37,6 +39,7 @@ describe('mqtt 08b: topic authorization and $SYS', function () {
     await server.engine.accounts.create('sensor', 'sensor-pw', ['sensors']);
     await server.engine.accounts.create('wide', 'wide-pw', ['everything']);
     await server.engine.accounts.create('sysread', 'sysread-pw', ['sys-reader']);
+    await server.engine.accounts.create('sensor-taker', 'sensor-taker-pw', ['sensors', 'takers']);
   });
   after(() => server?.close());
 
@@ -130,7 +133,7 @@ describe('mqtt 08b: topic authorization and $SYS', function () {
     });
   }
 
-  it('a session resumed under another account gets only what that account may receive (decisions made for the first are not reused)', async () => {
+  it('a session resumed under another account (with mq.takeover) gets only what that account may receive (decisions made for the first are not reused)', async () => {
     const clientId = uniqueName('shared-id');
     const persistent = { clientId, protocolVersion: 5 as const, clean: false, properties: { sessionExpiryInterval: 300 } };
     const first = await openClient(server, { ...persistent, username: 'wide', password: 'wide-pw' });
@@ -140,7 +143,7 @@ describe('mqtt 08b: topic authorization and $SYS', function () {
     await first.inbox.waitForPayload('seen-by-wide');
     await closeClient(first);
 
-    const second = await openClient(server, { ...persistent, username: 'sensor', password: 'sensor-pw' });
+    const second = await openClient(server, { ...persistent, username: 'sensor-taker', password: 'sensor-taker-pw' });
     await publishOk(admin.client, 'sensors/secret', 'hidden', { qos: 1 });
     await publishOk(admin.client, 'sensors/open', 'marker', { qos: 1 });
     await second.inbox.waitForPayload('marker');

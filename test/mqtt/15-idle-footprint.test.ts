@@ -149,7 +149,7 @@ describe('mqtt 15: what an idle connection keeps', function () {
       socket.write(connectBytes({ clientId: 'idle-tcp' }));
       await new Promise<void>((resolve) => socket.once('data', () => resolve()));
       // The broker's own connection of this client.
-      const holder = server.engine.clientSessions.holder('idle-tcp') as unknown as Connection;
+      const holder = server.engine.clientConnections.holder('idle-tcp') as unknown as Connection;
       assert.ok(holder, 'connected');
       const stream = holder.stream;
       assert.equal(stream.listenerCount('end'), (new (stream.constructor as typeof Duplex)()).listenerCount('end'), 'only the listeners a new socket has');

@@ -2,7 +2,8 @@
  * CONNECT, MQTT 3.1.1 (level 4) and 5: protocol level, credentials through the kernel's login
  * guard (`engine.logins`, so the failed-login backoff applies), anonymous clients only when
  * `mqtt_allow_anonymous`, the client identifier (assigned when empty, authorized as
- * `mq.connect` on `client:<id>`), takeover of an identifier in use, keep alive, CONNACK.
+ * `mq.connect` on `client:<id>`, and `mq.takeover` when its session, connected or not, belongs to
+ * another account), takeover of an identifier in use, keep alive, CONNACK.
  */
 import { randomBytes } from 'node:crypto';
 import type { IConnackPacket, IConnectPacket } from 'mqtt-packet';
@@ -16,10 +17,7 @@ import { topicNameProblem } from '../../messaging/subscription-tree';
 import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
 
-/** The command a client identifier is authorized with (resource `client:<id>`). */
-export const CONNECT_COMMAND = 'mq.connect';
-/** The command taking over a client identifier another account's connection holds needs. */
-export const TAKEOVER_COMMAND = 'mq.takeover';
+import { CONNECT_COMMAND } from '../../messaging/message-core';
 
 /**
  * Handles a CONNECT. Synchronous when no password is to be checked (anonymous clients, session
@@ -101,14 +99,10 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   const { engine } = connection.broker;
   const level = connection.protocolVersion;
   const v5 = level === 5;
+  const core = connection.broker.core;
   try {
-    const ctx = { principal, origin: 'mqtt', clientId };
-    engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName: clientId });
-    // Taking over an identifier another account's client holds needs more than connecting.
-    const holder = engine.clientSessions.holder(clientId);
-    if (holder !== undefined && holder.account !== principal.account) {
-      engine.authorize(ctx, TAKEOVER_COMMAND, { kind: 'client', clientName: clientId });
-    }
+    // A session another account owns, connected or not, needs mq.takeover too (docs/mqtt.md).
+    core.authorizeSession({ principal, origin: 'mqtt', clientId }, clientId);
   } catch (error) {
     return refused(connection, error, clientId, level);
   }
@@ -119,11 +113,10 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   connection.principal = principal;
   connection.keepAliveMs = keepAlive * 1000;
   // A second connection with this identifier takes over: the first is closed [MQTT-3.1.4-2].
-  engine.clientSessions.attach(clientId, connection);
+  engine.clientConnections.attach(clientId, connection);
 
   // The session: 3.1.1 clean session 0 keeps it without end; MQTT 5 keeps it Session Expiry
   // Interval seconds after the connection [MQTT-3.1.2-4 … MQTT-3.1.2-6, MQTT 5 §3.1.2.11.2].
-  const core = connection.broker.core;
   const expiryInterval = v5 ? connection.sessionExpiryInterval : packet.clean ? 0 : SESSION_NEVER_EXPIRES;
   const { session, present } = core.openSession(clientId, principal, { cleanStart: packet.clean !== false, expiryInterval, kind: 'mqtt' }, connection);
   connection.session = session;
