@@ -84,8 +84,9 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
     // Every topic is authorized in the handler, before anything is stored.
     access: 'authenticated',
     handler: async (params, ctx) => {
-      // Published as a client name: the caller must be allowed to use it (as an MQTT CONNECT is).
-      if (params.clientName !== undefined) engine.authorize(ctx, 'mq.connect', { kind: 'client', clientName: params.clientName });
+      // Published as a client name: the caller must be allowed to use it as an MQTT CONNECT is
+      // (another account's session also needs mq.takeover: its statistics and No Local follow).
+      if (params.clientName !== undefined) core.authorizeSession(ctx, params.clientName);
       const now = engine.clock.now();
       const messages: CoreMessage[] = params.messages.map((m, i) => {
         // `$SYS/...` is the broker's own (never stored: CONTRACT).

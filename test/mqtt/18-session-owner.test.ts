@@ -10,8 +10,8 @@ import mqtt, { type IClientOptions } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { startServer, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
-import { login, ok, send } from '../actions/action-client';
-import { MQ_PLUGINS, mq } from '../actions/mq/mq-client';
+import { fails, login, ok, send } from '../actions/action-client';
+import { MQ_PLUGINS, mq, storedCount } from '../actions/mq/mq-client';
 import { MQTT_PORTS, brokerUrl } from './mqtt-helpers';
 import { closeClient, dropClient, openClient, publishOk, rawSession, rawSubscribe, subscribeOk, uniqueName, type Client } from './session-helpers';
 
@@ -29,6 +29,8 @@ const ALICE = { username: 'alice', password: 'alice-password' };
 const BOB = { username: 'bob', password: 'bob-password' };
 /** Allowed what alice is, and `mq.takeover` too. */
 const CAROL = { username: 'carol', password: 'carol-password' };
+/** Allowed what alice is (mq.connect on every client id), without `mq.takeover`. */
+const DAVE = { username: 'dave', password: 'dave-password' };
 
 const LEVELS = [4, 5] as const;
 const NOT_AUTHORIZED = { 4: 0x05, 5: 0x87 } as const;
@@ -77,6 +79,7 @@ describe('mqtt 18: a persistent session belongs to its account, connected or not
     await server.engine.accounts.create(ALICE.username, ALICE.password, ['sensors']);
     await server.engine.accounts.create(BOB.username, BOB.password, ['reader']);
     await server.engine.accounts.create(CAROL.username, CAROL.password, ['sensors', 'takers']);
+    await server.engine.accounts.create(DAVE.username, DAVE.password, ['sensors']);
   });
 
   after(async () => {
@@ -261,6 +264,19 @@ describe('mqtt 18: a persistent session belongs to its account, connected or not
       await publishOk(publisher.client, topic, 'p2', { qos: 1 });
       await alice.inbox.waitForPayload('p2');
       await closeClient(alice);
+    });
+
+    it("publishMessagesToMq as another account's session (clientName) is refused without mq.takeover, and nothing is stored", async () => {
+      const clientId = uniqueName('posed');
+      const topic = `owned/${clientId}`;
+      await offlineSessionWithQueue(clientId, topic, 4, []);
+      const publish = (token: string) => mq('publishMessagesToMq', token, { clientName: clientId, topic, messages: [{ payload: { posedAs: clientId } }] });
+      await fails(server, publish(await login(server, DAVE.username, DAVE.password)), 12030);
+      assert.equal(storedCount(server, topic), 0, 'dave stored nothing as alice');
+      // The owner, and an account with mq.takeover, may publish as it.
+      await ok(server, publish(await login(server, ALICE.username, ALICE.password)));
+      await ok(server, publish(await login(server, CAROL.username, CAROL.password)));
+      assert.equal(storedCount(server, topic), 2);
     });
 
     it('with mq.takeover the actions reach another account\'s session', async () => {
