@@ -40,7 +40,7 @@ export const BUILTIN_ROLES: readonly Role[] = Object.freeze([
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** What a resource pattern may look like (docs/roles.md): a typo must not make a deny match nothing. */
-const RESOURCE_PATTERN = /^(\*|system|(database|table|topic|client|account|role):.+)$/;
+const RESOURCE_PATTERN = /^(\*|system|table:(\*|.+\/[^/]+)|(database|topic|client|account|role):.+)$/;
 
 /** Throws INVALID_PARAMETER naming the first resource pattern of `grants` that names no kind of resource. */
 export function checkResourcePatterns(grants: readonly Grant[] | undefined, param: string): void {
@@ -48,7 +48,7 @@ export function checkResourcePatterns(grants: readonly Grant[] | undefined, para
     if (!RESOURCE_PATTERN.test(resource)) {
       throw new EngineError('INVALID_PARAMETER', {
         param: `${param}[${i}].resources[${j}]`,
-        reason: `"${resource}" is not a resource pattern: use *, system, database:<db>, table:<db>/<table>, topic:<filter>, client:<name>, account:<name> or role:<name>`,
+        reason: `"${resource}" is not a resource pattern: use *, system, database:<db>, table:<db>/<table> (or table:*), topic:<filter>, client:<name>, account:<name> or role:<name>`,
       });
     }
   }));
