@@ -8,8 +8,11 @@ import type { Resource } from '../bus/command';
 import type { StoragePort } from '../storage/storage-port';
 import type { AliasResolver } from './resource-aliases';
 
-/** Every integration table's name starts so (CONTRACT naming, docs/storage.md): other tables need no lookup. */
-const INTEGRATION_TABLE_PREFIX = 'mqtt_msg_';
+/**
+ * Every integration table's name starts with `mqtt_msg_` (CONTRACT naming, docs/storage.md): other
+ * tables need no lookup. Names are case-insensitive: a table named in capitals is the same table.
+ */
+const INTEGRATION_TABLE_NAME = /^mqtt_msg_/i;
 
 export function topicTableAliases(storage: StoragePort): AliasResolver {
   const log = storage.messageLog;
@@ -18,8 +21,7 @@ export function topicTableAliases(storage: StoragePort): AliasResolver {
       const entry = log.getTopic(resource.topic);
       return entry ? { kind: 'table', database: entry.database, table: entry.table } : undefined;
     }
-    // Names are case-insensitive: a resource named in capitals is the same table.
-    if (resource.kind !== 'table' || !resource.table.toLowerCase().startsWith(INTEGRATION_TABLE_PREFIX)) return undefined;
+    if (resource.kind !== 'table' || !INTEGRATION_TABLE_NAME.test(resource.table)) return undefined;
     let topic: string | null;
     try {
       topic = storage.getTable(resource.database, resource.table).topic;

@@ -56,6 +56,7 @@ describe('a topic and its integration table are one resource', function () {
     try {
       for (const topic of ['b/secret', 'b/x', 'b/y', 'a/open']) await publish(publisher, topic, JSON.stringify({ topic }), { qos: 1 });
       await publish(publisher, 'b/del', 'kept', { qos: 1, retain: true });
+      await publish(publisher, 'b/x', 'retained secret', { qos: 1, retain: true });
     } finally {
       await closeClients(publisher);
     }
@@ -113,12 +114,23 @@ describe('a topic and its integration table are one resource', function () {
       const topics = await actionOk(server, mq('listTopics', noB));
       assert.deepEqual(topics.topics.map((t: any) => t.topic).filter((topic: string) => topic.startsWith('b/')), []);
     });
+
+    it('leaves the topics out of the explorer\'s reads: browseTopics and listRetainedMessages', async function () {
+      const tree = await actionOk(server, mq('browseTopics', noB));
+      assert.deepEqual(tree.nodes.map((node: any) => node.name).filter((name: string) => name === 'b'), []);
+      assert.ok(tree.nodes.some((node: any) => node.name === 'a'));
+      const retained = await actionOk(server, mq('listRetainedMessages', noB, { topicFilter: 'b/#' }));
+      assert.equal(retained.total, 0);
+      assert.equal((await actionOk(server, mq('listRetainedMessages', noTable, { topicFilter: 'b/#' }))).total, 1, 'b/del only: b/x is denied to notable by its table name');
+    });
   });
 
   describe('a deny on the table holds for its topic', function () {
     it('refuses getMessagesFromMqTopic by table name and by topic', async function () {
       await actionFails(server, mq('getMessagesFromMqTopic', noTable, { tableName: 'mqtt_msg_b_x' }), 12030);
       await actionFails(server, mq('getMessagesFromMqTopic', noTable, { topic: 'b/x' }), 12030);
+      await actionFails(server, mq('describeTopics', noTable, { topics: ['b/x'] }), 12030);
+      await actionFails(server, mq('publishMessagesToMq', noTable, { tableName: 'mqtt_msg_b_x', messages: [{ payload: 1 }] }), 12030);
       const other = await actionOk(server, mq('getMessagesFromMqTopic', noTable, { topic: 'b/y' }));
       assert.equal(other.messages.length, 1);
     });
