@@ -59,6 +59,8 @@ export class RoleCatalog {
   private readonly stored = new Map<string, Role>();
   private store?: InternalStore<Role>;
   private readonly listeners: Array<() => void> = [];
+  /** Whether some role denies by a table pattern (see deniesByTableName); undefined: not known since the last change. */
+  private tableDenies?: boolean;
 
   constructor(declared: readonly RoleSetting[] = []) {
     for (const role of BUILTIN_ROLES) this.fixed.set(role.name, role);
@@ -71,6 +73,7 @@ export class RoleCatalog {
 
   open(store: InternalStore<Role>): void {
     this.store = store;
+    this.tableDenies = undefined;
     for (const [name, role] of store.entries()) if (!this.fixed.has(name)) this.stored.set(name, role);
   }
 
@@ -92,6 +95,16 @@ export class RoleCatalog {
 
   list(): Role[] {
     return [...this.fixed.values(), ...this.stored.values()];
+  }
+
+  /**
+   * Whether any role denies something by a `table:` pattern. Only such a deny can refuse a topic by
+   * its integration table's name (kernel/auth/resource-aliases.ts): while none exists, a topic
+   * getting its table changes no decision, and caches need not be dropped.
+   */
+  get deniesByTableName(): boolean {
+    this.tableDenies ??= this.list().some((role) => role.denies?.some((deny) => deny.resources.some((resource) => resource.startsWith('table:'))) ?? false);
+    return this.tableDenies;
   }
 
   async create(role: Role): Promise<Role> {
@@ -134,6 +147,7 @@ export class RoleCatalog {
   }
 
   private changed(): void {
+    this.tableDenies = undefined;
     for (const listener of this.listeners) listener();
   }
 }

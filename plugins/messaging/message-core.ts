@@ -398,13 +398,14 @@ export class MessageCore {
 
   /**
    * A new topic gives its integration table's name to authorization (kernel/auth/resource-aliases.ts):
-   * decisions cached while it had none (a publish that created it) are void. Once per batch.
+   * decisions cached while it had none (a publish that created it) are void when a role denies by
+   * a table name. Once per batch.
    */
   private noteNewTopics(): void {
     const topics = this.messageLog.topicCount();
     if (topics === this.knownTopics) return;
     this.knownTopics = topics;
-    this.rolesGeneration++;
+    if (this.engine.roles.deniesByTableName) this.rolesGeneration++;
   }
 
   /** Forgets a topic's retained message (an operator's delete); false when it had none. */

@@ -106,6 +106,17 @@ describe('kernel/auth/authorize', () => {
     assert.ok(isAllowed(catalog, who('tables'), 'record.get', view), 'without aliases the table is decided on its own name');
   });
 
+  it('tells whether any role denies by a table name (caches of topic decisions depend on it)', async () => {
+    const catalog = new RoleCatalog([{ name: 'topics_only', grants: [], denies: [{ commands: ['*'], resources: ['topic:b/#'] }] }]);
+    const map = new Map();
+    catalog.open({ get: (k) => map.get(k), put: async (k, v) => { map.set(k, v); }, remove: async (k) => map.delete(k), entries: () => map.entries() });
+    assert.equal(catalog.deniesByTableName, false);
+    await catalog.create({ name: 'no_table', grants: [], denies: [{ commands: ['record.get'], resources: ['table:main/mqtt_msg_b_x'] }] });
+    assert.equal(catalog.deniesByTableName, true);
+    await catalog.delete('no_table');
+    assert.equal(catalog.deniesByTableName, false);
+  });
+
   it('sees stored roles and their changes at once', async () => {
     const catalog = new RoleCatalog();
     const map = new Map();
