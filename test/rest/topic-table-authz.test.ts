@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
-import { startServer } from '../helpers/server';
+import { startServer, tempDataDir } from '../helpers/server';
 import { MQTT_PORTS } from '../mqtt/mqtt-helpers';
 import { closeClients, connectClient, connectWithInbox, publish, subscribe, PUBSUB_WITH_TABLES_PLUGINS } from '../mqtt/pubsub-helpers';
 import { admin, db, fails as actionFails, login, ok as actionOk } from '../actions/action-client';
@@ -240,5 +240,44 @@ describe('a topic and its integration table are one resource', function () {
       assert.equal((await actionOk(server, mq('listRetainedMessages', root, { topicFilter: 'c/gone' }))).total, 0);
       assert.ok(!ok(await rest.get('/table/main'))._tables.includes('plain_gone'));
     });
+  });
+});
+
+describe('a topic deleted through its table stays deleted across a restart', function () {
+  this.timeout(60_000);
+
+  it('no retained message comes back to a new subscriber after DELETE /table and a restart', async function () {
+    const dataDir = tempDataDir('engine-topic-table');
+    const settings = { plugins: PUBSUB_WITH_TABLES_PLUGINS, ...MQTT_PORTS, data_dir: dataDir };
+    const first = await startServer(settings);
+    try {
+      const publisher = await connectClient(first);
+      try {
+        await publish(publisher, 'r/kept', 'stays', { qos: 1, retain: true });
+        await publish(publisher, 'r/gone', 'retained', { qos: 1, retain: true });
+      } finally {
+        await closeClients(publisher);
+      }
+      ok(await restClient(first.http).del('/table/main/mqtt_msg_r_gone'));
+    } finally {
+      await first.close({ keepData: true });
+    }
+    const second = await startServer(settings);
+    try {
+      const retained = await actionOk(second, mq('listRetainedMessages', await login(second), { topicFilter: 'r/#' }));
+      assert.equal(retained.messages.map((m: any) => m.topic).join(), 'r/kept');
+      assert.equal(retained.total, 1, 'no retained pointer is left for r/gone');
+      const { client, inbox } = await connectWithInbox(second);
+      const publisher = await connectClient(second);
+      try {
+        await subscribe(client, 'r/gone', { qos: 1 });
+        await publish(publisher, 'r/gone', 'marker', { qos: 1 });
+        assert.deepEqual((await inbox.before('r/gone')).map((m) => m.payload.toString()), []);
+      } finally {
+        await closeClients(client, publisher);
+      }
+    } finally {
+      await second.close();
+    }
   });
 });
