@@ -12,7 +12,7 @@ import { closeClients, connectClient, connectWithInbox, publish, subscribe, PUBS
 import { admin, db, fails as actionFails, login, ok as actionOk } from '../actions/action-client';
 import { mq } from '../actions/mq/mq-client';
 import { publishCode } from '../mqtt/session-helpers';
-import { fails, ok, restClient, type Auth, type RestClient } from './rest-client';
+import { fails, ok, restClient, startRestServer, type Auth, type RestClient } from './rest-client';
 
 const NO_B: Auth = ['nob', 'nob-password-1'];
 const NO_TABLE: Auth = ['notable', 'notable-password-1'];
@@ -278,6 +278,28 @@ describe('a topic deleted through its table stays deleted across a restart', fun
       }
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('a topic and its table are one resource without the message core too', function () {
+  it('a REST-only server (no messaging plugin) refuses a topic-denied account its table, and hides it', async function () {
+    const server = await startRestServer();
+    try {
+      const log = server.engine.need('storage').messageLog;
+      const message = {
+        createTs: '2024-01-01T00:00:00.000', payload: { type: 'string' as const, value: 'secret' }, qos: 0, retain: false, contentType: null,
+        correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null, payloadFormat: null, publisher: null,
+      };
+      const [id] = await log.append([{ topic: 'b/secret', message }]);
+      await server.engine.roles.create({ name: 'no_b', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['*'], resources: ['topic:b/#'] }] });
+      await server.engine.accounts.create(NO_B![0], NO_B![1], ['no_b']);
+      const rest = restClient(server.http);
+      fails(await rest.get(`/record/main/mqtt_msg_b_secret/${id}`, NO_B), 403, 12030);
+      assert.deepEqual(ok(await rest.get('/table/main', NO_B))._tables, []);
+      assert.deepEqual(ok(await rest.get('/table/main'))._tables, ['mqtt_msg_b_secret']);
+    } finally {
+      await server.close();
     }
   });
 });
