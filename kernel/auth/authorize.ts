@@ -118,9 +118,18 @@ function aliasAllows(roles: RoleCatalog, principal: Principal, command: string, 
   return true;
 }
 
+/** The other name the decision must check, if any. */
+function otherName(roles: RoleCatalog, resource: Resource, aliases: ResourceAliases | undefined): Resource | undefined {
+  if (!aliases) return undefined;
+  // Named as a topic, only a deny by a table name can refuse it: while no role has one (the
+  // usual case), MQTT decisions look nothing up.
+  if (resource.kind === 'topic' && !roles.deniesByTableName) return undefined;
+  return aliases.aliasOf(resource);
+}
+
 export function isAllowed(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): boolean {
   if (!allowedByName(roles, principal, command, resource)) return false;
-  return aliasAllows(roles, principal, command, resource, aliases?.aliasOf(resource));
+  return aliasAllows(roles, principal, command, resource, otherName(roles, resource, aliases));
 }
 
 /**
@@ -130,7 +139,7 @@ export function isAllowed(roles: RoleCatalog, principal: Principal, command: str
  */
 export function isDenied(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): boolean {
   if (deniedByName(roles, principal, command, resource)) return true;
-  return !aliasAllows(roles, principal, command, resource, aliases?.aliasOf(resource));
+  return !aliasAllows(roles, principal, command, resource, otherName(roles, resource, aliases));
 }
 
 export function authorize(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): void {
