@@ -8,11 +8,13 @@ import { EngineError } from './errors';
 import { CommandBus } from './bus/command-bus';
 import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
-import { authorize, isAllowed } from './auth/authorize';
+import { authorize, isAllowed, isDenied } from './auth/authorize';
 import { LoginGuard } from './auth/login-guard';
 import { LoginThrottle } from './auth/login-throttle';
 import { LoopbackRule } from './auth/loopback-rule';
 import { PasswordHasher } from './auth/password-hasher';
+import { ResourceAliases } from './auth/resource-aliases';
+import { topicTableAliases } from './auth/topic-table-aliases';
 import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
@@ -52,6 +54,8 @@ export class Engine {
   readonly settings: Readonly<Settings>;
   readonly log: Logger;
   readonly roles: RoleCatalog;
+  /** Other names of resources (a topic's integration table), which the decision checks too. */
+  readonly resourceAliases = new ResourceAliases();
   readonly accounts: Accounts;
   /** The bounded pool every password hash and check runs in. */
   readonly passwordHasher: PasswordHasher;
@@ -155,12 +159,20 @@ export class Engine {
 
   /** The one authorization decision (kernel/auth/authorize.ts); throws NOT_AUTHORIZED. */
   authorize(ctx: CommandContext, command: string, resource: Resource): void {
-    authorize(this.roles, ctx.principal, command, resource);
+    authorize(this.roles, ctx.principal, command, resource, this.resourceAliases);
   }
 
   /** The same decision as a boolean, for filtering lists (no error built per refused item). */
   allows(ctx: CommandContext, command: string, resource: Resource): boolean {
-    return isAllowed(this.roles, ctx.principal, command, resource);
+    return isAllowed(this.roles, ctx.principal, command, resource, this.resourceAliases);
+  }
+
+  /**
+   * Whether a listing granted on a container (a database's tables) leaves this item out: a role
+   * denies `command` on it, or its other name may not be used so (kernel/auth/authorize.ts isDenied).
+   */
+  hides(ctx: CommandContext, command: string, resource: Resource): boolean {
+    return isDenied(this.roles, ctx.principal, command, resource, this.resourceAliases);
   }
 
   async close(): Promise<void> {
@@ -213,6 +225,8 @@ export class Engine {
   private async openCatalogs(): Promise<void> {
     const storage = this.services.has('storage') ? this.need('storage') : undefined;
     if (!storage) this.log.warn('no storage plugin is loaded: accounts and roles live in memory only');
+    // A topic's integration table and the topic are one resource to the decision (docs/roles.md).
+    if (storage) this.resourceAliases.register(topicTableAliases(storage));
     this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
     await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
     this.roles.onChange(() => this.log.info('roles changed'));

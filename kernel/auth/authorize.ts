@@ -1,10 +1,16 @@
 /**
  * The one authorization decision, for every protocol: may this principal run this command on
  * this resource? Denies of any held role win; then any grant allows.
+ *
+ * A resource with two names (a topic and its integration table: resource-aliases.ts) is decided on
+ * both: named as a table, the command must also be allowed on the topic (the table is a view of
+ * the topic's messages); named as a topic, no role may deny the matching table commands on its
+ * table. Either way a deny on either name holds (docs/roles.md, "One resource, two names").
  */
 import { EngineError } from '../errors';
 import type { Resource } from '../bus/command';
 import type { Principal } from './principal';
+import { tableCommandsOf, topicCommandOf, type ResourceAliases } from './resource-aliases';
 import type { Grant, RoleCatalog } from './roles';
 import { filterCovers } from './topic-filter';
 
@@ -21,11 +27,14 @@ export function resourceKey(resource: Resource): string {
 }
 
 const globCache = new Map<string, RegExp>();
-function glob(pattern: string): RegExp {
-  let regex = globCache.get(pattern);
+/** `*` matches any run of characters; with `withinName`, never a `/` (one database or table name). */
+function glob(pattern: string, withinName = false): RegExp {
+  const cacheKey = withinName ? `/${pattern}` : pattern;
+  let regex = globCache.get(cacheKey);
   if (!regex) {
-    regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
-    globCache.set(pattern, regex);
+    const any = withinName ? '[^/]*' : '.*';
+    regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join(any)}$`, 'i');
+    globCache.set(cacheKey, regex);
   }
   return regex;
 }
@@ -33,6 +42,18 @@ function glob(pattern: string): RegExp {
 function commandMatches(patterns: readonly string[], command: string): boolean {
   for (const pattern of patterns) if (pattern === '*' || pattern === command || glob(pattern).test(command)) return true;
   return false;
+}
+
+/**
+ * `table:<db>/<table>` (split at its last `/`: a table name never holds one) matches each part on
+ * its own, a `*` staying within its part, so `table:main/*` never reaches a database `main/x` an
+ * older release let someone create; `table:*` is every table.
+ */
+function tableMatches(pattern: string, database: string, table: string): boolean {
+  if (pattern === 'table:*') return true;
+  const slash = pattern.lastIndexOf('/');
+  if (slash < 0) return false;
+  return glob(pattern.slice('table:'.length, slash), true).test(database) && glob(pattern.slice(slash + 1), true).test(table);
 }
 
 function resourceMatches(patterns: readonly string[], resource: Resource, key: string): boolean {
@@ -43,6 +64,14 @@ function resourceMatches(patterns: readonly string[], resource: Resource, key: s
       // merely overlaps a denied topic is granted, and that topic's messages are withheld at
       // delivery (CONTRACT "MQTT"; the message core asks per topic).
       if (filterCovers(pattern.slice('topic:'.length), resource.topic)) return true;
+      continue;
+    }
+    if (resource.kind === 'table') {
+      if (pattern.startsWith('table:') && tableMatches(pattern, resource.database, resource.table)) return true;
+      continue;
+    }
+    if (resource.kind === 'database') {
+      if (pattern.startsWith('database:') && glob(pattern.slice('database:'.length), true).test(resource.database)) return true;
       continue;
     }
     if (glob(pattern).test(key)) return true;
@@ -58,7 +87,8 @@ function anyMatch(grants: readonly Grant[] | undefined, command: string, resourc
   return false;
 }
 
-export function isAllowed(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): boolean {
+/** The decision on one name of a resource. */
+function allowedByName(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): boolean {
   const key = resourceKey(resource);
   let granted = false;
   for (const name of principal.roles) {
@@ -70,11 +100,8 @@ export function isAllowed(roles: RoleCatalog, principal: Principal, command: str
   return granted;
 }
 
-/**
- * true when a role the principal holds denies `command` on `resource`, whatever it grants: a
- * listing granted on a database leaves out the tables a role denies (`table.list` on them).
- */
-export function isDenied(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): boolean {
+/** Does a role the principal holds deny `command` on this name of a resource? */
+function deniedByName(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): boolean {
   const key = resourceKey(resource);
   for (const name of principal.roles) {
     const role = roles.get(name);
@@ -83,8 +110,40 @@ export function isDenied(roles: RoleCatalog, principal: Principal, command: stri
   return false;
 }
 
-export function authorize(roles: RoleCatalog, principal: Principal, command: string, resource: Resource): void {
-  if (!isAllowed(roles, principal, command, resource)) {
+/** What the other name of a resource requires (see the top of this file); true when it has none. */
+function aliasAllows(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, alias: Resource | undefined): boolean {
+  if (!alias) return true;
+  if (resource.kind === 'table') return allowedByName(roles, principal, topicCommandOf(command), alias);
+  for (const tableCommand of tableCommandsOf(command)) if (deniedByName(roles, principal, tableCommand, alias)) return false;
+  return true;
+}
+
+/** The other name the decision must check, if any. */
+function otherName(roles: RoleCatalog, resource: Resource, aliases: ResourceAliases | undefined): Resource | undefined {
+  if (!aliases) return undefined;
+  // Named as a topic, only a deny by a table name can refuse it: while no role has one (the
+  // usual case), MQTT decisions look nothing up.
+  if (resource.kind === 'topic' && !roles.deniesByTableName) return undefined;
+  return aliases.aliasOf(resource);
+}
+
+export function isAllowed(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): boolean {
+  if (!allowedByName(roles, principal, command, resource)) return false;
+  return aliasAllows(roles, principal, command, resource, otherName(roles, resource, aliases));
+}
+
+/**
+ * true when the principal may not see `resource` in a listing it was granted on the container (a
+ * database's tables): a role denies `command` on it, or it has another name that the principal may
+ * not use with the matching command (a topic's table is listed only to who may list the topic).
+ */
+export function isDenied(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): boolean {
+  if (deniedByName(roles, principal, command, resource)) return true;
+  return !aliasAllows(roles, principal, command, resource, otherName(roles, resource, aliases));
+}
+
+export function authorize(roles: RoleCatalog, principal: Principal, command: string, resource: Resource, aliases?: ResourceAliases): void {
+  if (!isAllowed(roles, principal, command, resource, aliases)) {
     throw new EngineError('NOT_AUTHORIZED', { account: principal.account, command, resource: resourceKey(resource) });
   }
 }

@@ -40,7 +40,7 @@ export const BUILTIN_ROLES: readonly Role[] = Object.freeze([
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** What a resource pattern may look like (docs/roles.md): a typo must not make a deny match nothing. */
-const RESOURCE_PATTERN = /^(\*|system|(database|table|topic|client|account|role):.+)$/;
+const RESOURCE_PATTERN = /^(\*|system|table:(\*|.+\/[^/]+)|(database|topic|client|account|role):.+)$/;
 
 /** Throws INVALID_PARAMETER naming the first resource pattern of `grants` that names no kind of resource. */
 export function checkResourcePatterns(grants: readonly Grant[] | undefined, param: string): void {
@@ -48,7 +48,7 @@ export function checkResourcePatterns(grants: readonly Grant[] | undefined, para
     if (!RESOURCE_PATTERN.test(resource)) {
       throw new EngineError('INVALID_PARAMETER', {
         param: `${param}[${i}].resources[${j}]`,
-        reason: `"${resource}" is not a resource pattern: use *, system, database:<db>, table:<db>/<table>, topic:<filter>, client:<name>, account:<name> or role:<name>`,
+        reason: `"${resource}" is not a resource pattern: use *, system, database:<db>, table:<db>/<table> (or table:*), topic:<filter>, client:<name>, account:<name> or role:<name>`,
       });
     }
   }));
@@ -59,6 +59,8 @@ export class RoleCatalog {
   private readonly stored = new Map<string, Role>();
   private store?: InternalStore<Role>;
   private readonly listeners: Array<() => void> = [];
+  /** Whether some role denies by a table pattern (see deniesByTableName); undefined: not known since the last change. */
+  private tableDenies?: boolean;
 
   constructor(declared: readonly RoleSetting[] = []) {
     for (const role of BUILTIN_ROLES) this.fixed.set(role.name, role);
@@ -71,6 +73,7 @@ export class RoleCatalog {
 
   open(store: InternalStore<Role>): void {
     this.store = store;
+    this.tableDenies = undefined;
     for (const [name, role] of store.entries()) if (!this.fixed.has(name)) this.stored.set(name, role);
   }
 
@@ -92,6 +95,16 @@ export class RoleCatalog {
 
   list(): Role[] {
     return [...this.fixed.values(), ...this.stored.values()];
+  }
+
+  /**
+   * Whether any role denies something by a `table:` pattern. Only such a deny can refuse a topic by
+   * its integration table's name (kernel/auth/resource-aliases.ts): while none exists, a topic
+   * getting its table changes no decision, and caches need not be dropped.
+   */
+  get deniesByTableName(): boolean {
+    this.tableDenies ??= this.list().some((role) => role.denies?.some((deny) => deny.resources.some((resource) => resource.startsWith('table:'))) ?? false);
+    return this.tableDenies;
   }
 
   async create(role: Role): Promise<Role> {
@@ -134,6 +147,7 @@ export class RoleCatalog {
   }
 
   private changed(): void {
+    this.tableDenies = undefined;
     for (const listener of this.listeners) listener();
   }
 }

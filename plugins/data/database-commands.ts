@@ -1,6 +1,7 @@
 /** database.create / database.list / database.delete */
 import type { DatabaseListResult, DatabaseParams } from './command-types';
 import { lower, type DataContext } from './data-context';
+import { checkNewDatabaseName } from './database-name';
 import { databaseParams } from './schemas';
 
 export interface DatabaseResult { database: string }
@@ -14,6 +15,7 @@ export function registerDatabaseCommands(data: DataContext): void {
     params: databaseParams,
     resource: (p) => ({ kind: 'database', database: lower(p.database) }),
     handler: async ({ database }) => {
+      checkNewDatabaseName(database);
       const name = lower(database);
       await data.storage().createDatabase(name);
       return { database: name };

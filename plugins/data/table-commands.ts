@@ -1,6 +1,5 @@
 /** table.create / table.list / table.describe / table.delete / table.alter */
 import type { CommandContext, Resource } from '../../kernel/bus/command';
-import { isAllowed, isDenied } from '../../kernel/auth/authorize';
 import { EngineError } from '../../kernel/errors';
 import type { ColumnDefinition } from '../../kernel/storage/types';
 import { normalizeColumn } from './values/column-types';
@@ -14,6 +13,9 @@ import { resolveFormat } from './record-codec';
 import { databaseParams, formatSchema, inTable, nameSchema, namesSchema } from './schemas';
 
 export interface TableDeleteResult { tables: string[] }
+
+/** The message core's command deleting a topic with its integration table (plugins/messaging). */
+const TOPIC_DELETE = 'topic.delete';
 
 /**
  * Raw column objects → definitions (plugins/data/values/column-types normalizeColumn). `defaultValue`
@@ -84,7 +86,7 @@ export function registerTableCommands(data: DataContext): void {
     handler: (p, ctx) => {
       const database = lower(p.database);
       const tables = data.storage().listTables(database);
-      return { tables: tables.filter((table) => !isDenied(engine.roles, ctx.principal, 'table.list', { kind: 'table', database, table })) };
+      return { tables: tables.filter((table) => !engine.hides(ctx, 'table.list', { kind: 'table', database, table })) };
     },
   });
 
@@ -106,7 +108,7 @@ export function registerTableCommands(data: DataContext): void {
         authorizeRest(ctx, 'table.describe', database, names);
       } else {
         // All tables: the bus checked the database; a table the caller may not describe is left out.
-        names = storage.listTables(database).filter((table) => isAllowed(engine.roles, ctx.principal, 'table.describe', { kind: 'table', database, table }));
+        names = storage.listTables(database).filter((table) => engine.allows(ctx, 'table.describe', { kind: 'table', database, table }));
       }
       return { tables: names.map((name) => storage.getTable(database, name)) };
     },
@@ -114,7 +116,7 @@ export function registerTableCommands(data: DataContext): void {
 
   bus.register<TableDeleteParams, TableDeleteResult>({
     name: 'table.delete',
-    summary: 'Delete tables and their data: all or none.',
+    summary: "Delete tables and their data (a topic's integration table: the topic, through the message core's topic.delete).",
     params: {
       type: 'object',
       required: ['database', 'tables'],
@@ -125,7 +127,16 @@ export function registerTableCommands(data: DataContext): void {
       const database = lower(p.database);
       const names = [...new Set(p.tables.map(lower))];
       authorizeRest(ctx, 'table.delete', database, names);
-      await data.storage().deleteTables(database, names);
+      const storage = data.storage();
+      // Every table must exist before anything is deleted (TABLE_NOT_FOUND deletes nothing).
+      const topics = names.map((name) => storage.getTable(database, name).topic);
+      // A topic's integration table is the topic: the message core deletes it, so its retained
+      // message, its sessions' deliveries and its counts go with it (docs/roles.md). Without a
+      // message core (no messaging plugin loaded) the store deletes it like any table.
+      const viaCore = engine.bus.has(TOPIC_DELETE);
+      const direct = names.filter((_, i) => topics[i] === null || !viaCore);
+      if (direct.length > 0) await storage.deleteTables(database, direct);
+      if (viaCore) for (const topic of topics) if (topic !== null) await engine.bus.execute(TOPIC_DELETE, { topic }, ctx);
       for (const name of names) data.cursors.closeTable(database, name);
       return { tables: names };
     },

@@ -19,6 +19,7 @@ import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from './subscription-tree';
 import { TopicCounts } from './topic-counts';
+import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from './lower-bound';
 import { sessionFor, visible } from './session-commands';
 
@@ -55,9 +56,10 @@ export interface Overview {
   busiestTopics: Array<{ topic: string; messagesPerSecond: number }>;
 }
 
-export function registerExploreCommands(engine: Engine, core: MessageCore): void {
+export function registerExploreCommands(engine: Engine, core: MessageCore, deletions: { onDeleted(listener: TopicDeletedListener): void }): void {
   const bus = engine.bus;
   const counts = new TopicCounts(engine.need('storage').messageLog, core.activity);
+  deletions.onDeleted((topic) => counts.forget(topic));
   const rates = new RateSampler();
   const mayList = (ctx: CommandContext, topic: string): boolean => core.allowed(ctx.principal, 'topic.list', topic);
   // Once someone watches, every topic is counted in the background (10 ms steps), so the first

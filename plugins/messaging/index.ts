@@ -2,8 +2,8 @@
  * plugins/messaging: the message core (docs/message-core.md) over the message log
  * (`engine.need('storage').messageLog`): subscription tree, router, retained store and client
  * sessions, shared by the MQTT broker and the mq actions; the `mq.publish` command (the one
- * publish path of the actions and plugins) and `mq.retrieve`, the stateless read of one topic's
- * messages (getMessagesFromMqTopic).
+ * publish path of the actions and plugins), `mq.retrieve`, the stateless read of one topic's
+ * messages (getMessagesFromMqTopic), and `topic.delete` (topic-deletion.ts).
  */
 import { definePlugin } from '../../kernel/plugin';
 import { MessageCore } from './message-core';
@@ -11,6 +11,7 @@ import { registerPublishCommand } from './publish-command';
 import { registerRetrieveCommand } from './retrieve';
 import { registerSessionCommands } from './session-commands';
 import { registerExploreCommands } from './explore-commands';
+import { registerTopicDeletion } from './topic-deletion';
 import { startRetention, type TopicRetention } from './retention';
 import { SysTopics } from './sys-topics';
 
@@ -30,7 +31,7 @@ export default definePlugin({
     engine.provide('messaging', core);
     registerPublishCommand(engine, core);
     registerSessionCommands(engine, core);
-    registerExploreCommands(engine, core);
+    registerExploreCommands(engine, core, registerTopicDeletion(engine, core));
     core.load();
     const sys = new SysTopics(core);
     engine.onStart(() => sys.start());

@@ -149,6 +149,8 @@ export class MessageCore {
   private closed = false;
   /** The sequence up to which retained pointers are durable (see replayRetained). */
   private retainedCheckpoint = 0;
+  /** Topics the log held at the last routed batch (see noteNewTopics). */
+  private knownTopics = -1;
 
   constructor(readonly engine: Engine) {
     this.log = engine.log.child({ plugin: 'messaging' });
@@ -363,6 +365,7 @@ export class MessageCore {
   }
 
   private durable(messages: CoreMessage[], origins?: ReadonlyArray<PublishOrigin | null>): void {
+    this.noteNewTopics();
     this.slowTargetSeen = false;
     this.routeTime = this.engine.clock.now();
     const recent = this.recent;
@@ -380,6 +383,18 @@ export class MessageCore {
     } else {
       this.resumePublishers();
     }
+  }
+
+  /**
+   * A new topic gives its integration table's name to authorization (kernel/auth/resource-aliases.ts):
+   * decisions cached while it had none (a publish that created it) are void when a role denies by
+   * a table name. Once per batch.
+   */
+  private noteNewTopics(): void {
+    const topics = this.messageLog.topicCount();
+    if (topics === this.knownTopics) return;
+    this.knownTopics = topics;
+    if (this.engine.roles.deniesByTableName) this.rolesGeneration++;
   }
 
   /** Forgets a topic's retained message (an operator's delete); false when it had none. */

@@ -88,11 +88,16 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
       // (another account's session also needs mq.takeover: its statistics and No Local follow).
       if (params.clientName !== undefined) core.authorizeSession(ctx, params.clientName);
       const now = engine.clock.now();
+      // Decided once per topic of the call (each decision checks the topic's table name too).
+      const authorized = new Set<string>();
       const messages: CoreMessage[] = params.messages.map((m, i) => {
         // `$SYS/...` is the broker's own (never stored: CONTRACT).
         const problem = m.topic.startsWith('$SYS/') || m.topic === '$SYS' ? 'the $SYS topics are the broker\'s own' : topicNameProblem(m.topic);
         if (problem) throw new EngineError('INVALID_TOPIC', { topic: m.topic, reason: problem, param: `messages[${i}].topic` });
-        engine.authorize(ctx, PUBLISH_COMMAND, { kind: 'topic', topic: m.topic });
+        if (!authorized.has(m.topic)) {
+          engine.authorize(ctx, PUBLISH_COMMAND, { kind: 'topic', topic: m.topic });
+          authorized.add(m.topic);
+        }
         const payload = Buffer.from(m.payload, m.payloadEncoding === 'base64' ? 'base64' : 'utf8');
         // A payload said to be UTF-8 must be (as an MQTT PUBLISH must, 0x99) [MQTT-3.3.2-4].
         if (m.payloadFormatIndicator === true && !isUtf8(payload)) {

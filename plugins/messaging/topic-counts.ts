@@ -51,6 +51,12 @@ export class TopicCounts {
     return entry;
   }
 
+  /** Forgets a deleted topic: a topic made again under its name is counted afresh. */
+  forget(topic: string): void {
+    this.counted.delete(topic);
+    this.activity.takeAppended(topic);
+  }
+
   /** Forgets topics the log no longer has (called with the current topic count). */
   prune(topicCount: number): void {
     if (this.counted.size <= topicCount * 2 + 1000) return;

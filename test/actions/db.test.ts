@@ -54,6 +54,25 @@ describe('actions: db api', function () {
       await fails(server, db('createDatabase', token, { databaseName: 'd'.repeat(65) }), 12012);
       await fails(server, db('deleteDatabase', token, { databaseName: 'nope' }), 4094);
     });
+
+    it('refuses names a resource pattern, a URL or a page could misread (/ .. * < > spaces), creating nothing', async function () {
+      for (const databaseName of ['main/x', '..', 'a..b', 'x*', '*', '<b>x</b>', 'a b', '-lead', 'a\u0001b', 'é']) {
+        const answer = await fails(server, db('createDatabase', token, { databaseName }), 12012);
+        assert.match(answer.errorMessage, /databaseName/, databaseName);
+      }
+      const listed = await ok(server, db('listDatabases', token));
+      assert.deepEqual(listed.data.map((d: any) => d.databaseName).sort(), ['main']);
+      assert.deepEqual(await ok(server, db('createDatabase', token, { databaseName: 'Sales_2024-eu' })), { databaseName: 'sales_2024-eu' });
+      await ok(server, db('deleteDatabase', token, { databaseName: 'sales_2024-eu' }));
+    });
+
+    it('keeps serving a database an older release created under a name now refused', async function () {
+      await server.engine.need('storage').createDatabase('legacy/x');
+      await ok(server, db('createTable', token, { databaseName: 'legacy/x', tableName: 't', fields: [{ name: 'a', type: 'integer' }] }));
+      await ok(server, db('insertRecords', token, { databaseName: 'legacy/x', tableName: 't', sourceData: [{ a: 1 }] }));
+      assert.equal((await ok(server, db('getRecordsByTable', token, { databaseName: 'legacy/x', tableName: 't' }))).returnedRecordCount, 1);
+      await ok(server, db('deleteDatabase', token, { databaseName: 'legacy/x' }));
+    });
   });
 
   describe('tables', function () {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { authorize, isAllowed, resourceKey } from '../../kernel/auth/authorize';
 import { RoleCatalog } from '../../kernel/auth/roles';
+import { ResourceAliases } from '../../kernel/auth/resource-aliases';
 import { filterCovers, topicFilterProblem, topicMatches, topicNameProblem } from '../../kernel/auth/topic-filter';
 import type { Resource } from '../../kernel/bus/command';
 import type { EngineError } from '../../kernel/errors';
@@ -61,6 +62,59 @@ describe('kernel/auth/authorize', () => {
     assert.equal(resourceKey({ kind: 'database', database: 'main' }), 'database:main');
     assert.equal(resourceKey({ kind: 'client', clientName: 'c1' }), 'client:c1');
     assert.equal(resourceKey({ kind: 'role', role: 'r' }), 'role:r');
+  });
+
+  it('matches table patterns per name: a * never crosses the / between database and table', () => {
+    const catalog = new RoleCatalog([
+      { name: 'main_tables', grants: [{ commands: ['record.get'], resources: ['table:main/*', 'database:ma*'] }] },
+      { name: 'all_tables', grants: [{ commands: ['record.get'], resources: ['table:*'] }] },
+    ]);
+    const mainOnly = { account: 'm', roles: ['main_tables'] };
+    assert.ok(isAllowed(catalog, mainOnly, 'record.get', table('t')));
+    assert.ok(!isAllowed(catalog, mainOnly, 'record.get', table('t', 'main/x')), 'a database an older release let someone call main/x');
+    assert.ok(!isAllowed(catalog, mainOnly, 'record.get', { kind: 'database', database: 'main/x' }));
+    assert.ok(isAllowed(catalog, mainOnly, 'record.get', { kind: 'database', database: 'mail' }));
+    assert.ok(isAllowed(catalog, { account: 'a', roles: ['all_tables'] }, 'record.get', table('t', 'other')));
+    assert.throws(() => new RoleCatalog([{ name: 'typo', grants: [], denies: [{ commands: ['*'], resources: ['table:main'] }] }]), (e: EngineError) => e.id === 'INVALID_PARAMETER');
+  });
+
+  it('decides a resource with two names on both: grants on both, a deny on either', () => {
+    const catalog = new RoleCatalog([
+      { name: 'tables', grants: [{ commands: ['record.*'], resources: ['table:main/*'] }] },
+      { name: 'topics', grants: [{ commands: ['mq.*'], resources: ['topic:#'] }] },
+      { name: 'no_topic', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['mq.retrieve'], resources: ['topic:b/#'] }] },
+      { name: 'no_table', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['record.get'], resources: ['table:main/mqtt_msg_b_x'] }] },
+    ]);
+    const aliases = new ResourceAliases();
+    aliases.register((resource) => {
+      if (resource.kind === 'topic' && resource.topic === 'b/x') return table('mqtt_msg_b_x');
+      if (resource.kind === 'table' && resource.database === 'main' && resource.table === 'mqtt_msg_b_x') return topic('b/x');
+      return undefined;
+    });
+    const who = (...held: string[]) => ({ account: 'x', roles: held });
+    const view = table('mqtt_msg_b_x');
+    assert.ok(!isAllowed(catalog, who('tables'), 'record.get', view, aliases), 'a table grant alone does not read a topic');
+    assert.ok(isAllowed(catalog, who('tables', 'topics'), 'record.get', view, aliases), 'record.get on the table needs mq.retrieve on the topic');
+    assert.ok(isAllowed(catalog, who('tables'), 'record.get', table('plain'), aliases));
+    assert.ok(isAllowed(catalog, who('topics'), 'mq.retrieve', topic('b/x'), aliases), 'a topic is its own name first');
+    assert.ok(!isAllowed(catalog, who('no_topic'), 'record.find', view, aliases), 'a deny on the topic holds for the table');
+    assert.ok(isAllowed(catalog, who('no_topic'), 'table.describe', view, aliases), 'only the mapped command is denied');
+    assert.ok(!isAllowed(catalog, who('no_table'), 'mq.retrieve', topic('b/x'), aliases), 'a deny on the table holds for the topic');
+    assert.ok(!isAllowed(catalog, who('no_table'), 'mq.subscribe', topic('b/x'), aliases));
+    assert.ok(isAllowed(catalog, who('no_table'), 'mq.publish', topic('b/x'), aliases));
+    assert.ok(isAllowed(catalog, who('no_table'), 'mq.retrieve', topic('b/y'), aliases));
+    assert.ok(isAllowed(catalog, who('tables'), 'record.get', view), 'without aliases the table is decided on its own name');
+  });
+
+  it('tells whether any role denies by a table name (caches of topic decisions depend on it)', async () => {
+    const catalog = new RoleCatalog([{ name: 'topics_only', grants: [], denies: [{ commands: ['*'], resources: ['topic:b/#'] }] }]);
+    const map = new Map();
+    catalog.open({ get: (k) => map.get(k), put: async (k, v) => { map.set(k, v); }, remove: async (k) => map.delete(k), entries: () => map.entries() });
+    assert.equal(catalog.deniesByTableName, false);
+    await catalog.create({ name: 'no_table', grants: [], denies: [{ commands: ['record.get'], resources: ['table:main/mqtt_msg_b_x'] }] });
+    assert.equal(catalog.deniesByTableName, true);
+    await catalog.delete('no_table');
+    assert.equal(catalog.deniesByTableName, false);
   });
 
   it('sees stored roles and their changes at once', async () => {

@@ -145,17 +145,10 @@ export const topicActions: readonly ActionDefinition[] = [
     params: schema({ databaseName: NAME, ownerName: NAME, topic: TOPIC_NAME }, ['topic']),
     async handler(call) {
       checkLocation(call, call.params);
-      const log = messageLog(call);
-      const topic = call.params.topic as string;
-      call.engine.authorize(call.ctx!, 'topic.delete', { kind: 'topic', topic });
-      if (!log.getTopic(topic)) throw new EngineError('TOPIC_NOT_FOUND', { topic });
-      const deletedMessages = log.countTopic(topic);
-      await log.deleteTopic(topic);
-      // The retained message was one of the deleted messages: new subscribers must not get it.
-      if (call.engine.has('messaging') && call.engine.need('messaging').retained.delete(topic)) {
-        await log.state.remove(`retained/${topic}`);
-      }
-      return { topic, deletedMessages };
+      messageLog(call);
+      // The message core deletes it (plugins/messaging/topic-deletion.ts): retained message, counts.
+      if (!call.engine.bus.has('topic.delete')) throw new EngineError('NOT_AVAILABLE', { feature: 'deleteTopic', reason: 'the messaging plugin is not loaded' });
+      return call.engine.bus.execute('topic.delete', { topic: call.params.topic as string }, call.ctx!);
     },
   },
 ];
