@@ -1,13 +1,4 @@
-/** MQTT topic names and filters (MQTT 3.1.1 §4.7 / MQTT 5 §4.7). */
-
-/** A topic name: 1+ chars, no wildcards, no NUL [MQTT-4.7.3-1], [MQTT-4.7.3-2]. */
-export function topicNameProblem(topic: string): string | null {
-  if (topic.length === 0) return 'a topic name must not be empty';
-  if (/[#+]/.test(topic)) return 'a topic name must not contain wildcards';
-  if (topic.includes('\u0000')) return 'a topic name must not contain NUL';
-  if (Buffer.byteLength(topic) > 65535) return 'a topic name must not exceed 65535 bytes';
-  return null;
-}
+/** MQTT topic filters (MQTT 3.1.1 §4.7 / MQTT 5 §4.7); the topic name rule is kernel/topic-name.ts. */
 
 /** A topic filter: `#` only last and alone in its level, `+` alone in its level [MQTT-4.7.1-2], [MQTT-4.7.1-3]. */
 export function topicFilterProblem(filter: string): string | null {

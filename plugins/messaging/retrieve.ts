@@ -20,6 +20,7 @@ import { EngineError } from '../../kernel/errors';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { bytesToWire, JSON_TEXT_ENCODING, timestampToMs, type BinaryFormat } from '../data/values/wire-format';
 import { jsonTextDepthExceeds } from '../data/values/json-depth';
+import { MAX_TOPIC_NAME_BYTES, topicNameTooLong } from '../../kernel/topic-name';
 
 export const MAX_MESSAGES_PER_CALL = 100_000;
 export const DEFAULT_MAX_MESSAGES = 20;
@@ -95,7 +96,7 @@ function topicOf(engine: Engine, p: RetrieveParams, ctx?: CommandContext): strin
     throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'give exactly one of topic and tableName' });
   }
   if (byTopic) {
-    if (Buffer.byteLength(p.topic!) > 65_500) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: 'at most 65,500 bytes' });
+    if (topicNameTooLong(p.topic!)) throw new EngineError('INVALID_PARAMETER', { param: 'topic', reason: `at most ${MAX_TOPIC_NAME_BYTES.toLocaleString('en-US')} bytes` });
     if (/[#+]/.test(p.topic!)) throw new EngineError('INVALID_TOPIC', { topic: p.topic!, reason: 'wildcards are not allowed' });
     return p.topic!;
   }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { authorize, isAllowed, resourceKey } from '../../kernel/auth/authorize';
 import { RoleCatalog } from '../../kernel/auth/roles';
 import { ResourceAliases } from '../../kernel/auth/resource-aliases';
-import { filterCovers, topicFilterProblem, topicMatches, topicNameProblem } from '../../kernel/auth/topic-filter';
+import { filterCovers, topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter';
+import { topicNameProblem } from '../../kernel/topic-name';
 import type { Resource } from '../../kernel/bus/command';
 import type { EngineError } from '../../kernel/errors';
 
