@@ -53,6 +53,7 @@ export interface Settings {
   mqtt_anonymous_role: string | null;
   mqtt_max_keepalive: number;
   mqtt_max_packet_size: number;
+  mqtt_receive_maximum: number;
 }
 
 /** Environment variables that are not settings. */
