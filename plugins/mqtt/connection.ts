@@ -657,8 +657,12 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.state = 'closed';
       if (this.extra) this.extra.pending = undefined;
     }
-    this.endSession();
-    this.broker.closed(this);
+    try {
+      this.endSession();
+    } finally {
+      // Forgotten by the broker even when the session's end failed.
+      this.broker.closed(this);
+    }
   }
 
   /** The session lets go of this connection (once): the will, the session's expiry apply. */
@@ -704,7 +708,13 @@ function onStreamError(this: StreamWithConnection, error: Error): void {
 }
 
 function onStreamClose(this: StreamWithConnection): void {
-  this[CONNECTION].onClosed();
+  const connection = this[CONNECTION];
+  try {
+    connection.onClosed();
+  } catch (error) {
+    // The session's end (its will, its expiry) failed: logged; the connection is gone anyway.
+    connection.fail(error, 'closing');
+  }
 }
 
 function onStreamEnd(this: StreamWithConnection): void {

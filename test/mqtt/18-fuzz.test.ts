@@ -8,7 +8,7 @@
  * run) and no connection may have ended on an internal error (every fault found is a bug).
  *
  * Seed and size: FUZZ_SEED (a number, or `random`; printed) and FUZZ_PACKETS (default 12000).
- * A longer run by hand: `FUZZ_PACKETS=1000000 FUZZ_SEED=random npx mocha --no-timeout dist/test/mqtt/18-fuzz.test.js`
+ * A longer run by hand: `FUZZ_PACKETS=1000000 FUZZ_SEED=random npx mocha --no-config --exit --no-timeout dist/test/mqtt/18-fuzz.test.js`
  * (docs/mqtt.md).
  */
 import assert from 'node:assert/strict';

@@ -68,7 +68,7 @@ function properties(random: Random, kind: string): Record<string, unknown> | und
   const out: Record<string, unknown> = {};
   const add = (name: string, value: unknown): void => { if (random.chance(0.5)) out[name] = value; };
   add('userProperties', userProperties(random));
-  add('reasonString', 'fuzz');
+  if (!['publish', 'will', 'connect', 'subscribe', 'unsubscribe'].includes(kind) || random.chance(0.05)) add('reasonString', 'fuzz');
   if (kind === 'publish' || kind === 'will') {
     add('payloadFormatIndicator', random.chance(0.5));
     add('messageExpiryInterval', random.int(100));
