@@ -5,6 +5,7 @@
  * nothing: it keeps publishing and receiving, over TCP, WebSocket and WebSocket at /mqtt.
  */
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import type { MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
@@ -157,6 +158,36 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     session.send({ cmd: 'pingreq' });
     const sent = await session.serverClosed();
     assert.deepEqual(sent.map((packet) => packet.cmd), ['connack']);
+    await bystanderUnaffected();
+  });
+
+  it('a WebSocket frame ws refuses (reserved opcode 0x3) closes that connection only', async () => {
+    const port = server.engine.need('mqtt').ports.ws!;
+    const socket = netConnect({ port, host: '127.0.0.1' });
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    let answer = '';
+    const upgraded = new Promise<void>((resolve) => socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n\r\n')) resolve();
+    }));
+    socket.write('GET /mqtt HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+      + 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n');
+    await upgraded;
+    assert.match(answer, /^HTTP\/1\.1 101/);
+    // FIN + reserved opcode 0x3, masked, empty
+    socket.write(Buffer.from([0x83, 0x80, 0x01, 0x02, 0x03, 0x04]));
+    await closed;
+    await bystanderUnaffected();
+  });
+
+  it('a client speaking plain TCP to the TLS port fails its handshake: that connection only', async () => {
+    const port = server.engine.need('mqtt').ports.mqtts!;
+    const socket = netConnect({ port, host: '127.0.0.1' });
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(Buffer.from([0x10, 0x0c, 0x00, 0x04, 0x4d, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x00, 0x00, 0x00]));
+    await closed;
     await bystanderUnaffected();
   });
 
