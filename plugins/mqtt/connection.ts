@@ -506,7 +506,12 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     switch (this.state) {
       case 'new':
         // The first packet must be CONNECT [MQTT-3.1.0-1].
-        if (packet.cmd !== 'connect' || connectViolation(packet) !== undefined) return this.close();
+        if (packet.cmd !== 'connect') return this.close();
+        {
+          // Closed without a CONNACK (the level is not settled yet).
+          const violation = connectViolation(packet);
+          if (violation !== undefined) return this.refuse(violation);
+        }
         this.state = 'connecting';
         let checking: void | Promise<void>;
         try {

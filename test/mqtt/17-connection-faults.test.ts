@@ -114,6 +114,18 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     }
   }
 
+  for (const [name, hex] of [
+    ['a property CONNECT does not have (Topic Alias)', '101100044d5154540502000003230003000178'],
+    ['a will property a will does not have (Session Expiry Interval)', '101a00044d5154540506000000000178051100000003000174000170'],
+  ]) {
+    it(`MQTT 5: a CONNECT carrying ${name} is closed without a CONNACK [MQTT 5 §2.2.2.2]`, async () => {
+      const session = await RawSession.open(server, 'tcp', 5);
+      session.write(Buffer.from(hex, 'hex'));
+      assert.deepEqual((await session.serverClosed()).map((packet) => packet.cmd), []);
+      await bystanderUnaffected();
+    });
+  }
+
   it('3.1.1: a DISCONNECT with a payload is malformed: the connection closes and its will is published', async () => {
     const topic = `${bystanderTopic}/${unique('will')}`;
     const session = await RawSession.login(server, 'tcp', 4, { will: { topic, payload: Buffer.from('malformed-disconnect'), qos: 1, retain: false } });
