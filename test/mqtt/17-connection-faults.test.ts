@@ -103,6 +103,7 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     } else {
       // Property 0x23 (Topic Alias) belongs to PUBLISH only; 0x0B (Subscription Identifier) may not repeat.
       cases.push({ name: 'a SUBSCRIBE carrying a property SUBSCRIBE does not have (Topic Alias) [MQTT 5 §2.2.2.2]', bytes: [0x82, 0x0a, 0x00, 0x01, 0x03, 0x23, 0x00, 0x01, 0x00, 0x01, 0x61, 0x00], answers: ['suback'], reasonCode: 0x81 });
+      cases.push({ name: 'a PUBLISH carrying a property PUBLISH does not have (Session Expiry Interval) [MQTT 5 §2.2.2.2]', bytes: [0x30, 0x0a, 0x00, 0x01, 0x61, 0x05, 0x11, 0x00, 0x00, 0x00, 0x01, 0x78], answers: [], reasonCode: 0x81 });
       cases.push({ name: 'a SUBSCRIBE with its Subscription Identifier twice', bytes: [0x82, 0x0b, 0x00, 0x01, 0x04, 0x0b, 0x01, 0x0b, 0x02, 0x00, 0x01, 0x61, 0x00], answers: ['suback'], reasonCode: 0x82 });
       cases.push({ name: 'AUTH without an authentication method [MQTT-4.12.0-6]', bytes: [0xf0, 0x02, 0x18, 0x00], answers: ['auth'], reasonCode: 0x82 });
     }
