@@ -557,7 +557,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   private dispatch(packet: Packet): void {
     if (packet.cmd === 'publish') {
-      if (packet.qos !== 0 || packet.properties !== undefined) {
+      // A 3.1.1 QoS 0 PUBLISH (the commonest packet) passes with two comparisons.
+      if (packet.qos !== 0 || (this.protocolVersion === 5 && packet.properties !== undefined)) {
         const violation = this.publishViolation(packet);
         if (violation !== undefined) return this.refuse(violation);
       }
