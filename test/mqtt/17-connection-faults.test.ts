@@ -127,6 +127,17 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     });
   }
 
+  for (const [level, hex] of [['3.1.1', '101300044d515454041e0000000178000174000170'], ['MQTT 5', '101500044d515454051e00000000017800000174000170']]) {
+    it(`${level}: a CONNECT with Will QoS 3 is closed without a CONNACK [MQTT-3.1.2-14]; no will is ever published (it would fail the commit it shares with others' messages)`, async () => {
+      const errorsBefore = log.entries().filter((entry) => entry.level >= 50).length;
+      const session = await RawSession.open(server, 'tcp', level === 'MQTT 5' ? 5 : 4);
+      session.write(Buffer.from(hex, 'hex'));
+      assert.deepEqual((await session.serverClosed()).map((packet) => packet.cmd), []);
+      await bystanderUnaffected();
+      assert.deepEqual(log.entries().filter((entry) => entry.level >= 50).slice(errorsBefore), [], 'nothing failed to be stored');
+    });
+  }
+
   it('3.1.1: a DISCONNECT with a payload is malformed: the connection closes and its will is published', async () => {
     const topic = `${bystanderTopic}/${unique('will')}`;
     const session = await RawSession.login(server, 'tcp', 4, { will: { topic, payload: Buffer.from('malformed-disconnect'), qos: 1, retain: false } });

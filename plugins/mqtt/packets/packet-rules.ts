@@ -48,9 +48,13 @@ export function propertiesViolation(kind: string, properties: Record<string, unk
   return undefined;
 }
 
-/** The problem of a CONNECT's properties and will properties (MQTT 5), or undefined. */
+/** The problem of a CONNECT (its will QoS; MQTT 5: its properties and will properties), or undefined. */
 export function connectViolation(packet: Packet): Violation | undefined {
-  if (packet.cmd !== 'connect' || packet.protocolVersion !== 5) return undefined;
+  if (packet.cmd !== 'connect') return undefined;
+  // mqtt-packet reads Will QoS 3 as 3 [MQTT-3.1.2-14]; such a will could never be stored (and
+  // would fail the commit it shares with other clients' messages).
+  if (packet.will !== undefined && (packet.will.qos ?? 0) > 2) return { code: REASON.MALFORMED_PACKET, reason: 'the will QoS is 0, 1 or 2' };
+  if (packet.protocolVersion !== 5) return undefined;
   return propertiesViolation('connect', packet.properties as Record<string, unknown> | undefined)
     ?? propertiesViolation('will', packet.will?.properties as Record<string, unknown> | undefined);
 }
