@@ -60,7 +60,7 @@ export function connectViolation(packet: Packet): Violation | undefined {
 }
 
 /**
- * The problem of a packet other than PUBLISH (see `publishViolation`) on a connected session, or
+ * The problem of a packet other than PUBLISH (see `qosPublishViolation`) on a connected session, or
  * undefined. Packets a client may not send at all (CONNACK, SUBACK, a second CONNECT, AUTH) are
  * the dispatcher's.
  */
@@ -68,15 +68,13 @@ export function packetViolation(packet: Packet, protocolVersion: number): Violat
   const length = packet.length ?? 0;
   switch (packet.cmd) {
     case 'subscribe':
-      // A non-zero packet identifier [MQTT-2.2.1-3]; at least one filter [MQTT-3.8.3-3] of at
-      // least one character [MQTT-4.7.3-1].
+      // A non-zero packet identifier [MQTT-2.2.1-3]; at least one filter [MQTT-3.8.3-3] (each
+      // filter's own rules are packets/subscribe.ts's).
       if (packet.messageId === 0) return { code: REASON.MALFORMED_PACKET, reason: 'a SUBSCRIBE needs a packet identifier other than 0' };
       if (packet.subscriptions.length === 0) return { code: REASON.PROTOCOL_ERROR, reason: 'a SUBSCRIBE needs at least one topic filter' };
-      for (const subscription of packet.subscriptions) {
-        if (subscription.topic.length === 0) return { code: REASON.PROTOCOL_ERROR, reason: 'a topic filter is at least one character long' };
-      }
       break;
     case 'unsubscribe':
+      // The same; a filter is at least one character long [MQTT-4.7.3-1].
       if (packet.messageId === 0) return { code: REASON.MALFORMED_PACKET, reason: 'an UNSUBSCRIBE needs a packet identifier other than 0' };
       if (packet.unsubscriptions.length === 0) return { code: REASON.PROTOCOL_ERROR, reason: 'an UNSUBSCRIBE needs at least one topic filter' };
       for (const filter of packet.unsubscriptions) {
