@@ -55,6 +55,7 @@ export interface Settings {
   mqtt_max_packet_size: number;
   mq_ring_messages: number;
   mq_ring_bytes: number;
+  mqtt_receive_maximum: number;
 }
 
 /** Environment variables that are not settings. */

@@ -2,8 +2,9 @@
  * What every MQTT connection shares: the engine, the limits from the settings, the set of open
  * connections and the ONE coarse timer that enforces keep alive for all of them (no timer per
  * connection): a connected client silent for 1.5 × its keep alive is closed [MQTT-3.1.2-24], a
- * connection that sends no CONNECT within CONNECT_TIMEOUT_MS is closed, and a closed
- * connection whose peer never read its last bytes is destroyed.
+ * connection that sends no CONNECT within CONNECT_TIMEOUT_MS is closed (both on the engine
+ * clock, which tests move), and a closed connection whose peer never read its last bytes is
+ * destroyed (on the wall clock: socket buffers do not wait for a test's clock).
  */
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -25,6 +26,8 @@ const ENDED_TOKENS_KEPT = 10_000;
 export class Broker {
   readonly log: Logger;
   readonly maxPacketSize: number;
+  /** QoS 1/2 PUBLISHes an MQTT 5 client may have unanswered (CONNACK Receive Maximum, `mqtt_receive_maximum`). */
+  readonly receiveMaximum: number;
   readonly connections = new Set<Connection>();
   readonly core: MessageCore;
   /** The engine clock, read once per chunk received (messages of one chunk share their time). */
@@ -41,6 +44,7 @@ export class Broker {
   constructor(readonly engine: Engine) {
     this.log = engine.log.child({ plugin: 'mqtt' });
     this.maxPacketSize = engine.settings.mqtt_max_packet_size;
+    this.receiveMaximum = engine.settings.mqtt_receive_maximum;
     this.core = engine.need('messaging');
     // A connection logged in with a session token lives only as long as that session (logout,
     // expiry, a password change), as the session's other uses do.
@@ -78,7 +82,7 @@ export class Broker {
       return;
     }
     this.connections.add(new Connection(this, stream, address));
-    this.timer ??= setInterval(() => this.sweep(Date.now()), SWEEP_INTERVAL_MS).unref();
+    this.timer ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
   }
 
   /** Called by a connection that ended itself: destroyed by the sweep if the peer does not read. */
@@ -97,18 +101,24 @@ export class Broker {
     }
   }
 
-  sweep(now: number): void {
-    const time = smallTime(now);
+  /** Closes the connections whose time is up (the timer runs it every SWEEP_INTERVAL_MS). */
+  sweep(): void {
+    const time = smallTime(this.engine.clock.now());
     for (const connection of this.connections) {
-      if (connection.state === 'connected') {
-        // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet (in integers).
-        if (connection.keepAliveMs > 0 && connection.silentFor(time) * 2 > connection.keepAliveMs * 3) {
-          connection.close(REASON.KEEP_ALIVE_TIMEOUT, 'keep alive timeout');
+      try {
+        if (connection.state === 'connected') {
+          // [MQTT-3.1.2-24]: one and a half times the keep alive without a packet (in integers).
+          if (connection.keepAliveMs > 0 && connection.silentFor(time) * 2 > connection.keepAliveMs * 3) {
+            connection.close(REASON.KEEP_ALIVE_TIMEOUT, 'keep alive timeout');
+          }
+        } else if (connection.state === 'new' || connection.state === 'connecting') {
+          if (connection.openFor(time) > CONNECT_TIMEOUT_MS) connection.close();
         }
-      } else if (connection.state === 'new' || connection.state === 'connecting') {
-        if (connection.openFor(time) > CONNECT_TIMEOUT_MS) connection.close();
+      } catch (error) {
+        connection.fail(error, 'keep alive');
       }
     }
+    const now = Date.now();
     for (const [connection, since] of this.closingSince) {
       if (now - since > CLOSE_GRACE_MS) {
         this.closingSince.delete(connection);

@@ -5,10 +5,11 @@
  */
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
+import mqttPacket, { type Packet, type IConnectPacket, type IPublishPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
+import { EngineError, newErrorReference } from '../../kernel/errors';
 import type { ClientConnection } from '../../kernel/sessions/client-connections';
 import type { Delivery, Session, SessionOutlet } from '../messaging/session';
 import type { PublishOrigin } from '../messaging/publish-batch';
@@ -26,6 +27,7 @@ import { handlePublish, publishStored } from './packets/publish';
 import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packets/acks';
 import { handleSubscribe } from './packets/subscribe';
 import { handleUnsubscribe } from './packets/unsubscribe';
+import { connectViolation, packetViolation, propertiesViolation, qosPublishViolation, type Violation } from './packets/packet-rules';
 
 // mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap, and the young
 // generation grown to its maximum) on its first packet. The few packets still encoded with it
@@ -51,7 +53,10 @@ const DELIVERY_HIGH_WATER = 1 << 20;
 const DELIVERY_TURN_LIMIT = 3 << 20;
 /** Topic aliases the broker accepts from a client (CONNACK Topic Alias Maximum). */
 export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
-/** QoS 1/2 PUBLISHes a client may have unacknowledged (CONNACK Receive Maximum). */
+/**
+ * The largest Receive Maximum MQTT allows: what 3.1.1 clients (who are not told one) are held to.
+ * MQTT 5 clients are told and held to `mqtt_receive_maximum` (Broker.receiveMaximum).
+ */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
 
 /**
@@ -127,7 +132,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return address ?? '';
   }
 
-  /** Date.now() of the last bytes received. */
+  /** Engine-clock ms of the last bytes received. */
   get lastActivity(): number {
     return fromSmallTime(this.activeAt);
   }
@@ -140,7 +145,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return fromSmallTime(this.openedAtOffset);
   }
 
-  /** ms since the last bytes received, at `time` (a kernel `smallTime`: no number boxes in the broker's sweep). */
+  /** ms since the last bytes received, at engine-clock `time` (a kernel `smallTime`: no number boxes in the broker's sweep). */
   silentFor(time: number): number {
     return time - this.activeAt;
   }
@@ -191,7 +196,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
   constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
-    this.openedAtOffset = this.activeAt = smallTime(Date.now());
+    // Keep alive and the CONNECT timeout run on the engine clock (tests move it instead of waiting).
+    this.openedAtOffset = this.activeAt = smallTime(broker.engine.clock.now());
     this.addressText = address;
     // Debug logs name the address of closed connections too.
     if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
@@ -244,14 +250,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed' || this.stream.destroyed) return false;
     let bytes = packet.cmd === 'connack' && this.protocolVersion !== 5
       ? connack311(packet.sessionPresent, packet.returnCode ?? 0)
-      : mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+      : this.encode(packet);
+    if (bytes === undefined) return false;
     if (bytes.length > this.clientMaxPacketSize) {
       // [MQTT-3.1.2-25]: a reason string or user properties are dropped first [MQTT-3.2.2-19].
       const properties = (packet as { properties?: Record<string, unknown> }).properties;
       if (properties) {
         delete properties.reasonString;
         delete properties.userProperties;
-        bytes = mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+        bytes = this.encode(packet);
+        if (bytes === undefined) return false;
       }
       if (bytes.length > this.clientMaxPacketSize) {
         // Not even a CONNACK fits what the client accepts: nothing can be said to it.
@@ -263,6 +271,21 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.setFlag(CONNACK_SENT, true);
     // The first bytes to the client: nothing to gather them with, written at once.
     return this.writeAnswer(bytes, true);
+  }
+
+  /**
+   * mqtt-packet's bytes of a packet; undefined when it cannot encode it (it reports that by an
+   * 'error' event nobody listens to, i.e. a throw): the connection then ends without a word,
+   * since nothing more can be said to it reliably, and the log has a reference.
+   */
+  private encode(packet: Packet): Buffer | undefined {
+    try {
+      return mqttPacket.generate(packet, { protocolVersion: this.protocolVersion });
+    } catch (error) {
+      this.logFault(error, `encoding ${packet.cmd}`);
+      this.destroyNow();
+      return undefined;
+    }
   }
 
   /**
@@ -416,8 +439,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.activeAt = smallTime(Date.now());
-    this.broker.now = this.broker.engine.clock.now();
+    const now = (this.broker.now = this.broker.engine.clock.now());
+    this.activeAt = smallTime(now);
     this.broker.core.stats.bytesReceived += chunk.length;
     if (this.state === 'new' && this.parser === undefined) {
       // The usual first chunk, one plain 3.1.1 CONNECT, is read without borrowing a parser.
@@ -484,17 +507,29 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       case 'new':
         // The first packet must be CONNECT [MQTT-3.1.0-1].
         if (packet.cmd !== 'connect') return this.close();
+        {
+          // Closed without a CONNACK (the level is not settled yet).
+          const violation = connectViolation(packet);
+          if (violation !== undefined) return this.refuse(violation);
+        }
         this.state = 'connecting';
         let checking: void | Promise<void>;
         try {
           checking = handleConnect(this, packet as IConnectPacket);
         } catch (error) {
-          return this.connectFailed(error);
+          return this.fail(error, 'CONNECT');
         }
         if (checking === undefined) return this.connected();
         // A password is being checked: reading waits (later packets would wait in `pending`).
         this.updateReading();
-        checking.then(() => this.connected(), (error: unknown) => this.connectFailed(error));
+        // Out of the chunk's guard (onStreamData): the packets that waited are guarded here.
+        checking.then(() => {
+          try {
+            this.connected();
+          } catch (error) {
+            this.fail(error, 'packets after CONNECT');
+          }
+        }, (error: unknown) => this.fail(error, 'CONNECT'));
         return;
       case 'connecting':
         (this.extras.pending ??= []).push(packet);
@@ -502,11 +537,6 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       case 'connected':
         this.dispatch(packet);
     }
-  }
-
-  private connectFailed(error: unknown): void {
-    this.broker.log.error({ err: error }, 'CONNECT failed');
-    this.close();
   }
 
   private connected(): void {
@@ -526,10 +556,19 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   private dispatch(packet: Packet): void {
+    if (packet.cmd === 'publish') {
+      // A 3.1.1 QoS 0 PUBLISH (the commonest packet) passes with two comparisons.
+      if (packet.qos !== 0 || (this.protocolVersion === 5 && packet.properties !== undefined)) {
+        const violation = this.publishViolation(packet);
+        if (violation !== undefined) return this.refuse(violation);
+      }
+      return handlePublish(this, packet);
+    }
+    const violation = packetViolation(packet, this.protocolVersion);
+    if (violation !== undefined) return this.refuse(violation);
     switch (packet.cmd) {
       case 'pingreq': return handlePingreq(this);
       case 'disconnect': return handleDisconnect(this, packet);
-      case 'publish': return handlePublish(this, packet);
       case 'puback': return handlePuback(this, packet);
       case 'pubrec': return handlePubrec(this, packet);
       case 'pubrel': return handlePubrel(this, packet);
@@ -546,6 +585,60 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
         // CONNACK, SUBACK, PINGRESP, …: packets only a server sends.
         return this.close(REASON.PROTOCOL_ERROR, `${packet.cmd} is not a packet a client sends`);
     }
+  }
+
+  /** The problem of a PUBLISH with QoS 1 or 2 or with properties (see packets/packet-rules.ts). */
+  private publishViolation(packet: IPublishPacket): Violation | undefined {
+    const v5 = this.protocolVersion === 5;
+    if (v5 && packet.properties !== undefined) {
+      const violation = propertiesViolation('publish', packet.properties as Record<string, unknown>);
+      if (violation !== undefined) return violation;
+    }
+    if (packet.qos === 0) return undefined;
+    // 3.1.1 clients are not told a Receive Maximum (packets/publish.ts holds them to the protocol's largest).
+    if (!v5) return qosPublishViolation(packet, 0, Infinity);
+    const received = this.session?.qos2Received;
+    // A QoS 2 PUBLISH again (DUP) whose PUBREL has not come takes no new place.
+    if (packet.qos === 2 && received?.has(packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);
+    // In flight: QoS 1 being stored (no PUBACK yet) and QoS 2 until its PUBREL (PUBCOMP answers it).
+    const extra = this.readExtras;
+    const inFlight = extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (received?.size ?? 0);
+    return qosPublishViolation(packet, inFlight, this.broker.receiveMaximum);
+  }
+
+  /** A packet breaking a rule of the protocol closes the connection; MQTT 5 hears why. */
+  private refuse(violation: Violation): void {
+    if (this.broker.log.isLevelEnabled('debug')) this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: violation.reason }, 'protocol violation');
+    this.close(violation.code, violation.reason);
+  }
+
+  /**
+   * Something threw while this connection was handled (a handler, the parser, a stream): this
+   * connection alone ends, and the log gets the error under a reference an MQTT 5 client also
+   * hears (DISCONNECT 0x80). Nothing of the packets (payloads, passwords) is logged.
+   */
+  fail(error: unknown, during: string): void {
+    const reference = this.logFault(error, during);
+    // The parser may hold part of a packet or be mid-state: dropped, never lent again.
+    this.parser = undefined;
+    if (this.state === 'closed') {
+      this.stream.destroy();
+      return;
+    }
+    try {
+      this.close(REASON.UNSPECIFIED_ERROR, new EngineError('INTERNAL', { reference }).message);
+    } catch {
+      // Closing failed too: the socket goes without a word.
+      this.state = 'closed';
+      this.stream.destroy();
+    }
+  }
+
+  /** Logs a fault of this connection under a new reference (returned). */
+  private logFault(error: unknown, during: string): string {
+    const reference = newErrorReference();
+    this.broker.log.error({ err: error, reference, during, clientId: this.clientId, address: this.address }, 'MQTT connection closed after an internal error');
+    return reference;
   }
 
   /** A malformed packet closes the connection [MQTT-4.8.0-1]; MQTT 5 hears 0x81 when connected. */
@@ -570,8 +663,12 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.state = 'closed';
       if (this.extra) this.extra.pending = undefined;
     }
-    this.endSession();
-    this.broker.closed(this);
+    try {
+      this.endSession();
+    } finally {
+      // Forgotten by the broker even when the session's end failed.
+      this.broker.closed(this);
+    }
   }
 
   /** The session lets go of this connection (once): the will, the session's expiry apply. */
@@ -596,8 +693,18 @@ function connack311(sessionPresent: boolean, returnCode: number): Buffer {
 const CONNECTION = Symbol('connection');
 type StreamWithConnection = Duplex & { [CONNECTION]: Connection };
 
+/**
+ * The guard of a connection's input: whatever throws while a chunk is parsed and its packets
+ * handled ends this connection only (`fail`), never the process. One try per chunk, nothing per
+ * packet.
+ */
 function onStreamData(this: StreamWithConnection, chunk: Buffer): void {
-  this[CONNECTION].onData(chunk);
+  const connection = this[CONNECTION];
+  try {
+    connection.onData(chunk);
+  } catch (error) {
+    connection.fail(error, 'reading');
+  }
 }
 
 function onStreamError(this: StreamWithConnection, error: Error): void {
@@ -607,7 +714,13 @@ function onStreamError(this: StreamWithConnection, error: Error): void {
 }
 
 function onStreamClose(this: StreamWithConnection): void {
-  this[CONNECTION].onClosed();
+  const connection = this[CONNECTION];
+  try {
+    connection.onClosed();
+  } catch (error) {
+    // The session's end (its will, its expiry) failed: logged; the connection is gone anyway.
+    connection.fail(error, 'closing');
+  }
 }
 
 function onStreamEnd(this: StreamWithConnection): void {

@@ -6,6 +6,7 @@
  */
 import type { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../http/tls-certificate';
 import { Broker } from './broker';
@@ -39,17 +40,17 @@ export default definePlugin({
         if (material.generated) broker.log.info({ fingerprint: material.fingerprint }, 'generated a self-signed TLS certificate');
         tls = { cert: material.cert, key: material.key };
       }
-      if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host);
-      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host);
+      if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host, broker.log);
+      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host, broker.log);
       if (settings.mqtt_ws_port !== null) {
         const listener = webSocketServer(broker);
         webSockets.push(listener);
-        ports.ws = await listen([], listener.server, settings.mqtt_ws_port, host);
+        ports.ws = await listen([], listener.server, settings.mqtt_ws_port, host, broker.log);
       }
       if (tls && settings.mqtt_wss_port !== null) {
         const listener = webSocketServer(broker, tls);
         webSockets.push(listener);
-        ports.wss = await listen([], listener.server, settings.mqtt_wss_port, host);
+        ports.wss = await listen([], listener.server, settings.mqtt_wss_port, host, broker.log);
       }
       const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
       const urls: Record<string, string> = {};
@@ -71,11 +72,13 @@ export default definePlugin({
 /** The path of MQTT over WebSocket on the HTTP and HTTPS ports. */
 export const MQTT_HTTP_PATH = '/mqtt';
 
-function listen(servers: Server[], server: Server, port: number, host: string): Promise<number> {
+function listen(servers: Server[], server: Server, port: number, host: string, log: Logger): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
+      // A failed accept (too many open files) is the listener's 'error': logged, never thrown.
+      server.on('error', (error) => log.error({ err: error, port }, 'MQTT listener error'));
       servers.push(server);
       resolve((server.address() as AddressInfo).port);
     });

@@ -1,6 +1,6 @@
 /**
  * Will messages: published when the connection ends without a normal DISCONNECT (socket dropped,
- * keep alive expired, MQTT 5 DISCONNECT 0x04), never after a normal one; will retain and QoS;
+ * keep alive expired on the engine clock the test moves, MQTT 5 DISCONNECT 0x04), never after a normal one; will retain and QoS;
  * the MQTT 5 will delay (sent after the delay or when the session ends, whichever is first; not
  * sent when the client comes back in time [MQTT-3.1.3-9]); will properties forwarded; a will to a
  * topic the account may not publish to is never published.
@@ -10,6 +10,7 @@ import type { Packet } from 'mqtt-packet';
 import type { IClientOptions } from 'mqtt';
 import { ManualClock } from '../helpers/manual-clock';
 import type { TestServer } from '../helpers/server';
+import type { Connection } from '../../plugins/mqtt/connection';
 import { brokerUrl, tryConnect } from './mqtt-helpers';
 import {
   brokerRoundTrip, closeClient, dropClient, openClient, publishOk, rawSession, restartBroker, startMessagingBroker, subscribeOk, uniqueName, type Client,
@@ -53,18 +54,6 @@ describe('mqtt 06: will messages', function () {
       await dropClient(client);
       const will = await watcher.inbox.waitForPayload('gone');
       assert.equal(will.topic, topic);
-      await closeClient(watcher);
-    });
-
-    it(`${level}: the will is published when the keep alive expires (1.5 × keep alive without a packet)`, async () => {
-      const topic = uniqueName('will/silent');
-      const watcher = await watch(server, topic);
-      const { raw } = await rawSession(server, {
-        clientId: uniqueName('silent'), protocolVersion, keepalive: 1,
-        will: { topic, payload: Buffer.from('timed-out'), qos: 1, retain: false },
-      });
-      await raw.closed; // the server closes it [MQTT-3.1.2-24]
-      await watcher.inbox.waitForPayload('timed-out');
       await closeClient(watcher);
     });
 
@@ -151,6 +140,38 @@ describe('mqtt 06: will messages', function () {
     assert.equal(properties.payloadFormatIndicator, true);
     assert.ok(properties.messageExpiryInterval > 0 && properties.messageExpiryInterval <= 600, `remaining expiry ${properties.messageExpiryInterval}`);
     await closeClient(watcher);
+  });
+
+  describe('keep alive (engine clock)', () => {
+    let timed: TestServer;
+    const clock = new ManualClock();
+    before(async () => { timed = await startMessagingBroker({}, { clock }); });
+    after(() => timed?.close());
+
+    for (const protocolVersion of [4, 5] as const) {
+      const level = protocolVersion === 5 ? 'MQTT 5' : '3.1.1';
+      it(`${level}: a client silent for more than 1.5 × its keep alive is closed and its will published; at exactly 1.5 × it is not [MQTT-3.1.2-24]`, async () => {
+        const topic = uniqueName('will/silent');
+        // keep alive 0: moving the clock must not close the watcher
+        const watcher = await watch(timed, topic, { keepalive: 0 });
+        const clientId = uniqueName('silent');
+        const { raw } = await rawSession(timed, {
+          clientId, protocolVersion, keepalive: 600, // far beyond the test's run: only the engine clock can expire it
+          will: { topic, payload: Buffer.from('timed-out'), qos: 1, retain: false },
+        });
+        const connection = timed.engine.clientSessions.holder(clientId) as unknown as Connection;
+        // The broker's sweep runs on a timer; called here at once after each move of the clock.
+        clock.advanceSeconds(900);
+        connection.broker.sweep();
+        assert.equal(connection.state, 'connected', 'not closed at exactly 1.5 × the keep alive');
+        clock.advanceSeconds(0.001);
+        connection.broker.sweep();
+        await raw.closed;
+        if (protocolVersion === 5) assert.equal(raw.packets.find((packet) => packet.cmd === 'disconnect')?.reasonCode, 0x8d, 'DISCONNECT 0x8D keep alive timeout');
+        await watcher.inbox.waitForPayload('timed-out');
+        await closeClient(watcher);
+      });
+    }
   });
 
   describe('MQTT 5 will delay interval (engine clock)', () => {

@@ -1,7 +1,7 @@
 /**
  * MQTT 11: flow control: the broker keeps no more unacknowledged QoS 1/2 messages in flight to a
- * client than its Receive Maximum, a client exceeding the server's Receive Maximum is
- * disconnected (0x93), a message larger than the client's Maximum Packet Size is not sent to it
+ * client than its Receive Maximum, a client exceeding the server's Receive Maximum
+ * (`mqtt_receive_maximum`) is disconnected (0x93), a message larger than the client's Maximum Packet Size is not sent to it
  * (others still get it), and a subscriber that does not read does not hold up the others.
  */
 import assert from 'node:assert/strict';
@@ -94,23 +94,65 @@ describe('mqtt 11: flow control', function () {
     });
   });
 
-  describe('Receive Maximum towards the server', () => {
-    it('a client exceeding the server\'s Receive Maximum gets DISCONNECT 0x93 [MQTT-3.3.4-8]', async function () {
-      const { wire, connack } = await WireClient.connect(server, 5);
-      const serverMaximum: number = connack.properties?.receiveMaximum ?? 65535;
-      if (serverMaximum >= 65535) {
-        // Packet ids run 1..65535 and one in flight may not be reused [MQTT-2.2.1-3], so a client
-        // can hold at most 65535 unacknowledged PUBLISHes: a server maximum of 65535 cannot be exceeded.
-        wire.destroy();
-        this.skip();
+  describe('Receive Maximum towards the server (mqtt_receive_maximum)', () => {
+    const receiveMaximum = 3;
+    let limited: TestServer;
+    before(async () => { limited = await startPubSubBroker({ mqtt_receive_maximum: receiveMaximum }); });
+    after(() => limited?.close());
+
+    /** Sends QoS 2 PUBLISHes with these packet ids and waits for each PUBREC: each stays unacknowledged until its PUBREL. */
+    async function holdQos2(wire: WireClient, topic: string, ids: number[]): Promise<void> {
+      for (const id of ids) {
+        wire.send({ cmd: 'publish', topic, qos: 2, messageId: id, payload: Buffer.from(`m${id}`), retain: false, dup: false });
+        assert.equal((await wire.next('pubrec'))?.messageId, id, `PUBREC ${id}`);
       }
+    }
+
+    it('the CONNACK tells the setting; by default it is 65535', async () => {
+      const { wire, connack } = await WireClient.connect(limited, 5);
+      assert.equal(connack.properties?.receiveMaximum, receiveMaximum);
+      wire.destroy();
+      const { wire: other, connack: defaults } = await WireClient.connect(server, 5);
+      assert.equal(defaults.properties?.receiveMaximum, 65535);
+      other.destroy();
+    });
+
+    it('a client sending one QoS 2 PUBLISH more than the Receive Maximum while the others await PUBREL gets DISCONNECT 0x93 [MQTT-3.3.4-8]', async () => {
+      const { wire } = await WireClient.connect(limited, 5);
       const topic = `${unique('rm-server')}/t`;
-      // QoS 2 stays unacknowledged until PUBCOMP: never send PUBREL
-      for (let id = 1; id <= serverMaximum + 1; id++) {
-        wire.send({ cmd: 'publish', topic, qos: 2, messageId: id, payload: Buffer.from('x'), retain: false, dup: false });
-      }
+      await holdQos2(wire, topic, [1, 2, 3]);
+      wire.send({ cmd: 'publish', topic, qos: 2, messageId: 4, payload: Buffer.from('one too many'), retain: false, dup: false });
       await wire.closed;
       assert.equal(wire.disconnect?.reasonCode, 0x93);
+      assert.equal(wire.count('pubrec'), receiveMaximum, 'the one too many was not acknowledged');
+    });
+
+    it('a QoS 1 PUBLISH beyond the Receive Maximum is refused the same way (DISCONNECT 0x93)', async () => {
+      const { wire } = await WireClient.connect(limited, 5);
+      const topic = `${unique('rm-server-q1')}/t`;
+      await holdQos2(wire, topic, [1, 2, 3]);
+      wire.send({ cmd: 'publish', topic, qos: 1, messageId: 4, payload: Buffer.from('one too many'), retain: false, dup: false });
+      await wire.closed;
+      assert.equal(wire.disconnect?.reasonCode, 0x93);
+      assert.equal(wire.count('puback'), 0);
+    });
+
+    it('PUBREL → PUBCOMP frees a place; a QoS 2 PUBLISH sent again (DUP) while awaiting PUBREL takes none', async () => {
+      const { wire } = await WireClient.connect(limited, 5);
+      const topic = `${unique('rm-server-free')}/t`;
+      try {
+        await holdQos2(wire, topic, [1, 2, 3]);
+        // the same message again: acknowledged again, not counted again [MQTT-4.3.3-10]
+        wire.send({ cmd: 'publish', topic, qos: 2, messageId: 3, payload: Buffer.from('m3'), retain: false, dup: true });
+        assert.equal((await wire.next('pubrec'))?.messageId, 3);
+        wire.send({ cmd: 'pubrel', messageId: 1 });
+        assert.equal((await wire.next('pubcomp'))?.messageId, 1);
+        await holdQos2(wire, topic, [4]);
+        await wire.roundTrip();
+        assert.equal(wire.disconnect, undefined, 'still connected');
+      } finally {
+        wire.destroy();
+      }
     });
   });
 

@@ -14,7 +14,7 @@ import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '..
 import { SESSION_NEVER_EXPIRES, type WillMessage } from '../../messaging/session';
 import type { QoS } from '../../messaging/message';
 import { topicNameProblem } from '../../messaging/subscription-tree';
-import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
+import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
 
 import { CONNECT_COMMAND } from '../../messaging/message-core';
@@ -130,7 +130,7 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
     connack.reasonCode = REASON.SUCCESS;
     connack.properties = {
       maximumPacketSize: connection.broker.maxPacketSize,
-      receiveMaximum: SERVER_RECEIVE_MAXIMUM,
+      receiveMaximum: connection.broker.receiveMaximum,
       topicAliasMaximum: SERVER_TOPIC_ALIAS_MAXIMUM,
       ...(maxKeepAlive > 0 ? { serverKeepAlive: keepAlive } : {}),
       ...(assigned !== undefined ? { assignedClientIdentifier: assigned } : {}),
@@ -139,7 +139,7 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
     connack.returnCode = RETURN_CODE_311.ACCEPTED;
   }
   connection.state = 'connected';
-  connection.lastActivity = Date.now();
+  connection.lastActivity = engine.clock.now();
   connection.send(connack);
   // Messages in flight and those published while it was away follow the CONNACK.
   core.resume(session);

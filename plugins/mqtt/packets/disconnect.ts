@@ -8,13 +8,18 @@ import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
 
 export function handleDisconnect(connection: Connection, packet: IDisconnectPacket): void {
-  const requestedExpiry = packet.properties?.sessionExpiryInterval;
+  // mqtt-packet reads an MQTT 5 reason code and properties past a DISCONNECT shorter than them
+  // (from the bytes that follow it): length 0 is reason 0x00 without properties, length 1 has
+  // no properties [MQTT 5 §3.14.2.1, §3.14.2.2.1].
+  const length = packet.length ?? 0;
+  const properties = length > 1 ? packet.properties : undefined;
+  const requestedExpiry = properties?.sessionExpiryInterval;
   if (connection.protocolVersion === 5 && connection.sessionExpiryInterval === 0 && requestedExpiry !== undefined && requestedExpiry !== 0) {
     connection.close(REASON.PROTOCOL_ERROR, 'the session expiry interval cannot be set in DISCONNECT when CONNECT set 0');
     return;
   }
-  const reasonCode = packet.reasonCode ?? 0;
-  connection.broker.log.debug({ clientId: connection.clientId, reasonCode, reasonString: packet.properties?.reasonString }, 'client disconnected');
+  const reasonCode = length > 0 ? packet.reasonCode ?? 0 : 0;
+  connection.broker.log.debug({ clientId: connection.clientId, reasonCode, reasonString: properties?.reasonString }, 'client disconnected');
   if (connection.protocolVersion === 5 && requestedExpiry !== undefined && connection.session) {
     connection.session.expiryInterval = requestedExpiry;
   }

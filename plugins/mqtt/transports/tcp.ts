@@ -7,14 +7,27 @@ import type { Broker } from '../broker';
 const TCP_KEEPALIVE_MS = 60_000;
 
 export function tcpServer(broker: Broker): Server {
-  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => broker.accept(socket));
+  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => acceptSocket(broker, socket));
+}
+
+/**
+ * Hands a socket to the broker; a socket whose setup throws (it reset at once) is destroyed,
+ * never thrown into the server's 'connection' event.
+ */
+function acceptSocket(broker: Broker, socket: Socket): void {
+  try {
+    broker.accept(socket);
+  } catch (error) {
+    broker.log.debug({ err: error }, 'accepting a connection failed');
+    socket.destroy();
+  }
 }
 
 export function tlsServer(broker: Broker, tls: { cert: string; key: string }): Server {
   const server = createTlsServer({ cert: tls.cert, key: tls.key }, (socket: TLSSocket) => {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
-    broker.accept(socket);
+    acceptSocket(broker, socket);
   });
   // A failed handshake (a plain-TCP client, a client that rejects the certificate) is the
   // client's problem: logged at debug, never thrown.

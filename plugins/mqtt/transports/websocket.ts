@@ -41,7 +41,15 @@ export function webSocketServer(broker: Broker, tls?: { cert: string; key: strin
 export function webSocketUpgrades(broker: Broker): { handleUpgrade: UpgradeHandler; close(): Promise<void> } {
   const wss = mqttWebSocketServer(broker, { noServer: true });
   return {
-    handleUpgrade: (request, socket, head) => wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request)),
+    handleUpgrade: (request, socket, head) => {
+      // Thrown into the HTTP server's 'upgrade' event it would end the process: this socket only.
+      try {
+        wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
+      } catch (error) {
+        broker.log.debug({ err: error }, 'WebSocket upgrade failed');
+        socket.destroy();
+      }
+    },
     close: () => closeWebSockets(wss),
   };
 }
@@ -54,6 +62,9 @@ function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServ
     handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
   });
   wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
+    // ws's stream listens for one 'error' of its WebSocket only: a later one would be unheard
+    // (thrown); this listener stays (the stream reports the first to the connection).
+    socket.on('error', ignoreWebSocketError);
     const stream = createWebSocketStream(socket) as FrameStream;
     // Functions shared by every connection (no closures per connection), finding each other through these fields.
     stream[WS_SOCKET] = socket;
@@ -83,6 +94,8 @@ function writeFrame(this: FrameStream, chunks: Array<{ chunk: unknown }>, callba
   }
   socket.send(chunks.length === 1 ? chunks[0].chunk as Buffer : Buffer.concat(chunks.map((entry) => entry.chunk as Buffer)), { binary: true }, callback);
 }
+
+function ignoreWebSocketError(): void {}
 
 function refuseTextFrame(this: MqttWebSocket, _data: unknown, isBinary: boolean): void {
   if (isBinary) return;

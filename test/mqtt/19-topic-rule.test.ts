@@ -26,7 +26,7 @@ function publishV4Bytes(topic: string, messageId: number, payload: string): Buff
   return Buffer.concat([Buffer.from([0x32]), varInt(body.length), body]);
 }
 
-describe('mqtt 17: the topic name rule', function () {
+describe('mqtt 19: the topic name rule', function () {
   this.timeout(60_000);
   let server: TestServer;
   const stored = (topic: string): number => server.engine.need('storage').messageLog.countTopic(topic);
