@@ -27,7 +27,7 @@ import { handlePublish, publishStored } from './packets/publish';
 import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packets/acks';
 import { handleSubscribe } from './packets/subscribe';
 import { handleUnsubscribe } from './packets/unsubscribe';
-import { connectViolation, packetViolation, propertiesViolation, qosPublishViolation, type Violation } from './packets/packet-rules';
+import { DUP_ON_QOS_0, connectViolation, packetViolation, propertiesViolation, qosPublishViolation, type Violation } from './packets/packet-rules';
 
 // mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap, and the young
 // generation grown to its maximum) on its first packet. The few packets still encoded with it
@@ -557,8 +557,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   private dispatch(packet: Packet): void {
     if (packet.cmd === 'publish') {
-      // A 3.1.1 QoS 0 PUBLISH (the commonest packet) passes with two comparisons.
-      if (packet.qos !== 0 || (this.protocolVersion === 5 && packet.properties !== undefined)) {
+      // A 3.1.1 QoS 0 PUBLISH (the commonest packet) passes with three comparisons.
+      if (packet.qos !== 0 || packet.dup || (this.protocolVersion === 5 && packet.properties !== undefined)) {
         const violation = this.publishViolation(packet);
         if (violation !== undefined) return this.refuse(violation);
       }
@@ -594,7 +594,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       const violation = propertiesViolation('publish', packet.properties as Record<string, unknown>);
       if (violation !== undefined) return violation;
     }
-    if (packet.qos === 0) return undefined;
+    if (packet.qos === 0) return packet.dup ? DUP_ON_QOS_0 : undefined;
     // 3.1.1 clients are not told a Receive Maximum (packets/publish.ts holds them to the protocol's largest).
     if (!v5) return qosPublishViolation(packet, 0, Infinity);
     const received = this.session?.qos2Received;

@@ -102,6 +102,9 @@ export function packetViolation(packet: Packet, protocolVersion: number): Violat
   return protocolVersion === 5 ? propertiesViolation(packet.cmd, packet.properties as Record<string, unknown> | undefined) : undefined;
 }
 
+/** DUP is 0 on every QoS 0 PUBLISH [MQTT-3.3.1-2] (Mosquitto closes such a client as malformed too). */
+export const DUP_ON_QOS_0: Violation = Object.freeze({ code: REASON.MALFORMED_PACKET, reason: 'a QoS 0 PUBLISH has DUP 0' });
+
 /**
  * The problem of a QoS 1 or 2 PUBLISH, or undefined: a non-zero packet identifier
  * [MQTT-2.2.1-3]; an MQTT 5 client keeps at most the server's Receive Maximum unanswered
