@@ -159,7 +159,7 @@ describe('mqtt 06: will messages', function () {
           clientId, protocolVersion, keepalive: 600, // far beyond the test's run: only the engine clock can expire it
           will: { topic, payload: Buffer.from('timed-out'), qos: 1, retain: false },
         });
-        const connection = timed.engine.clientSessions.holder(clientId) as unknown as Connection;
+        const connection = timed.engine.clientConnections.holder(clientId) as unknown as Connection;
         // The broker's sweep runs on a timer; called here at once after each move of the clock.
         clock.advanceSeconds(900);
         connection.broker.sweep();

@@ -160,7 +160,7 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     it(`${transport}: a handler that throws (test hook) closes its connection only: MQTT 5 hears DISCONNECT 0x80 with the reference the log has`, async () => {
       const clientId = unique('faulty');
       const session = await RawSession.login(server, transport, 5, { clientId });
-      makeHandlersThrow(server.engine.clientSessions.holder(clientId) as unknown as Connection);
+      makeHandlersThrow(server.engine.clientConnections.holder(clientId) as unknown as Connection);
       session.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'any/#', qos: 0 }] });
       const sent = await session.serverClosed();
       const disconnect = sent.find((packet) => packet.cmd === 'disconnect') as { reasonCode?: number; properties?: { reasonString?: string } } | undefined;
@@ -178,7 +178,7 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
   it('3.1.1: a handler that throws (test hook) closes its connection only, without a word', async () => {
     const clientId = unique('faulty311');
     const session = await RawSession.login(server, 'tcp', 4, { clientId });
-    makeHandlersThrow(server.engine.clientSessions.holder(clientId) as unknown as Connection);
+    makeHandlersThrow(server.engine.clientConnections.holder(clientId) as unknown as Connection);
     session.send({ cmd: 'pingreq' });
     const sent = await session.serverClosed();
     assert.deepEqual(sent.map((packet) => packet.cmd), ['connack']);
@@ -218,7 +218,7 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
   it('a packet the encoder refuses, sent outside any packet of the client\'s (an empty SUBACK), closes that connection only', async () => {
     const clientId = unique('unencodable');
     const session = await RawSession.login(server, 'tcp', 4, { clientId });
-    const connection = server.engine.clientSessions.holder(clientId) as unknown as Connection;
+    const connection = server.engine.clientConnections.holder(clientId) as unknown as Connection;
     const before = log.entries().length;
     assert.equal(connection.send({ cmd: 'suback', messageId: 1, granted: [] }), false, 'not sent');
     await session.serverClosed();
