@@ -98,12 +98,13 @@ export class RoleCatalog {
   }
 
   /**
-   * Whether any role denies something by a `table:` pattern. Only such a deny can refuse a topic by
+   * Whether any role denies something by a `table:` pattern or by `*` (which covers every table
+   * name too). Only such a deny can refuse a topic by
    * its integration table's name (kernel/auth/resource-aliases.ts): while none exists, a topic
    * getting its table changes no decision, and caches need not be dropped.
    */
   get deniesByTableName(): boolean {
-    this.tableDenies ??= this.list().some((role) => role.denies?.some((deny) => deny.resources.some((resource) => resource.startsWith('table:'))) ?? false);
+    this.tableDenies ??= this.list().some((role) => role.denies?.some((deny) => deny.resources.some((resource) => resource === '*' || resource.startsWith('table:'))) ?? false);
     return this.tableDenies;
   }
 

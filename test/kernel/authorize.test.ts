@@ -107,6 +107,22 @@ describe('kernel/auth/authorize', () => {
     assert.ok(isAllowed(catalog, who('tables'), 'record.get', view), 'without aliases the table is decided on its own name');
   });
 
+  it('a deny written on every resource (*) holds for a topic through its table name too', () => {
+    // The table name of topic b/x is covered by the deny's `*`: a deny on either name holds.
+    const catalog = new RoleCatalog([
+      { name: 'no_record_reads', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['record.get', 'record.find'], resources: ['*'] }] },
+    ]);
+    const aliases = new ResourceAliases();
+    aliases.register((resource) => {
+      if (resource.kind === 'topic' && resource.topic === 'b/x') return table('mqtt_msg_b_x');
+      if (resource.kind === 'table' && resource.database === 'main' && resource.table === 'mqtt_msg_b_x') return topic('b/x');
+      return undefined;
+    });
+    const who = { account: 'x', roles: ['no_record_reads'] };
+    assert.ok(!isAllowed(catalog, who, 'record.get', table('mqtt_msg_b_x'), aliases), 'the table is refused by its own name');
+    assert.ok(!isAllowed(catalog, who, 'mq.retrieve', topic('b/x'), aliases), 'the same messages read as the topic are refused too');
+  });
+
   it('tells whether any role denies by a table name (caches of topic decisions depend on it)', async () => {
     const catalog = new RoleCatalog([{ name: 'topics_only', grants: [], denies: [{ commands: ['*'], resources: ['topic:b/#'] }] }]);
     const map = new Map();

@@ -154,6 +154,27 @@ describe('mqtt 11: flow control', function () {
         wire.destroy();
       }
     });
+    it('a resumed session\'s QoS 2 awaiting PUBREL from the previous connection takes no place of the new connection\'s Receive Maximum (it applies to the current connection only, MQTT 5 §3.2.2.3.3, §4.9)', async () => {
+      const clientId = unique('rm-resume');
+      const topic = `${unique('rm-resume')}/t`;
+      const fields = { clientId, clean: false, properties: { sessionExpiryInterval: 300 } };
+      const { wire: first } = await WireClient.connect(limited, 5, fields);
+      await holdQos2(first, topic, [1, 2]);
+      first.destroy(); // gone without PUBREL: the session keeps ids 1 and 2 awaiting it
+      await first.closed;
+      const { wire, connack } = await WireClient.connect(limited, 5, fields);
+      try {
+        assert.equal(connack.sessionPresent, true);
+        // A new connection starts with a send quota of Receive Maximum (3): three QoS 1 PUBLISHes,
+        // then the PUBRELs the client owes from before.
+        for (const id of [3, 4, 5]) wire.send({ cmd: 'publish', topic, qos: 1, messageId: id, payload: Buffer.from(`m${id}`), retain: false, dup: false });
+        for (const id of [1, 2]) wire.send({ cmd: 'pubrel', messageId: id });
+        for (const id of [3, 4, 5]) assert.equal((await wire.next('puback'))?.messageId, id, `PUBACK ${id} (DISCONNECT ${wire.disconnect?.reasonCode})`);
+        for (const id of [1, 2]) assert.equal((await wire.next('pubcomp'))?.messageId, id, `PUBCOMP ${id}`);
+      } finally {
+        wire.destroy();
+      }
+    });
   });
 
   describe('Maximum Packet Size towards the client', () => {

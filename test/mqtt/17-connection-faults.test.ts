@@ -176,6 +176,33 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
     });
   }
 
+  it('an acknowledgement of a stored PUBLISH that throws (test hook) closes its connection only: no unhandled rejection (the process would end), the other publishers get theirs', async () => {
+    const clientId = unique('faulty-ack');
+    const session = await RawSession.login(server, 'tcp', 5, { clientId });
+    const other = await RawSession.login(server, 'tcp', 5, { clientId: unique('other-ack') });
+    const connection = server.engine.clientConnections.holder(clientId) as unknown as { stored(...args: unknown[]): void };
+    // Runs in the publish batch's promise callback (plugins/messaging/publish-batch.ts), out of any chunk's guard.
+    connection.stored = () => { throw new Error('an acknowledgement failed (test hook)'); };
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => { rejections.push(reason); };
+    // mocha's own listener would end the run; this test asserts on the rejection itself.
+    const mochaListeners = process.listeners('unhandledRejection');
+    process.removeAllListeners('unhandledRejection');
+    process.on('unhandledRejection', onRejection);
+    try {
+      session.send({ cmd: 'publish', topic: unique('ack-fault'), payload: Buffer.from('x'), qos: 1, messageId: 1, retain: false, dup: false });
+      other.send({ cmd: 'publish', topic: unique('ack-other'), payload: Buffer.from('y'), qos: 1, messageId: 1, retain: false, dup: false });
+      // Stored in the same commit as the faulty one's or a later one: by its PUBACK the faulty one's is done.
+      assert.equal((await other.next('puback'))?.messageId, 1, 'the other publisher gets its PUBACK');
+      await new Promise<void>((resolve) => setImmediate(resolve)); // unhandled rejections are reported after the microtasks
+      assert.deepEqual(rejections.map((reason) => String(reason)), [], 'no unhandled rejection (Node ends the process on one)');
+      await session.serverClosed();
+    } finally {
+      process.removeListener('unhandledRejection', onRejection);
+      for (const listener of mochaListeners) process.on('unhandledRejection', listener as (...args: unknown[]) => void);
+    }
+  });
+
   it('3.1.1: a handler that throws (test hook) closes its connection only, without a word', async () => {
     const clientId = unique('faulty311');
     const session = await RawSession.login(server, 'tcp', 4, { clientId });

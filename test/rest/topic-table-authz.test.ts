@@ -190,6 +190,23 @@ describe('a topic and its integration table are one resource', function () {
         await closeClients(client);
       }
     });
+    it('applies a deny written on a table name to the MQTT publishes after the one that created its topic, also when another topic was deleted just before (the topic count is back where it was)', async function () {
+      const client = await connectClient(server, { username: NO_TABLE![0], password: NO_TABLE![1] });
+      const publisher = await connectClient(server);
+      try {
+        await actionOk(server, admin('alterRole', root, {
+          roleName: 'no_table', denies: [{ commands: ['*'], resources: ['table:main/mqtt_msg_b_x', 'table:main/mqtt_msg_n_after_delete'] }],
+        }));
+        // A topic routed (the message core notes how many topics the log has), then deleted.
+        await publish(publisher, 'gone/soon', 'x', { qos: 1 });
+        await actionOk(server, mq('deleteTopic', root, { topic: 'gone/soon' }));
+        assert.equal(await publishCode(client, 'n/after_delete', 'first', { qos: 1 }), 0);
+        assert.equal(server.engine.need('storage').messageLog.getTopic('n/after_delete')?.table, 'mqtt_msg_n_after_delete');
+        assert.equal(await publishCode(client, 'n/after_delete', 'second', { qos: 1 }), 0x87, 'the table\'s deny holds once the topic has its table');
+      } finally {
+        await closeClients(client, publisher);
+      }
+    });
   });
 
   describe('a grant on the table name alone does not reach a topic', function () {
