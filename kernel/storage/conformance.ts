@@ -999,6 +999,22 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.equal(log.getTopic(long), undefined);
       });
 
+      it('topicsVersion changes with every topic created or deleted, never back to an earlier value (same count, new topic)', async () => {
+        const log = store.messageLog;
+        const seen = [log.topicsVersion()];
+        await log.append([{ topic: 'version/a', message: message(1) }]);
+        seen.push(log.topicsVersion());
+        const count = log.topicCount();
+        await log.deleteTopic('version/a');
+        seen.push(log.topicsVersion());
+        await log.append([{ topic: 'version/b', message: message(2) }]);
+        seen.push(log.topicsVersion());
+        assert.equal(log.topicCount(), count, 'one topic deleted, one created: the count is as it was');
+        assert.equal(new Set(seen).size, seen.length, `a version came back: ${seen.join(', ')}`);
+        await log.append([{ topic: 'version/b', message: message(3) }]);
+        assert.equal(log.topicsVersion(), seen[seen.length - 1], 'a message to a known topic leaves it');
+      });
+
       it('reads one topic by sequence range, forward and reverse, with a limit', async () => {
         const log = store.messageLog;
         for (let i = 1; i <= 10; i++) await log.append([{ topic: i % 2 ? 'odd' : 'even', message: message(i) }]);

@@ -99,6 +99,11 @@ export interface MessageLogPort {
   /** How many topics the catalog holds. */
   topicCount(): number;
   /**
+   * A number that changes whenever a topic is created or deleted (never back to an earlier value):
+   * lets a reader notice a new topic even when another was deleted meanwhile (same count).
+   */
+  topicsVersion(): number;
+  /**
    * Removes the topic's messages with a sequence ≤ `upToSequence` (retention: the oldest first),
    * from the index and the log, in commits of a few thousand removals so a long trim never holds
    * the event loop; the topic's entry stays. Resolves with how many were removed (0 for an unknown

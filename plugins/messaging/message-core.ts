@@ -149,7 +149,7 @@ export class MessageCore {
   private closed = false;
   /** The sequence up to which retained pointers are durable (see replayRetained). */
   private retainedCheckpoint = 0;
-  /** Topics the log held at the last routed batch (see noteNewTopics). */
+  /** The log's topics version at the last routed batch (see noteNewTopics). */
   private knownTopics = -1;
 
   constructor(readonly engine: Engine) {
@@ -391,7 +391,8 @@ export class MessageCore {
    * a table name. Once per batch.
    */
   private noteNewTopics(): void {
-    const topics = this.messageLog.topicCount();
+    // The catalog's version, not its count: a topic deleted and another created leave the count as it was.
+    const topics = this.messageLog.topicsVersion();
     if (topics === this.knownTopics) return;
     this.knownTopics = topics;
     if (this.engine.roles.deniesByTableName) this.rolesGeneration++;

@@ -262,6 +262,10 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.catalog.topics.size;
   }
 
+  topicsVersion(): number {
+    return this.catalog.topicsVersion;
+  }
+
   private sortedTopics: LogTopic[] = [];
   private sortedTopicsVersion = -1;
 
