@@ -8,7 +8,7 @@
 import { TopicActivity } from './topic-activity';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
-import { EngineError } from '../../kernel/errors';
+import { EngineError, newErrorReference } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
 import type { CommandContext } from '../../kernel/bus/command';
 import type { LoggedMessage, LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
@@ -169,6 +169,7 @@ export class MessageCore {
       },
       (origin) => this.holdForTurn(origin),
       () => this.releaseTurn(),
+      (error) => this.log.error({ err: error, reference: newErrorReference() }, 'routing stored messages failed'),
     );
     engine.roles.onChange(() => { this.rolesGeneration++; });
   }

@@ -20,6 +20,8 @@ export interface PublishOrigin {
   resumePublishing(): void;
   /** `ok`: stored; else it was not (the commit failed, or the log refused this message). */
   stored(token: number, ok: boolean, message: CoreMessage): void;
+  /** Telling it threw: it alone ends (an MQTT connection closes), the turn's other publishers are still told. */
+  fail(error: unknown, during: string): void;
 }
 
 /**
@@ -55,6 +57,8 @@ export class PublishBatch {
     private readonly onTurnFull: (origin: PublishOrigin) => void,
     /** The turn was handed to the log: publishers held by a full turn may read again. */
     private readonly onNextTurn: () => void,
+    /** Routing a durable turn threw (a fault, not a client's doing): logged; its publishers are still told. */
+    private readonly onFault: (error: unknown) => void,
   ) {}
 
   add(message: CoreMessage, origin: PublishOrigin | null, token: number): void {
@@ -98,17 +102,36 @@ export class PublishBatch {
         }
       }
       if (refused === 0) {
-        this.onDurable(messages, origins);
-        for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], true, messages[i]);
+        this.route(messages, origins);
+        for (let i = 0; i < n; i++) tell(origins[i], tokens[i], true, messages[i]);
         return;
       }
       const isStored = (i: number): boolean => typeof sequences[i] === 'number';
-      this.onDurable(messages.filter((_, i) => isStored(i)), origins.filter((_, i) => isStored(i)));
-      for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], isStored(i), messages[i]);
+      this.route(messages.filter((_, i) => isStored(i)), origins.filter((_, i) => isStored(i)));
+      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], isStored(i), messages[i]);
     }, (error: unknown) => {
       this.backlog -= n;
       this.onFailure(error, n);
-      for (let i = 0; i < n; i++) origins[i]?.stored(tokens[i], false, messages[i]);
-    });
+      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], false, messages[i]);
+    }).catch(this.onFault);
+  }
+
+  /** Hands a durable turn to the core; a fault there still lets its publishers be told. */
+  private route(messages: CoreMessage[], origins: ReadonlyArray<PublishOrigin | null>): void {
+    try {
+      this.onDurable(messages, origins);
+    } catch (error) {
+      this.onFault(error);
+    }
+  }
+}
+
+/** Tells one publisher; a throw fails that publisher alone (no unhandled rejection, the rest are told). */
+function tell(origin: PublishOrigin | null, token: number, ok: boolean, message: CoreMessage): void {
+  if (origin === null) return;
+  try {
+    origin.stored(token, ok, message);
+  } catch (error) {
+    origin.fail(error, 'acknowledging a stored PUBLISH');
   }
 }

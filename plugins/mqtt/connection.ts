@@ -338,6 +338,17 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   }
 
   deliver(delivery: Delivery): boolean {
+    try {
+      return this.writeDelivery(delivery);
+    } catch (error) {
+      // Called by the message core's routing for many sessions: a fault ends this connection only
+      // (the message stays in flight for a persistent session).
+      this.fail(error, 'delivering');
+      return true;
+    }
+  }
+
+  private writeDelivery(delivery: Delivery): boolean {
     // Closing: kept in flight (a persistent session gets it again on reconnect).
     if (this.state !== 'connected' || this.stream.destroyed) return true;
     const { message } = delivery;

@@ -79,6 +79,7 @@ describe('message core sessions (through the MessageCore API)', function () {
         pausePublishing: () => { calls.push('pause'); },
         resumePublishing: () => { calls.push('resume'); },
         stored: () => { if (++stored === 3) storedAll(); },
+        fail: (error: unknown) => { throw error; },
       };
     };
     const plain = origin(true);

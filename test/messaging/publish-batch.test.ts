@@ -29,6 +29,9 @@ function recordingOrigin(expected: number): PublishOrigin & { answers: Map<numbe
       answers.set(token, ok);
       if (answers.size === expected) finish();
     },
+    fail(error) {
+      throw error;
+    },
   };
 }
 
