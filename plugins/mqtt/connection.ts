@@ -74,6 +74,8 @@ class ConnectionExtras {
   inboundAliases?: Map<number, string>;
   publishDecisions?: Map<string, boolean>;
   qos2Storing?: Set<number>;
+  /** QoS 2 packet ids received on this connection whose PUBREL has not come (its Receive Maximum counts them). */
+  qos2AwaitingRelease?: Set<number>;
   publishDecisionsGeneration = -1;
   inboundAliasBytes = 0;
   unacknowledged = 0;
@@ -229,6 +231,20 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
   get qos2Storing(): Set<number> {
     return (this.extras.qos2Storing ??= new Set());
+  }
+
+  /**
+   * QoS 2 packet ids received on this connection and not yet released (PUBREL). Not the session's
+   * `qos2Received`: Receive Maximum holds per network connection, and a resumed session's ids from
+   * an earlier connection take no place in this one's [MQTT 5 §4.9].
+   */
+  get qos2AwaitingRelease(): Set<number> {
+    return (this.extras.qos2AwaitingRelease ??= new Set());
+  }
+
+  /** A QoS 2 message's PUBREL came, or it was not stored: it takes no place any more. */
+  released(packetId: number): void {
+    this.extra?.qos2AwaitingRelease?.delete(packetId);
   }
 
   /** The account holding this connection (a takeover by another account needs mq.takeover). */
@@ -613,7 +629,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (packet.qos === 2 && received?.has(packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);
     // In flight: QoS 1 being stored (no PUBACK yet) and QoS 2 until its PUBREL (PUBCOMP answers it).
     const extra = this.readExtras;
-    const inFlight = extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (received?.size ?? 0);
+    const inFlight = extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (extra.qos2AwaitingRelease?.size ?? 0);
     return qosPublishViolation(packet, inFlight, this.broker.receiveMaximum);
   }
 

@@ -40,6 +40,7 @@ export function handlePubrel(connection: Connection, packet: IPubrelPacket): voi
   if (!session) return;
   const packetId = packet.messageId ?? 0;
   const known = session.qos2Received.delete(packetId);
+  connection.released(packetId);
   if (known && session.persistent) connection.broker.core.markDirty(session);
   connection.writeAnswer(encodeAck('pubcomp', packetId, connection.protocolVersion, known ? 0 : REASON.PACKET_IDENTIFIER_NOT_FOUND));
 }

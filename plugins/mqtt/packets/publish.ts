@@ -99,6 +99,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     if (qos === 2) {
       // Written with the message's commit: a restart still knows it was received [MQTT-4.3.3-10].
       connection.qos2Storing.add(packetId);
+      connection.qos2AwaitingRelease.add(packetId);
       session.qos2Received.add(packetId);
       if (session.persistent) core.markDirty(session);
     }
@@ -129,7 +130,10 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   connection.unacknowledged--;
   if (qos === 2) connection.qos2Storing.delete(packetId);
   // Not stored: the client's resend (also after a reconnect) must be stored, not acknowledged.
-  if (!ok && qos === 2) connection.session?.qos2Received.delete(packetId);
+  if (!ok && qos === 2) {
+    connection.session?.qos2Received.delete(packetId);
+    connection.released(packetId);
+  }
   if (connection.state !== 'connected') return;
   if (!ok) {
     // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again).
