@@ -12,7 +12,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -121,8 +121,23 @@ function ensureBuild({ projects, inputs }) {
     process.stderr.write(`${LABEL}: building ${project}\n`);
     if (!run(process.execPath, [tsc, '-p', project])) fail(`the build of ${project} failed (see above)`);
   }
+  removeStaleOutputs();
   mkdirSync(join(ROOT, 'dist'), { recursive: true });
   writeFileSync(stamp, current);
+}
+
+/**
+ * tsc never deletes: the output of a source file since removed or renamed would stay in dist (a
+ * deleted test would still run). Removes what no source file under the server's folders gives.
+ */
+function removeStaleOutputs() {
+  const dist = join(ROOT, 'dist');
+  for (const folder of ['kernel', 'plugins', 'examples', 'test', 'bench']) {
+    for (const output of filesUnder(join(dist, folder))) {
+      const source = /^(.*)(\.d\.ts|\.js\.map|\.js)$/.exec(relative(dist, output));
+      if (source && !existsSync(join(ROOT, `${source[1]}.ts`))) rmSync(output);
+    }
+  }
 }
 
 function filesUnder(path) {
