@@ -96,6 +96,8 @@ describe('mqtt 17: one connection\'s fault closes that connection only', functio
       { name: 'a second CONNECT [MQTT-3.1.0-2]', bytes: [0x10, 0x0c + (protocolVersion === 5 ? 1 : 0), 0x00, 0x04, 0x4d, 0x51, 0x54, 0x54, protocolVersion, 0x02, 0x00, 0x00, ...props, 0x00, 0x00], answers: ['connack'], reasonCode: 0x82 },
       { name: 'a packet only a server sends (SUBACK)', bytes: [0x90, 3 + props.length, 0x00, 0x01, ...props, 0x00], answers: ['suback'], reasonCode: 0x82 },
       { name: 'SUBSCRIBE with the reserved flags wrong (0000, not 0010) [MQTT-3.8.1-1]', bytes: [0x80, 2 + props.length + 4, 0x00, 0x01, ...props, 0x00, 0x01, 0x61, 0x00], answers: ['suback'], reasonCode: 0x81 },
+      { name: 'an UNSUBSCRIBE whose filter breaks the wildcard rules ("a/#/b") [MQTT-4.7.1-1]', bytes: [0xa2, 2 + props.length + 7, 0x00, 0x01, ...props, 0x00, 0x05, 0x61, 0x2f, 0x23, 0x2f, 0x62], answers: ['unsuback'], reasonCode: 0x82 },
+      { name: 'an UNSUBSCRIBE whose filter is not UTF-8 [MQTT-1.5.4-1]', bytes: [0xa2, 2 + props.length + 4, 0x00, 0x01, ...props, 0x00, 0x02, 0x61, 0xff], answers: ['unsuback'], reasonCode: 0x82 },
       { name: 'a QoS 0 PUBLISH with DUP set [MQTT-3.3.1-2]', bytes: [0x38, 3 + props.length + 1, 0x00, 0x01, 0x61, ...props, 0x78], answers: [], reasonCode: 0x81 },
       { name: 'a SUBSCRIBE asking QoS 3 [MQTT-3.8.3-4]', bytes: [0x82, 2 + props.length + 4, 0x00, 0x01, ...props, 0x00, 0x01, 0x61, 0x03], answers: ['suback'], reasonCode: 0x81 },
     ];

@@ -5,6 +5,7 @@
  * rules closes the connection; MQTT 5 clients hear why (docs/mqtt.md "What closes a connection").
  */
 import type { IPublishPacket, Packet } from 'mqtt-packet';
+import { topicFilterProblem } from '../../messaging/subscription-tree';
 import { REASON } from '../reason-codes';
 
 export interface Violation {
@@ -79,6 +80,10 @@ export function packetViolation(packet: Packet, protocolVersion: number): Violat
       if (packet.unsubscriptions.length === 0) return { code: REASON.PROTOCOL_ERROR, reason: 'an UNSUBSCRIBE needs at least one topic filter' };
       for (const filter of packet.unsubscriptions) {
         if (filter.length === 0) return { code: REASON.PROTOCOL_ERROR, reason: 'a topic filter is at least one character long' };
+        // As in a SUBSCRIBE (packets/subscribe.ts): valid UTF-8 [MQTT-1.5.4-1] and the wildcard and
+        // share-name rules [MQTT-4.7.1-1]; Mosquitto closes such a client too.
+        const problem = filter.includes('\uFFFD') ? 'a topic filter must be valid UTF-8' : topicFilterProblem(filter);
+        if (problem !== null) return { code: REASON.PROTOCOL_ERROR, reason: `invalid topic filter: ${problem}` };
       }
       break;
     case 'pingreq':
