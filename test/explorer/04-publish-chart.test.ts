@@ -122,4 +122,20 @@ describe('explorer: publish and chart', function () {
     await diff.locator('.diff-added mark.diff-number', { hasText: '42.5' }).waitFor();
     await diff.getByText('(+1.5)').waitFor();
   });
+
+  it('charting a branch explains that only a topic can be charted instead of showing a raw error', async () => {
+    const publisher = await client();
+    await publisher.publishAsync('plant/a/temp', '21.5', { qos: 1 });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/plant/a?tab=chart');
+    // Whichever the chart shows first: the explanation, or an error (the defect: raw 14244).
+    const outcome = page.locator('.chart .chart-not-topic, .chart [role="alert"]').first();
+    await outcome.waitFor();
+    assert.equal(await outcome.textContent(), 'Only a topic can be charted; plant/a is a branch: pick one of its topics.');
+    assert.equal(await page.locator('.chart').getByText('No numeric values').count(), 0);
+    // Its topic charts as before.
+    await page.goto('/apps/explorer/#/topics/plant/a/temp?tab=chart');
+    await page.locator('.chart-points', { hasText: '1 points' }).waitFor();
+  });
 });
+

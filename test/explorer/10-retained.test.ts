@@ -2,6 +2,8 @@
 import { strict as assert } from 'node:assert';
 import type { MqttClient } from 'mqtt';
 import { connectOk } from '../mqtt/mqtt-helpers';
+import { login, ok } from '../actions/action-client';
+import { mq } from '../actions/mq/mq-client';
 import { explorerSuite, logIn, docScreenshot } from './browser-harness';
 
 describe('explorer: retained messages', function () {
@@ -85,5 +87,36 @@ describe('explorer: retained messages', function () {
     await subscriber.subscribeAsync('ops/keep/#', { qos: 1 });
     await kept;
     assert.deepEqual(received, ['ops/keep/x']);
+  });
+
+  it('Delete matching acts on the filter typed in the box, not yet shown: the confirmation names it and only its messages go', async () => {
+    const publisher = await connect('retained-typed-publisher');
+    for (const topic of ['factory/line4/a/status', 'factory/line4/b/status', 'factory/line4/a/speed', 'building/x', 'building/y']) {
+      await publisher.publishAsync(topic, `value of ${topic}`, { qos: 1, retain: true });
+    }
+
+    const page = await suite.page();
+    await logIn(page, undefined, '#/retained?filter=building%2F%23');
+    const list = page.getByRole('table', { name: 'Retained messages list' });
+    await list.locator('tr[data-topic="building/x"]').waitFor();
+    // Typed, not applied with Show: the list still shows building/#.
+    await page.getByLabel('Topic filter').fill('factory/line4/+/status');
+    await page.getByRole('button', { name: 'Delete matching…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete retained messages' });
+    await dialog.waitFor();
+    assert.match((await dialog.textContent())!, /2 retained messages match factory\/line4\/\+\/status and will be deleted/);
+    await dialog.getByText('factory/line4/b/status', { exact: true }).waitFor();
+    await dialog.getByRole('button', { name: 'Delete 2' }).click();
+    await page.getByText('Deleted 2 retained messages matching factory/line4/+/status.').waitFor();
+
+    // The server keeps exactly the retained messages outside the typed filter (listRetainedMessages
+    // over real HTTP).
+    const token = await login(suite.server);
+    const retainedUnder = async (topicFilter: string) => {
+      const result = await ok(suite.server, mq('listRetainedMessages', token, { topicFilter })) as { messages: Array<{ topic: string }> };
+      return result.messages.map((m) => m.topic).sort();
+    };
+    assert.deepEqual(await retainedUnder('factory/#'), ['factory/line4/a/speed']);
+    assert.deepEqual(await retainedUnder('building/#'), ['building/x', 'building/y']);
   });
 });

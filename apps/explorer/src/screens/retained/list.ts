@@ -51,12 +51,15 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
     else setQuery({ filter: next === '#' ? undefined : next, page: undefined });
   };
 
+  // The filter in the box, applied or not: the dry run, the confirmation and the delete all use
+  // this one value (the dialog keeps it), never the filter of the list last shown.
   const askDeleteMatching = async () => {
+    const target = text.trim() || '#';
     setChecking(true);
     setNotice('');
     try {
-      const dry = await call<{ count: number; topics: string[] }>('mq', 'deleteRetainedMessages', { topicFilter: filter, dryRun: true });
-      setDialog({ kind: 'filter', filter, count: dry.count, topics: dry.topics ?? [] });
+      const dry = await call<{ count: number; topics: string[] }>('mq', 'deleteRetainedMessages', { topicFilter: target, dryRun: true });
+      setDialog({ kind: 'filter', filter: target, count: dry.count, topics: dry.topics ?? [] });
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -75,7 +78,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
           <input class="mono" value=${text} onInput=${(event: Event) => setText((event.currentTarget as HTMLInputElement).value)} placeholder="# or a/+/c" />
         </label>
         <button type="submit" class="primary">Show</button>
-        <button type="button" class="danger" onClick=${() => { void askDeleteMatching(); }} disabled=${checking || !result || result.total === 0}>Delete matching…</button>
+        <button type="button" class="danger" onClick=${() => { void askDeleteMatching(); }} disabled=${checking}>Delete matching…</button>
       </form>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
       ${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
@@ -108,7 +111,9 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
           onConfirm=${async () => {
             const done = await call<{ count: number }>('mq', 'deleteRetainedMessages', { topicFilter: dialog.filter });
             setNotice(`Deleted ${formatCount(done.count)} retained ${done.count === 1 ? 'message' : 'messages'} matching ${dialog.filter}.`);
-            if (page > 1) setQuery({ page: undefined });
+            // The list then shows the filter just deleted (empty unless something new arrived).
+            if (dialog.filter !== filter) setQuery({ filter: dialog.filter === '#' ? undefined : dialog.filter, page: undefined });
+            else if (page > 1) setQuery({ page: undefined });
             setReload((n) => n + 1);
           }}>
           ${dialog.count === 0 ? html`<p>No retained message matches <span class="mono">${dialog.filter}</span>.</p>` : html`

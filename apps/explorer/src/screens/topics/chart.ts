@@ -5,10 +5,10 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
-import { errorText } from '../../api.js';
+import { ApiError, errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import { subscribedFilters, subscribeLive } from '../../live-mqtt.js';
-import { readMessages } from './data.js';
+import { hasChildren, readMessages } from './data.js';
 import { isoMillis, numberAt, parseJsonPath, type TopicMessage } from './format.js';
 import { fromLive } from './live.js';
 
@@ -20,6 +20,15 @@ const RANGES: ReadonlyArray<{ id: string; label: string; seconds: number }> = [
 ];
 const MAX_STORED = 10_000;
 const MAX_POINTS = 20_000;
+/** The server's code for a path that is no topic (nothing was ever published to it itself). */
+const TOPIC_NOT_FOUND = 14244;
+
+/** Why a path that is no topic cannot be charted: a branch (topics below it) or nothing at all. */
+async function notTopicText(path: string, signal: AbortSignal): Promise<string> {
+  return await hasChildren(path, signal)
+    ? `Only a topic can be charted; ${path} is a branch: pick one of its topics.`
+    : `Only a topic can be charted; nothing was ever published to ${path}.`;
+}
 
 interface UPlotInstance {
   setData(data: number[][]): void;
@@ -50,6 +59,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
   const range = RANGES.find((candidate) => candidate.id === props.query.range) ?? RANGES[1];
   const [pathText, setPathText] = useState(jsonPath);
   const [error, setError] = useState('');
+  const [notTopic, setNotTopic] = useState('');
   const [loading, setLoading] = useState(true);
   const [counts, setCounts] = useState({ points: 0, stored: 0, live: 0, skipped: 0 });
   const [truncated, setTruncated] = useState(false);
@@ -69,6 +79,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     let dirty = false;
     let stopLive: () => void = () => undefined;
     setError('');
+    setNotTopic('');
     setLoading(true);
     setCounts({ points: 0, stored: 0, live: 0, skipped: 0 });
     try {
@@ -145,7 +156,11 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
         axes: [{}, {}],
       }, [xs, ys], element);
       publish();
-    })().catch((caught: unknown) => {
+    })().catch(async (caught: unknown) => {
+      if (controller.signal.aborted) return;
+      if (caught instanceof ApiError && caught.code === TOPIC_NOT_FOUND) setNotTopic(await notTopicText(props.topic, controller.signal));
+      else setError(errorText(caught));
+    }).catch((caught: unknown) => {
       if (!controller.signal.aborted) setError(errorText(caught));
     }).finally(() => {
       if (!controller.signal.aborted) setLoading(false);
@@ -180,9 +195,10 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
           <span class="muted"> (${counts.stored} stored, ${counts.live} live${counts.skipped ? `, ${counts.skipped} not numeric` : ''})</span></span>
       </form>
       ${error && html`<p class="error" role="alert">${error}</p>`}
+      ${notTopic && html`<p class="chart-not-topic">${notTopic}</p>`}
       ${truncated && html`<p class="muted">The range holds more than ${MAX_STORED.toLocaleString('en-US')} stored messages: the first ${MAX_STORED.toLocaleString('en-US')} are plotted; pick a shorter range for the latest.</p>`}
       ${loading && html`<p class="muted">Loading…</p>`}
       <div class="chart-plot" ref=${target}></div>
-      ${!loading && counts.points === 0 && !error && html`<p class="muted">No numeric values${jsonPath ? ` at ${jsonPath}` : ''} in this range.</p>`}
+      ${!loading && counts.points === 0 && !error && !notTopic && html`<p class="muted">No numeric values${jsonPath ? ` at ${jsonPath}` : ''} in this range.</p>`}
     </section>`;
 }
