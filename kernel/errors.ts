@@ -1,8 +1,8 @@
 /**
  * Every error the engine can report, defined once.
  *
- * `code` is the numeric `errorCode` clients see (CONTRACT.md fixes the ones the established product
- * uses; the rest are ours and listed in docs/errors.md). `status` is the HTTP status REST answers
+ * `code` is the numeric `errorCode` clients see (docs/errors.md lists every one: which the established
+ * product uses, and which are ours). `status` is the HTTP status REST answers
  * with. `message` is a template: `{name}` is replaced by the matching detail.
  */
 import { randomBytes } from 'node:crypto';

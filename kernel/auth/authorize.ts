@@ -62,7 +62,7 @@ function resourceMatches(patterns: readonly string[], resource: Resource, key: s
     if (resource.kind === 'topic' && pattern.startsWith('topic:')) {
       // A grant or a deny applies to a topic filter it covers whole: a wildcard subscription that
       // merely overlaps a denied topic is granted, and that topic's messages are withheld at
-      // delivery (CONTRACT "MQTT"; the message core asks per topic).
+      // delivery (docs/roles.md; the message core asks per topic).
       if (filterCovers(pattern.slice('topic:'.length), resource.topic)) return true;
       continue;
     }

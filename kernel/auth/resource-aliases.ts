@@ -1,6 +1,5 @@
 /**
- * One resource, two names. A topic's integration table is the topic (CONTRACT "Message topics and
- * integration tables"): `table:<db>/<mqtt_msg_…>` and `topic:<topic>` name the same messages, so
+ * One resource, two names. A topic's integration table is the topic (docs/storage.md, "Integration tables"): `table:<db>/<mqtt_msg_…>` and `topic:<topic>` name the same messages, so
  * the one decision (authorize.ts) checks both names, whichever one a command used (docs/roles.md,
  * "One resource, two names").
  *

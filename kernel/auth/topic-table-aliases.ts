@@ -9,7 +9,7 @@ import type { StoragePort } from '../storage/storage-port';
 import type { AliasResolver } from './resource-aliases';
 
 /**
- * Every integration table's name starts with `mqtt_msg_` (CONTRACT naming, docs/storage.md): other
+ * Every integration table's name starts with `mqtt_msg_` (docs/storage.md, "Integration tables"): other
  * tables need no lookup. Names are case-insensitive: a table named in capitals is the same table.
  */
 const INTEGRATION_TABLE_NAME = /^mqtt_msg_/i;

@@ -1,6 +1,6 @@
 /**
  * The live connections holding client names, one per name: an MQTT client identifier and an MQ
- * API `clientName` are the same thing (CONTRACT). The sessions themselves (subscriptions, queue
+ * API `clientName` are the same thing (docs/actions.md, "subscribeToMq and MQ API sessions"). The sessions themselves (subscriptions, queue
  * positions, owner) are the message core's and are persisted by it (plugins/messaging); this
  * registry only lets whoever ends or takes a name reach the connection holding it.
  */

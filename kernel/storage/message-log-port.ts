@@ -1,5 +1,5 @@
 /**
- * The message log port: the one durable log of every message of every topic (ARCHITECTURE.md,
+ * The message log port: the one durable log of every message of every topic (docs/storage.md,
  * "The message log"). The message core (broker, mq actions) reaches storage only through it, so a
  * replicated log can later stand in for the local one.
  *
@@ -8,8 +8,8 @@
  * - `append` takes messages of any topics; appends issued in one event-loop turn share one commit,
  *   and the promise resolves with their sequences once that commit is durable.
  * - Reads see every append whose promise has resolved.
- * - Each topic has a catalog entry: topic ↔ numeric topic id ↔ integration table name (CONTRACT
- *   naming), created by the first append (or `ensureTopic`) in the same commit.
+ * - Each topic has a catalog entry: topic ↔ numeric topic id ↔ integration table name (docs/storage.md,
+ *   "Integration tables"), created by the first append (or `ensureTopic`) in the same commit.
  *
  * A storage plugin provides it as `StoragePort.messageLog`; the StoragePort's older topic methods
  * (`ensureTopic`, `appendMessages`, `readMessages`, ...) are thin wrappers over it.

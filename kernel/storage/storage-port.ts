@@ -262,7 +262,7 @@ export interface StoragePort {
   commitTransaction(transactionId: string): Promise<void>;
   rollbackTransaction(transactionId: string): void;
 
-  // Topics and their integration tables (CONTRACT "Message topics and integration tables").
+  // Topics and their integration tables (docs/storage.md, "Integration tables").
   /**
    * The message log (./message-log-port.ts): one log of every topic's messages. A topic's
    * integration table is a read-only view over it, listed and read like any table.

@@ -1,5 +1,5 @@
 /**
- * The exact text of a request's top-level `requestId`, so that it is echoed unchanged (CONTRACT):
+ * The exact text of a request's top-level `requestId`, so that it is echoed unchanged (docs/actions.md, "Envelope"):
  * JSON.parse turns 9007199254740993 into 9007199254740992 and 1.50 into 1.5. Strings, booleans
  * and null survive parsing exactly, so the text is only looked for when the parsed requestId
  * holds a number.

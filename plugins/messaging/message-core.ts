@@ -306,7 +306,7 @@ export class MessageCore {
 
   /**
    * Publishes one message: stored in this turn's commit, then routed; `origin.stored(token)` is
-   * called once it is durable. `$SYS/...` messages are never stored (CONTRACT): routed at once.
+   * called once it is durable. `$SYS/...` messages are never stored (docs/mqtt.md, `$SYS`): routed at once.
    */
   publish(message: CoreMessage, origin: PublishOrigin | null = null, token = 0): void {
     if (message.topic.charCodeAt(0) === 0x24 /* $ */ && message.topic.startsWith('$SYS/')) {
@@ -976,7 +976,7 @@ export class MessageCore {
   /**
    * Creates an MQ API session: a persistent session that never has a connection; its client
    * reads it (`readSession`) from its position in the log. A name in use by any session (MQTT or
-   * MQ API) is CLIENT_NAME_IN_USE (14221): one registry of client names (CONTRACT).
+   * MQ API) is CLIENT_NAME_IN_USE (14221): one registry of client names (docs/actions.md).
    */
   createApiSession(clientName: string, principal: Principal): Session {
     if (this.sessions.has(clientName) || this.engine.clientConnections.holder(clientName) !== undefined) {

@@ -62,7 +62,7 @@ function mayBeJson(byte: number): boolean {
 }
 
 /**
- * The payload as the integration table's `source_payload` variant (CONTRACT): `json` when the
+ * The payload as the integration table's `source_payload` variant (docs/storage.md, "Integration tables"): `json` when the
  * bytes are valid JSON, else `string` when the payload format indicator says UTF-8, else
  * `binary`. JSON and strings keep the text as published, so the bytes come back exactly.
  */

@@ -91,7 +91,7 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
       // Decided once per topic of the call (each decision checks the topic's table name too).
       const authorized = new Set<string>();
       const messages: CoreMessage[] = params.messages.map((m, i) => {
-        // `$SYS/...` is the broker's own (never stored: CONTRACT).
+        // `$SYS/...` is the broker's own (never stored: docs/mqtt.md, `$SYS`).
         const problem = m.topic.startsWith('$SYS/') || m.topic === '$SYS' ? 'the $SYS topics are the broker\'s own' : topicNameProblem(m.topic);
         if (problem) throw new EngineError('INVALID_TOPIC', { topic: m.topic, reason: problem, param: `messages[${i}].topic` });
         if (!authorized.has(m.topic)) {

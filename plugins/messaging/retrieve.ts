@@ -12,7 +12,7 @@
  * - `expired`: `include` | `exclude` | `only`. A message has expired when its create_ts +
  *   mqtt_expiry_seconds is at or before the engine clock's now. Filtered messages do not count
  *   against `maxMessages`; the read goes on in chunks until the page is full or the topic ends.
- * - Messages are returned in the spec's shape (CONTRACT "Message topics and integration tables").
+ * - Messages are returned in the spec's shape (docs/storage.md, "Integration tables").
  */
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';

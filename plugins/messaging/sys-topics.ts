@@ -1,7 +1,7 @@
 /**
  * Broker statistics under `$SYS/broker/...` (as Mosquitto names them), published as retained
  * messages every SYS_INTERVAL_MS and at start. They are routed from memory and never stored in
- * the message log, so they create no integration tables (CONTRACT "MQTT"). Subscribing needs a
+ * the message log, so they create no integration tables (docs/mqtt.md). Subscribing needs a
  * grant that names `$SYS` (`#` does not reach them).
  */
 import type { MessageCore } from './message-core';

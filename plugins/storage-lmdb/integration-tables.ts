@@ -1,6 +1,6 @@
 /**
- * Integration tables: the table of a topic's messages (CONTRACT.md, "Message topics and
- * integration tables"), a view over the message log (message-log.ts). Naming, columns and
+ * Integration tables: the table of a topic's messages (docs/storage.md, "Integration
+ * tables"), a view over the message log (message-log.ts). Naming, columns and
  * message reads.
  */
 import { createHash } from 'node:crypto';

@@ -3,7 +3,7 @@
  * the `id_pk` index) or over an index sub-database, walked lazily in either direction. A read
  * touches only the entries it returns plus the ones it skips or filters out.
  *
- * KeyRange → LMDB range (CONTRACT.md, Queries; storage-port.ts):
+ * KeyRange → LMDB range (docs/queries.md, "Index keys"; storage-port.ts):
  * - lower inclusive: start at prefix        lower exclusive: start at prefixSuccessor(prefix)
  * - upper inclusive: end before prefixSuccessor(prefix)    upper exclusive: end before prefix
  * - prefix: start at p, end before prefixSuccessor(p), p cut to userBytesToKeyBytes(byteLength)

@@ -1,7 +1,7 @@
 /**
  * Black-box acceptance suite for the JSON-action interface (`POST /api`).
  *
- * Written from the specification (shared/spec), shared/CONTRACT.md, issue 4, docs/actions.md and
+ * Written from the specification (the product's documented actions), issue 4, docs/actions.md and
  * the established product's public documentation (FairCom JSON DB API parameter names and result
  * shapes). Only real HTTP requests against a real engine on a temporary data folder.
  */

@@ -1190,7 +1190,7 @@ describe('foundation acceptance (real processes)', function () {
       for (const match of doc.matchAll(/^\|\s*`ENGINE_ERR_\w+`\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|/gm)) table.set(Number(match[1]), Number(match[2]));
       const expectations: [number, number][] = [[12033, 401], [12031, 401], [12030, 403], [12025, 400], [12012, 400], [12009, 400], [12028, 413], [14701, 400], [12004, 404], [4094, 404], [4023, 404], [4022, 400], [4014, 400], [4045, 404], [101, 404], [4072, 400], [12040, 404], [12041, 400], [12044, 400], [2, 400]];
       for (const [code, status] of expectations) assert.equal(table.get(code), status, `docs/errors.md lists ${code} with HTTP ${status}`);
-      // the CONTRACT codes are all there
+      // the established product's codes are all there
       for (const code of [12031, 12033, 12025, 12012, 14701, 12030, 4094, 4023, 4022, 4045, 4051, 4014, 2, 101, 4072, 12028, 14237, 14243, 14221]) {
         assert.ok(table.has(code), `docs/errors.md lists ${code}`);
       }

@@ -1,6 +1,6 @@
 /**
  * Black-box acceptance suite for the REST interface, written from the specification
- * (../shared/spec), ../shared/CONTRACT.md (REST interface, Queries, Running and settings), issues 2
+ * (the product's documented REST interface, queries, running and settings), issues 2
  * and 3, and the claims of docs/rest.md. Everything goes through real HTTP(S) sockets against a
  * real engine on a temporary data folder.
  */
@@ -67,7 +67,7 @@ async function action(token: string, api: string, name: string, params: unknown)
   return res.json.result;
 }
 
-describe('REST acceptance (spec + CONTRACT + docs/rest.md)', function () {
+describe('REST acceptance (spec + docs/rest.md)', function () {
   this.timeout(30000);
 
   before(async () => { srv = await startServer(); });
@@ -141,7 +141,7 @@ describe('REST acceptance (spec + CONTRACT + docs/rest.md)', function () {
   });
 
   // ---------------------------------------------------------------------------------------------
-  describe('column types (CONTRACT: every type, case-insensitive; wrong type / out of range / too long → 400, nothing stored)', () => {
+  describe('column types (docs/values.md: every type, case-insensitive; wrong type / out of range / too long → 400, nothing stored)', () => {
     const T = 'types_all';
     const count = async () => (await query(T, 'by_k', all('k', -1_000_000))).length;
 

@@ -11,7 +11,7 @@ describe('kernel/errors', () => {
     assert.equal(new Set(codes).size, codes.length);
   });
 
-  it('uses the codes CONTRACT.md fixes', () => {
+  it('uses the codes the established product fixes (docs/errors.md)', () => {
     const expected: Record<string, number> = {
       INVALID_TOKEN: 12031, BAD_CREDENTIALS: 12033, MISSING_PARAMETER: 12025, INVALID_PARAMETER: 12012,
       UNKNOWN_ACTION: 14701, NOT_AUTHORIZED: 12030, DATABASE_NOT_FOUND: 4094, TABLE_NOT_FOUND: 4023,

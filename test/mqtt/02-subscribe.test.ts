@@ -31,7 +31,7 @@ describe('mqtt 02: subscribe', function () {
   after(() => server?.close());
 
   describe('SUBACK', () => {
-    it('MQTT 5 CONNACK offers wildcards, subscription identifiers, shared subscriptions and QoS 2 (CONTRACT)', async () => {
+    it('MQTT 5 CONNACK offers wildcards, subscription identifiers, shared subscriptions and QoS 2 (docs/mqtt.md)', async () => {
       const { wire, connack } = await WireClient.connect(server, 5);
       const properties = connack.properties ?? {};
       // absent means available [MQTT-3.2.2.3.11..13]; maximum QoS absent means 2

@@ -245,7 +245,7 @@ describe('mqtt 03: a published message is readable from its integration table', 
     return result.data;
   }
 
-  it('a QoS 1 message is a row of mqtt_msg_<topic> once PUBACKed: payload as a variant, QoS, retain, MQTT 5 properties (CONTRACT)', async () => {
+  it('a QoS 1 message is a row of mqtt_msg_<topic> once PUBACKed: payload as a variant, QoS, retain, MQTT 5 properties (docs/storage.md)', async () => {
     const pub = await connectClient(server, { protocolVersion: 5 });
     try {
       await publish(pub, 'a/b', JSON.stringify({ n: 1 }), {
@@ -282,7 +282,7 @@ describe('mqtt 03: a published message is readable from its integration table', 
     }
   });
 
-  it('table names: lower-cased, "/" and other characters turned into "_" (CONTRACT); readable through REST; not writable', async () => {
+  it('table names: lower-cased, "/" and other characters turned into "_" (docs/storage.md); readable through REST; not writable', async () => {
     const pub = await connectClient(server, { protocolVersion: 4 });
     try {
       await publish(pub, 'Sensors/Temp-1 (room)', '21.5', { qos: 1 });

@@ -1,5 +1,5 @@
 /**
- * Topic authorization (CONTRACT "MQTT", issue 8 §5) and `$SYS` statistics: a publish to a denied
+ * Topic authorization (docs/mqtt.md, issue 8 §5) and `$SYS` statistics: a publish to a denied
  * topic is refused (MQTT 5 PUBACK/PUBREC 0x87) and neither stored nor delivered; a denied filter
  * gets SUBACK 0x87 (5) / 0x80 (3.1.1); a wildcard covering denied topics is granted and their
  * messages are withheld; `$SYS/#` only through a grant naming `$SYS`; `$SYS` topics create no

@@ -161,7 +161,7 @@ describe('mqtt 10: MQTT 5 properties', function () {
   });
 
   describe('topic aliases, client to server', () => {
-    it('CONNACK offers a Topic Alias Maximum of 65535 (CONTRACT)', async () => {
+    it('CONNACK offers a Topic Alias Maximum of 65535 (docs/mqtt.md)', async () => {
       const { wire, connack } = await WireClient.connect(server, 5);
       assert.equal(connack.properties?.topicAliasMaximum, 65535);
       wire.destroy();

@@ -203,7 +203,7 @@ export function payloadText(payload: { type: string; value: unknown }): string {
   return JSON.stringify(value);
 }
 
-/** The CONTRACT name of a topic's integration table (before any hash suffix for long or taken names). */
+/** The name of a topic's integration table (docs/storage.md) (before any hash suffix for long or taken names). */
 export function integrationTableName(topic: string): string {
   return `mqtt_msg_${topic.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`;
 }

@@ -1,6 +1,6 @@
 /**
  * Integration tables through REST: views over the message log, listed and read like any table,
- * never written (CONTRACT.md, "Message topics and integration tables").
+ * never written (docs/storage.md, "Integration tables").
  */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
