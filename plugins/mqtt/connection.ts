@@ -247,11 +247,6 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.extra?.qos2AwaitingRelease?.delete(packetId);
   }
 
-  /** The account holding this connection (a takeover by another account needs mq.takeover). */
-  get account(): string | undefined {
-    return this.principal?.account;
-  }
-
   /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
   takeOver(): void {
     this.close(REASON.SESSION_TAKEN_OVER, 'another connection took over this client identifier');
@@ -622,8 +617,8 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       if (violation !== undefined) return violation;
     }
     if (packet.qos === 0) return packet.dup ? DUP_ON_QOS_0 : undefined;
-    // 3.1.1 clients are not told a Receive Maximum (packets/publish.ts holds them to the protocol's largest).
-    if (!v5) return qosPublishViolation(packet, 0, Infinity);
+    // 3.1.1 clients are not told a Receive Maximum: held to the protocol's largest.
+    if (!v5) return qosPublishViolation(packet, this.readExtras.unacknowledged, SERVER_RECEIVE_MAXIMUM);
     const received = this.session?.qos2Received;
     // A QoS 2 PUBLISH again (DUP) whose PUBREL has not come takes no new place.
     if (packet.qos === 2 && received?.has(packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);

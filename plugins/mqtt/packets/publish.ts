@@ -8,7 +8,7 @@ import type { IPublishPacket } from 'mqtt-packet';
 import type { CoreMessage, MessageProperties, QoS } from '../../messaging/message';
 import { MAX_TOPIC_NAME_BYTES, topicNameFormProblem, topicNameTooLong } from '../../../kernel/topic-name';
 import type { Connection } from '../connection';
-import { SERVER_RECEIVE_MAXIMUM, SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
+import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { encodeAck } from '../outbound';
 import { REASON } from '../reason-codes';
 import { userPropertiesInOrder } from '../wire/ordered-user-properties';
@@ -56,8 +56,6 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   }
 
   if (qos > 0) {
-    // The server's Receive Maximum [MQTT-3.3.4-8]: 0x93 when the client sends more.
-    if (connection.unacknowledged >= SERVER_RECEIVE_MAXIMUM) return connection.close(REASON.RECEIVE_MAXIMUM_EXCEEDED, 'more unacknowledged QoS 1 and 2 PUBLISHes than the receive maximum');
     // The same QoS 2 message again while it is being stored: its PUBREC is on its way.
     if (qos === 2 && connection.qos2Storing.has(packetId)) return;
     if (qos === 2 && session.qos2Received.has(packetId)) {
