@@ -16,7 +16,8 @@ import { topicMatches } from '../../kernel/auth/topic-filter';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { timestampToMs } from '../data/values/wire-format';
 import type { MessageCore } from './message-core';
-import { parseSharedFilter, topicNameProblem } from './subscription-tree';
+import { topicNameProblem } from '../../kernel/topic-name';
+import { parseSharedFilter } from './subscription-tree';
 
 export interface RetentionPolicy {
   /** Messages older than this (by create_ts) go. */

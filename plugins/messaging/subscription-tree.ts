@@ -8,9 +8,6 @@
  */
 import { topicFilterProblem as plainTopicFilterProblem } from '../../kernel/auth/topic-filter';
 
-// The one topic name rule (kernel/topic-name.ts), for the modules that already find it here.
-export { topicNameProblem } from '../../kernel/topic-name';
-
 const SHARE_PREFIX = '$share/';
 
 /** How many topics' matches are kept; the oldest goes first when full. */

@@ -5,9 +5,9 @@ import {
   parseSharedFilter,
   pickMember,
   topicFilterProblem,
-  topicNameProblem,
   type TopicMatches,
 } from '../../plugins/messaging/subscription-tree';
+import { topicNameProblem } from '../../kernel/topic-name';
 
 interface Options {
   qos: number;

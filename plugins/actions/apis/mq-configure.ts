@@ -11,7 +11,7 @@
 import { EngineError } from '../../../kernel/errors';
 import type { ActionDefinition } from '../action-table';
 import type { RetentionPolicy } from '../../messaging/retention';
-import { topicNameProblem } from '../../messaging/subscription-tree';
+import { topicNameProblem } from '../../../kernel/topic-name';
 import { NAME, schema, type Params } from './db/db-call';
 import { checkLocation, MAX_TOPIC_BYTES } from './mq-topics';
 

@@ -13,7 +13,7 @@ import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
 import { SESSION_NEVER_EXPIRES, type WillMessage } from '../../messaging/session';
 import type { QoS } from '../../messaging/message';
-import { topicNameProblem } from '../../messaging/subscription-tree';
+import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
 
