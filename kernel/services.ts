@@ -4,10 +4,17 @@
  *
  *   declare module 'engine/kernel/services' { interface EngineServices { myThing: MyThing } }
  *
- * The kernel declares only the port it defines itself; the kernel imports no plugin.
+ * The kernel declares the ports several plugins share, so a plugin that uses one imports nothing
+ * of the plugin that provides it; the kernel imports no plugin.
  */
+import type { DataService } from './data-service';
+import type { HttpService } from './http-service';
 import type { StoragePort } from './storage/storage-port';
 
 export interface EngineServices {
   storage: StoragePort;
+  /** Provided by plugins/http. */
+  http: HttpService;
+  /** Provided by plugins/data. */
+  data: DataService;
 }

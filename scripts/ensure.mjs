@@ -32,11 +32,11 @@ const TEST_PACKAGES = [
 const BUILDS = {
   start: {
     projects: ['tsconfig.build.json', 'apps/explorer/tsconfig.json'],
-    inputs: ['main.ts', 'kernel', 'plugins', 'examples', 'apps/explorer/src', 'tsconfig.json', 'tsconfig.build.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
+    inputs: ['main.ts', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'tsconfig.json', 'tsconfig.build.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
   },
   test: {
     projects: ['tsconfig.json', 'apps/explorer/tsconfig.json'],
-    inputs: ['main.ts', 'kernel', 'plugins', 'examples', 'apps/explorer/src', 'test', 'bench', 'tsconfig.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
+    inputs: ['main.ts', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'test', 'bench', 'tsconfig.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
   },
 };
 
@@ -132,7 +132,7 @@ function ensureBuild({ projects, inputs }) {
  */
 function removeStaleOutputs() {
   const dist = join(ROOT, 'dist');
-  for (const folder of ['kernel', 'plugins', 'examples', 'test', 'bench']) {
+  for (const folder of ['kernel', 'lib', 'plugins', 'examples', 'test', 'bench']) {
     for (const output of filesUnder(join(dist, folder))) {
       const source = /^(.*)(\.d\.ts|\.js\.map|\.js)$/.exec(relative(dist, output));
       if (source && !existsSync(join(ROOT, `${source[1]}.ts`))) rmSync(output);

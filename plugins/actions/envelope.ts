@@ -4,7 +4,7 @@
  * errorCode, errorMessage}` and its text. Errors take their wire form in error-response.ts.
  */
 import { EngineError } from '../../kernel/errors';
-import { jsonDepthExceeds } from '../data/values/json-depth';
+import { jsonDepthExceeds } from '../../lib/values/json-depth';
 import { holdsNumber, requestIdText } from './request-id-text';
 
 export interface Envelope {

@@ -16,7 +16,7 @@ import {
   applyOmit, echoOf, parseActionBody, parseEnvelope, redactedRequest, responseText, successResponse, type ActionBody, type ActionResponse,
 } from './envelope';
 import { actionsErrorHandler, errorResponse, replyUnparsedBody } from './error-response';
-import { utf8BodyText } from '../http/utf8-body';
+import { utf8BodyText } from '../../lib/http/utf8-body';
 
 export default definePlugin({
   name: 'actions',

@@ -3,8 +3,8 @@
  * includePaths/excludePaths, and `dataFormat` arrays or objects.
  */
 import type { ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
-import { encodeValue, VARIANT_SCHEMA_ID, type ValueFormat } from '../data/values/wire-format';
-import type { EncodedRecord } from '../data/command-types';
+import { encodeValue, VARIANT_SCHEMA_ID, type ValueFormat } from '../../lib/values/wire-format';
+import type { EncodedRecord } from '../../lib/data/command-types';
 import type { ResolvedResponseOptions } from './response-options';
 
 export interface FieldMeta {

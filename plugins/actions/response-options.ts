@@ -12,10 +12,10 @@
  * `null` (and `dataFormat: "default"`) count as "not set here". includeFields/excludeFields are one
  * unit (the first level naming either wins), and so are includePaths/excludePaths.
  */
-import { internFormat } from '../data/values/interned-formats';
-import { describeValue } from '../data/values/wire-format';
+import { internFormat } from '../../lib/values/interned-formats';
+import { describeValue } from '../../lib/values/wire-format';
 import { EngineError } from '../../kernel/errors';
-import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../data/values/wire-format';
+import type { BinaryFormat, NumberFormat, StringFormat, ValueFormat, VariantFormat } from '../../lib/values/wire-format';
 
 export type DataFormat = 'arrays' | 'objects';
 

@@ -17,7 +17,7 @@
  */
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
-} from './command-types';
+} from '../../lib/data/command-types';
 import type { CommandContext, Resource } from '../../kernel/bus/command';
 import type { CursorSlices, RecordCursor, StoredRecord } from '../../kernel/storage/storage-port';
 import { ownerOf, tableCall, tableResource, type DataContext } from './data-context';

@@ -19,7 +19,7 @@ import { EngineError } from '../../kernel/errors';
 import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
 import type { RecordCursor } from '../../kernel/storage/storage-port';
 import type { ColumnDefinition, TableDefinition } from '../../kernel/storage/types';
-import type { ValueFormat } from './values/wire-format';
+import type { ValueFormat } from '../../lib/values/wire-format';
 import type { RecordEncoder } from './record-codec';
 
 export interface CursorEntry {

@@ -1,26 +1,9 @@
-/**
- * The `data` service: what a protocol needs to shape a request before it runs its one data
- * command, without running a second one. Reads are internal (no authorization): a caller uses
- * them only to build the params of a command the bus then authorizes, and on an error it checks
- * authorization before answering (so a table's existence or shape is never told to someone who
- * may not read it). See plugins/rest/routes/query.ts.
- */
-import type { TableDefinition } from '../../kernel/storage/types';
+/** The `data` service (its port, the interface, is kernel/data-service.ts). */
+import type { DataService } from '../../kernel/data-service';
 import { lower, type DataContext } from './data-context';
-
-export interface DataService {
-  /** The definition of a table; throws DATABASE_NOT_FOUND / TABLE_NOT_FOUND (or NOT_AVAILABLE without storage). */
-  tableDefinition(database: string, table: string): TableDefinition;
-}
 
 export function dataService(data: DataContext): DataService {
   return {
     tableDefinition: (database, table) => data.storage().getTable(lower(database), lower(table)),
   };
-}
-
-declare module '../../kernel/services' {
-  interface EngineServices {
-    data: DataService;
-  }
 }

@@ -1,5 +1,5 @@
 /** database.create / database.list / database.delete */
-import type { DatabaseListResult, DatabaseParams } from './command-types';
+import type { DatabaseListResult, DatabaseParams } from '../../lib/data/command-types';
 import { lower, type DataContext } from './data-context';
 import { checkNewDatabaseName } from './database-name';
 import { databaseParams } from './schemas';

@@ -1,21 +1,13 @@
 /** index.create / index.list / index.get / index.delete */
-import { EngineError } from '../../kernel/errors';
-import type { IndexDefinition, IndexSegment, TableDefinition } from '../../kernel/storage/types';
+import type { IndexSegment } from '../../kernel/storage/types';
 import type {
   IndexCreateParams, IndexDeleteParams, IndexGetParams, IndexListParams, IndexListResult, IndexResult,
-} from './command-types';
+} from '../../lib/data/command-types';
+import { findIndex } from '../../lib/data/find-index';
 import { lower, tableResource, type DataContext } from './data-context';
 import { inTable, nameSchema, namesSchema } from './schemas';
 
 export interface IndexDeleteResult { indexes: string[] }
-
-/** The named index of a table; INDEX_NOT_FOUND {index, table}. */
-export function findIndex(table: TableDefinition, name: string): IndexDefinition {
-  const wanted = lower(name);
-  const index = table.indexes.find((i) => i.name === wanted);
-  if (!index) throw new EngineError('INDEX_NOT_FOUND', { index: name, table: table.name });
-  return index;
-}
 
 const segmentSchema = {
   type: 'object',

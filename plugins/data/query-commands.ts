@@ -10,18 +10,18 @@
  * page (limit + 1 are read).
  */
 import { EngineError } from '../../kernel/errors';
-import { compileFilter } from './query/filter-eval';
-import type { FilterNode } from './query/filter-parser';
-import { parsedFilter } from './query/parsed-filters';
+import { compileFilter } from '../../lib/query/filter-eval';
+import type { FilterNode } from '../../lib/query/filter-parser';
+import { parsedFilter } from '../../lib/query/parsed-filters';
 import type { KeyBound, KeyRange, ReadOptions, RecordScan, StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
-import { decodeValue, type ValueFormat } from './values/wire-format';
-import { resolveKeySegments } from './index-keys';
-import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from './command-types';
+import { decodeValue, type ValueFormat } from '../../lib/values/wire-format';
+import { resolveKeySegments } from '../storage-lmdb/index-keys';
+import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from '../../lib/data/command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
-import { findIndex } from './index-commands';
+import { findIndex } from '../../lib/data/find-index';
 import { ID, RecordEncoder, resolveFormat } from './record-codec';
-import { keyOrderBounds } from './query-plan';
+import { keyOrderBounds } from '../../lib/query/query-plan';
 import { MAX_PAGE, inTable, readProperties } from './schemas';
 
 export const ID_INDEX = 'id_pk';

@@ -17,8 +17,8 @@
 import { EngineError, isEngineError } from '../../kernel/errors';
 import type { PositionalRows } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, Row, TableDefinition } from '../../kernel/storage/types';
-import { ISO_FORMAT, decodeValue, encodeValue, type ValueFormat } from './values/wire-format';
-import type { EncodedRecord, FormatParam, WireRecord } from './command-types';
+import { ISO_FORMAT, decodeValue, encodeValue, type ValueFormat } from '../../lib/values/wire-format';
+import type { EncodedRecord, FormatParam, WireRecord } from '../../lib/data/command-types';
 
 const FORMAT_KEYS = ['dateFormat', 'binaryFormat', 'variantFormat', 'numberFormat', 'stringFormat'] as const;
 

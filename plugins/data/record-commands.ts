@@ -4,7 +4,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type {
   EncodedRecord, RecordDeleteParams, RecordDeleteResult, RecordGetParams, RecordGetResult,
   RecordInsertParams, RecordInsertResult, RecordWriteParams,
-} from './command-types';
+} from '../../lib/data/command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { RecordDecoder, RecordEncoder, atPosition, resolveFormat, type DecodeMode } from './record-codec';
 import {

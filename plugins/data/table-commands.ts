@@ -2,12 +2,12 @@
 import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
 import type { ColumnDefinition } from '../../kernel/storage/types';
-import { normalizeColumn } from './values/column-types';
-import { decodeValue, type ValueFormat } from './values/wire-format';
+import { normalizeColumn } from '../../lib/values/column-types';
+import { decodeValue, type ValueFormat } from '../../lib/values/wire-format';
 import type {
   TableAlterParams, TableCreateParams, TableDeleteParams, TableDescribeParams, TableDescribeResult,
   TableListParams, TableListResult, TableResult,
-} from './command-types';
+} from '../../lib/data/command-types';
 import { lower, tableResource, type DataContext } from './data-context';
 import { resolveFormat } from './record-codec';
 import { databaseParams, formatSchema, inTable, nameSchema, namesSchema } from './schemas';

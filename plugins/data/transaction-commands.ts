@@ -14,7 +14,7 @@ import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
 import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
 import type { StoragePort } from '../../kernel/storage/storage-port';
-import type { TransactionParams, TransactionResult } from './command-types';
+import type { TransactionParams, TransactionResult } from '../../lib/data/command-types';
 import { ownerOf, type DataContext } from './data-context';
 import { transactionIdSchema } from './schemas';
 

@@ -13,7 +13,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import { errorBody } from '../http/http-errors';
+import { errorBody } from '../../lib/http/http-errors';
 
 const PUSH_INTERVAL_MS = 1000;
 /** Topics listed per activity event (the rest are counted in `more`). */

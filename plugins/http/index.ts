@@ -9,10 +9,10 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
-import { loadTlsMaterial } from './tls-certificate';
+import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { pageSecurityHeaders } from './page-security';
-import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from './http-errors';
-import type { HttpService, UpgradeHandler } from './http-service';
+import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
+import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -14,13 +14,13 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { BinaryFormat } from '../data/values/wire-format';
+import type { BinaryFormat } from '../../lib/values/wire-format';
 import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from './subscription-tree';
 import { TopicCounts } from './topic-counts';
 import type { TopicDeletedListener } from './topic-deletion';
-import { lowerBound } from './lower-bound';
+import { lowerBound } from '../../lib/sorted';
 import { sessionFor, visible } from './session-commands';
 
 const LISTED = 1000;

@@ -5,7 +5,7 @@
  * Topics live in a trie of levels so `match(filter)` visits only the branches the filter can reach
  * (a SUBSCRIBE with `sport/tennis/+` doesn't scan 100,000 topics); `get` uses a flat map.
  */
-import { lowerBound } from './lower-bound';
+import { lowerBound } from '../../lib/sorted';
 
 export interface RetainedEntry {
   readonly sequence: number;

@@ -14,7 +14,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { topicMatches } from '../../kernel/auth/topic-filter';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
-import { timestampToMs } from '../data/values/wire-format';
+import { timestampToMs } from '../../lib/values/wire-format';
 import type { MessageCore } from './message-core';
 import { topicNameProblem } from '../../kernel/topic-name';
 import { parseSharedFilter } from './subscription-tree';

@@ -18,8 +18,8 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
-import { bytesToWire, JSON_TEXT_ENCODING, timestampToMs, type BinaryFormat } from '../data/values/wire-format';
-import { jsonTextDepthExceeds } from '../data/values/json-depth';
+import { bytesToWire, JSON_TEXT_ENCODING, timestampToMs, type BinaryFormat } from '../../lib/values/wire-format';
+import { jsonTextDepthExceeds } from '../../lib/values/json-depth';
 import { MAX_TOPIC_NAME_BYTES, topicNameTooLong } from '../../kernel/topic-name';
 
 export const MAX_MESSAGES_PER_CALL = 100_000;

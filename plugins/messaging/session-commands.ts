@@ -21,7 +21,7 @@ import { CONNECT_COMMAND, type MessageCore } from './message-core';
 import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
 import { topicMatches } from '../../kernel/auth/topic-filter';
-import type { BinaryFormat } from '../data/values/wire-format';
+import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 
 interface ReadParams extends ShapeOptions {

@@ -8,7 +8,7 @@ import type { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
-import { loadTlsMaterial } from '../http/tls-certificate';
+import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { Broker } from './broker';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';

@@ -14,8 +14,8 @@
  * compares whole keys in value order of the first segment's direction.
  */
 import { EngineError } from '../../kernel/errors';
-import type { RecordFindParams, WireBound } from '../data/command-types';
-import { addComparison, comparisonOperator, type ValueBounds } from '../data/query-plan';
+import type { RecordFindParams, WireBound } from '../../lib/data/command-types';
+import { addComparison, comparisonOperator, type ValueBounds } from '../../lib/query/query-plan';
 import type { IndexDefinition, IndexSegment } from '../../kernel/storage/types';
 
 export interface FindCondition {

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EngineError } from '../../kernel/errors';
 import { clientError, type ErrorLog } from '../../kernel/client-error';
 import { renameParam, type ParamRenames } from '../../kernel/param-names';
-import { fromFastifyError } from '../http/http-errors';
+import { fromFastifyError } from '../../lib/http/http-errors';
 
 export const WWW_AUTHENTICATE = 'Basic realm="engine", charset="UTF-8"';
 

@@ -6,7 +6,7 @@
  */
 import Ajv from 'ajv';
 import { EngineError } from '../../kernel/errors';
-import { utf8BodyText } from '../http/utf8-body';
+import { utf8BodyText } from '../../lib/http/utf8-body';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const paramsAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });

@@ -9,9 +9,9 @@
 import type { CommandContext, Executor, Resource } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
-import type { DataService } from '../data/data-service';
-import { findIndex } from '../data/index-commands';
-import { REST_FORMAT } from '../data/values/wire-format';
+import type { DataService } from '../../kernel/data-service';
+import { findIndex } from '../../lib/data/find-index';
+import { REST_FORMAT } from '../../lib/values/wire-format';
 
 export const FORMAT = REST_FORMAT;
 

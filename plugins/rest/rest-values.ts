@@ -2,7 +2,7 @@
  * REST shapes of data-command results. Values are already encoded by the commands in
  * REST_FORMAT (dates `MM/DD/CCYY hh:mm:ss.ttt`, hex binary); this file only reshapes.
  */
-import type { EncodedRecord } from '../data/command-types';
+import type { EncodedRecord } from '../../lib/data/command-types';
 import type { ColumnDefinition, IndexDefinition } from '../../kernel/storage/types';
 
 /**

@@ -21,8 +21,8 @@ import { EngineError } from '../../kernel/errors';
 import type { LogTopic } from '../../kernel/storage/message-log-port';
 import type { IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
-import { COLUMN_NAME_PATTERN } from '../data/values/column-types';
-import { keyLength, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
+import { COLUMN_NAME_PATTERN } from '../../lib/values/column-types';
+import { keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
 
 export const ID_COLUMN = 'id';
 export const ID_INDEX = 'id_pk';

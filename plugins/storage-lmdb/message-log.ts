@@ -21,7 +21,7 @@ import type {
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
-import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
 import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
 import type { IndexDb, LmdbEnvironment, RecordsDb } from './environment';
 import { LmdbLogState } from './log-state';

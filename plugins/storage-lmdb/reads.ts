@@ -16,11 +16,11 @@
  * bound's is skipped (its comparison reaches the null undecided), which `guards` check per key.
  */
 import { EngineError } from '../../kernel/errors';
-import { compileFilter } from '../data/query/filter-eval';
+import { compileFilter } from '../../lib/query/filter-eval';
 import type { KeyRange, ReadOptions, RecordScan, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
 import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from './index-keys';
 import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */

@@ -14,7 +14,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, RecordId, Row } from '../../kernel/storage/types';
 import { EMPTY_VALUE } from './environment';
 import { ID_COLUMN, ID_INDEX, type IndexState, type TableState } from './catalog';
-import { appendRecordId, encodeIndexKey, keyHasNull, prefixSuccessor, readRecordId } from '../data/index-keys';
+import { appendRecordId, encodeIndexKey, keyHasNull, prefixSuccessor, readRecordId } from './index-keys';
 
 /** A validated row ready to store: `id` null means "assign the next one". */
 export interface PreparedRow {

@@ -6,8 +6,8 @@ import { EngineError } from '../../kernel/errors';
 import type {
   ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, IndexSegment, TableDefinition,
 } from '../../kernel/storage/types';
-import { normalizeColumn } from '../data/values/column-types';
-import { resolveKeySegments } from '../data/index-keys';
+import { normalizeColumn } from '../../lib/values/column-types';
+import { resolveKeySegments } from './index-keys';
 import {
   Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName,
   type IndexState, type TableState,

@@ -18,7 +18,7 @@ import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
 import { ID_INDEX, saveNextId, type TableState } from './catalog';
 import type { LmdbEnvironment } from './environment';
-import { encodeIndexKey, keyHasNull } from '../data/index-keys';
+import { encodeIndexKey, keyHasNull } from './index-keys';
 import {
   applyDelete, applyInsert, applyUpdate, checkIndexKeys, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
 } from './records';

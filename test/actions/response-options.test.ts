@@ -4,7 +4,7 @@ import type { TestServer } from '../helpers/server';
 import { parseResponseOptions, resolveResponseOptions } from '../../plugins/actions/response-options';
 import { shapeRecords } from '../../plugins/actions/record-shape';
 import type { ColumnDefinition } from '../../kernel/storage/types';
-import { ISO_FORMAT, VARIANT_SCHEMA_ID } from '../../plugins/data/values/wire-format';
+import { ISO_FORMAT, VARIANT_SCHEMA_ID } from '../../lib/values/wire-format';
 import { admin, db, fails, login, ok, startActionServer } from './action-client';
 
 function column(name: string, type: ColumnDefinition['type'], extra: Partial<ColumnDefinition> = {}): ColumnDefinition {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
 import { RecordDecoder, RecordEncoder, resolveFormat } from '../../plugins/data/record-codec';
 import type { ColumnDefinition, ColumnType, Row, TableDefinition } from '../../kernel/storage/types';
-import { internFormat } from '../../plugins/data/values/interned-formats';
-import { ISO_FORMAT, REST_FORMAT, type ValueFormat } from '../../plugins/data/values/wire-format';
+import { internFormat } from '../../lib/values/interned-formats';
+import { ISO_FORMAT, REST_FORMAT, type ValueFormat } from '../../lib/values/wire-format';
 
 function column(name: string, type: ColumnType, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return { name, type, length: null, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none', ...extra };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
-import { compareStrings, compileFilter } from '../../plugins/data/query/filter-eval';
-import { parseFilter } from '../../plugins/data/query/filter-parser';
+import { compareStrings, compileFilter } from '../../lib/query/filter-eval';
+import { parseFilter } from '../../lib/query/filter-parser';
 import type { ColumnDefinition, ColumnType, Row, TableDefinition } from '../../kernel/storage/types';
 
 function col(name: string, type: ColumnType, length: number | null = null): ColumnDefinition {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
-import { parseFilter, type FilterNode, type Operand } from '../../plugins/data/query/filter-parser';
-import { parsedFilter } from '../../plugins/data/query/parsed-filters';
+import { parseFilter, type FilterNode, type Operand } from '../../lib/query/filter-parser';
+import { parsedFilter } from '../../lib/query/parsed-filters';
 
 /** A compact rendering of the AST: (and ...), (or ...), (not x), (op a b), (truth a). */
 function show(node: FilterNode): string {

@@ -3,11 +3,11 @@ import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { msToTimestamp } from '../../plugins/data/values/wire-format';
+import { msToTimestamp } from '../../lib/values/wire-format';
 import {
   appendRecordId, encodeIndexKey, encodeKeyPrefix, keyHasNull, keyLength, prefixSuccessor,
   readRecordId, resolveKeySegments, userBytesToKeyBytes,
-} from '../../plugins/data/index-keys';
+} from '../../plugins/storage-lmdb/index-keys';
 
 function col(name: string, type: ColumnType, length: number | null = null): ColumnDefinition {
   return { name, type, length, scale: null, nullable: true, primaryKey: 0, defaultValue: null, autoValue: 'none' };

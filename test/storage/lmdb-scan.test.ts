@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseFilter } from '../../plugins/data/query/filter-parser';
+import { parseFilter } from '../../lib/query/filter-parser';
 import type { ReadOptions, StoragePort } from '../../kernel/storage/storage-port';
 import type { Row } from '../../kernel/storage/types';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';

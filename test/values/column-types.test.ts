@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
 import {
   fixedKeyWidth, normalizeColumn, parseColumnType,
-} from '../../plugins/data/values/column-types';
+} from '../../lib/values/column-types';
 
 function rejects(input: unknown, pattern: RegExp): void {
   assert.throws(() => normalizeColumn(input, 2), (error: unknown) => {

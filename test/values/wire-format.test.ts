@@ -5,7 +5,7 @@ import {
   bytesFromWire, bytesToWire, civilFromDays, dateToDays, daysFromCivil, decodeValue, encodeValue,
   ISO_FORMAT, msToTimestamp, parseDate, parseTime, parseTimestamp, REST_FORMAT, roundDecimal,
   timestampToMs, VARIANT_SCHEMA_ID, type ValueFormat,
-} from '../../plugins/data/values/wire-format';
+} from '../../lib/values/wire-format';
 
 function col(type: ColumnType, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return {

@@ -10,7 +10,7 @@ import { EngineError } from '../../../kernel/errors';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { ColumnDefinition, VariantValue } from '../../../kernel/storage/types';
-import { bytesFromWire, decodeValue, ISO_FORMAT, type BinaryFormat } from '../../data/values/wire-format';
+import { bytesFromWire, decodeValue, ISO_FORMAT, type BinaryFormat } from '../../../lib/values/wire-format';
 import type { PublishParamsMessage, PublishResult } from '../../messaging/publish-command';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { NAME, schema, type Params } from './db/db-call';

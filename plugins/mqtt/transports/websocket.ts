@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
-import type { UpgradeHandler } from '../../http/http-service';
+import type { UpgradeHandler } from '../../../kernel/http-service';
 import type { Broker } from '../broker';
 
 export interface WebSocketListener {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type {
   IndexCreateParams, IndexDeleteParams, IndexGetParams, IndexListParams, IndexListResult, IndexResult,
-} from '../../data/command-types';
+} from '../../../lib/data/command-types';
 import type { IndexSegment } from '../../../kernel/storage/types';
 import { contextOf } from '../basic-auth';
 import type { RestCommands } from '../rest-commands';

@@ -4,7 +4,7 @@
  * `reverse`, `skip`, `top`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RecordFindParams, RecordFindResult } from '../../data/command-types';
+import type { RecordFindParams, RecordFindResult } from '../../../lib/data/command-types';
 import type { TableDefinition } from '../../../kernel/storage/types';
 import { contextOf } from '../basic-auth';
 import { boundsOf, type QueryBody } from '../find-body';

@@ -12,9 +12,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
   RecordDeleteParams, RecordGetParams, RecordGetResult, RecordInsertParams, RecordInsertResult,
   RecordWriteParams, WireRecord,
-} from '../../data/command-types';
+} from '../../../lib/data/command-types';
 import { EngineError } from '../../../kernel/errors';
-import { describeValue } from '../../data/values/wire-format';
+import { describeValue } from '../../../lib/values/wire-format';
 import { contextOf } from '../basic-auth';
 import { FORMAT, type RestCommands } from '../rest-commands';
 import { restRecord, showsId } from '../rest-values';

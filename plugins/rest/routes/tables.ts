@@ -1,6 +1,6 @@
 /** GET /table/{db}, POST and DELETE /table/{db}/{table}. */
 import type { FastifyInstance } from 'fastify';
-import type { TableCreateParams, TableDeleteParams, TableListParams, TableListResult } from '../../data/command-types';
+import type { TableCreateParams, TableDeleteParams, TableListParams, TableListResult } from '../../../lib/data/command-types';
 import { contextOf } from '../basic-auth';
 import { FORMAT, type RestCommands } from '../rest-commands';
 import { CREATE_TABLE, DELETE_TABLE, LIST_TABLES } from '../schemas/tables';

@@ -5,8 +5,8 @@
 import { EngineError } from '../../../../kernel/errors';
 import type { ParamsSchema } from '../../../../kernel/bus/command';
 import type { ColumnDefinition } from '../../../../kernel/storage/types';
-import type { EncodedRecord, FormatParam } from '../../../data/command-types';
-import { internFormat } from '../../../data/values/interned-formats';
+import type { EncodedRecord, FormatParam } from '../../../../lib/data/command-types';
+import { internFormat } from '../../../../lib/values/interned-formats';
 import type { ActionCall } from '../../action-table';
 import { enumValue, readFormat, RESPONSE_OPTION_ENUMS } from '../../response-options';
 import { shapeRecords } from '../../record-shape';

@@ -4,8 +4,8 @@
  */
 import { EngineError } from '../../../../kernel/errors';
 import type { ActionDefinition } from '../../action-table';
-import type { CursorFetchResult, CursorOpenResult, IndexResult, RecordFindResult, WireBound } from '../../../data/command-types';
-import { addComparison, comparisonOperator, type ComparisonOperator, type ValueBounds } from '../../../data/query-plan';
+import type { CursorFetchResult, CursorOpenResult, IndexResult, RecordFindResult, WireBound } from '../../../../lib/data/command-types';
+import { addComparison, comparisonOperator, type ComparisonOperator, type ValueBounds } from '../../../../lib/query/query-plan';
 import type { ActionCall } from '../../action-table';
 import { readFormat } from '../../response-options';
 import { shapeRecords } from '../../record-shape';

@@ -1,7 +1,7 @@
 /** `db` actions that write records or read them by id. */
 import { EngineError } from '../../../../kernel/errors';
 import type { ActionDefinition } from '../../action-table';
-import type { EncodedRecord, RecordDeleteResult, RecordGetResult, RecordInsertResult } from '../../../data/command-types';
+import type { EncodedRecord, RecordDeleteResult, RecordGetResult, RecordInsertResult } from '../../../../lib/data/command-types';
 import type { ActionCall } from '../../action-table';
 import { enumValue, readFormat } from '../../response-options';
 import {

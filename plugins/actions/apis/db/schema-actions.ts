@@ -3,7 +3,7 @@ import { EngineError } from '../../../../kernel/errors';
 import type { ActionDefinition } from '../../action-table';
 import type {
   DatabaseListResult, IndexListResult, IndexResult, TableDescribeResult, TableListResult, TableResult,
-} from '../../../data/command-types';
+} from '../../../../lib/data/command-types';
 import { readFormat } from '../../response-options';
 import { indexMeta, tableMeta } from '../../record-shape';
 import { bytesCheck, exec, IN_TABLE, inTable, LOCATION, NAME, NAMES, schema, where, writeFormat, type Params } from './db-call';

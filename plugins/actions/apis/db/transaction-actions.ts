@@ -1,6 +1,6 @@
 /** `db` actions for transactions that span several calls. */
 import type { ActionDefinition } from '../../action-table';
-import type { TransactionResult } from '../../../data/command-types';
+import type { TransactionResult } from '../../../../lib/data/command-types';
 import { exec, schema, type Params } from './db-call';
 
 

@@ -15,8 +15,8 @@ import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { fixedKeyWidth, parseColumnType } from './values/column-types';
-import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from './values/wire-format';
+import { fixedKeyWidth, parseColumnType } from '../../lib/values/column-types';
+import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from '../../lib/values/wire-format';
 
 /** Largest full key (flag, data and length bytes); the 8-byte record ID of non-unique indexes comes on top (LMDB allows 1978 bytes). */
 export const MAX_KEY_LENGTH = 1900;

@@ -1,4 +1,8 @@
-/** What the http plugin provides: one fastify instance served on the HTTP and HTTPS ports. */
+/**
+ * The `http` service's port: what the http plugin provides (one fastify instance served on the
+ * HTTP and HTTPS ports) and what REST, the actions, the explorer and MQTT over WebSocket use.
+ * Declared by the kernel so those plugins need nothing of plugins/http (kernel/services.ts).
+ */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -33,9 +37,3 @@ export interface HttpService {
 
 /** Takes over an upgrade request's socket (ws `WebSocketServer.handleUpgrade` fits). */
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
-
-declare module '../../kernel/services' {
-  interface EngineServices {
-    http: HttpService;
-  }
-}

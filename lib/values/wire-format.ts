@@ -6,8 +6,8 @@
  * (kernel/storage/types.ts). `decodeValue` validates and converts one value; `encodeValue` is the
  * reverse for responses. Pure module, no I/O. See docs/values.md.
  */
-import { EngineError } from '../../../kernel/errors';
-import type { CanonicalValue, ColumnDefinition, JsonValue, VariantValue } from '../../../kernel/storage/types';
+import { EngineError } from '../../kernel/errors';
+import type { CanonicalValue, ColumnDefinition, JsonValue, VariantValue } from '../../kernel/storage/types';
 import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 
 export type DateFormat = 'rest' | 'iso';

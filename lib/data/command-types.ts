@@ -5,7 +5,7 @@
  * them into canonical values (plugins/data/values) and encode results back in the same format, so a
  * protocol only reshapes results into its envelope.
  */
-import type { ValueFormat } from './values/wire-format';
+import type { ValueFormat } from '../values/wire-format';
 import type { ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 
 export type WireValue = unknown;

@@ -7,8 +7,8 @@
  * Values of different kinds (a variant holding a string compared with a number) are not equal and
  * not ordered. See docs/queries.md.
  */
-import { EngineError } from '../../../kernel/errors';
-import type { CanonicalValue, ColumnDefinition, ColumnType, Row, TableDefinition, VariantValue } from '../../../kernel/storage/types';
+import { EngineError } from '../../kernel/errors';
+import type { CanonicalValue, ColumnDefinition, ColumnType, Row, TableDefinition, VariantValue } from '../../kernel/storage/types';
 import { parseDate, parseTime, parseTimestamp } from '../values/wire-format';
 import { jsonTextDepthExceeds } from '../values/json-depth';
 import type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from './filter-parser';

@@ -13,7 +13,7 @@
  * direction (docs/queries.md). Nulls never match a bound: storage leaves them out (KeyRange).
  */
 import type { IndexDefinition } from '../../kernel/storage/types';
-import type { WireBound, WireValue } from './command-types';
+import type { WireBound, WireValue } from '../data/command-types';
 
 export type ComparisonOperator = '<' | '<=' | '=' | '>=' | '>';
 

@@ -13,10 +13,10 @@
  * An operand without a comparison is a truth test (a bit column, or true/false).
  * See docs/queries.md.
  */
-import { EngineError } from '../../../kernel/errors';
+import { EngineError } from '../../kernel/errors';
 
-export type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from '../../../kernel/storage/filter-ast';
-import type { CompareOp, FilterNode, Operand } from '../../../kernel/storage/filter-ast';
+export type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from '../../kernel/storage/filter-ast';
+import type { CompareOp, FilterNode, Operand } from '../../kernel/storage/filter-ast';
 
 type TokenKind =
   | 'ident' | 'string' | 'number' | 'true' | 'false' | 'null'

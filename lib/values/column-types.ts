@@ -4,10 +4,10 @@
  *
  * Pure module, no I/O. See docs/values.md.
  */
-import { EngineError } from '../../../kernel/errors';
+import { EngineError } from '../../kernel/errors';
 import {
   COLUMN_TYPES, type AutoValue, type CanonicalValue, type ColumnDefinition, type ColumnType,
-} from '../../../kernel/storage/types';
+} from '../../kernel/storage/types';
 import { decodeValue, ISO_FORMAT } from './wire-format';
 
 /** Column (and table) names: a letter or `_`, then up to 63 letters, digits or `_`. */

@@ -5,7 +5,7 @@
  * requests share them. Bounded: at most MAX_FILTERS texts of at most MAX_CACHED_LENGTH characters
  * (longer filters are parsed each time), the least recently used going first.
  */
-import type { FilterNode } from '../../../kernel/storage/filter-ast';
+import type { FilterNode } from '../../kernel/storage/filter-ast';
 import { parseFilter } from './filter-parser';
 
 const MAX_FILTERS = 256;
