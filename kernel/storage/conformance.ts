@@ -462,6 +462,15 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         await store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'name', ascending: true }] });
         assert.deepEqual(ids(store.readRecords(main, 'people', { index: 'by_name' })), [1, 2]);
       });
+
+      it('tells an index\'s key layout: each segment\'s typed column, a JSON property\'s of its segment type, and the key\'s user-visible bytes', async () => {
+        await store.createTable(main, 'docs', [{ name: 'n', type: 'integer' }, { name: 'doc', type: 'json' }]);
+        const index = await store.createIndex(main, 'docs', 'by_n_code', { fields: [{ name: 'n', ascending: true }, { name: 'doc', ascending: false, key: 'code', type: 'varchar', size: 8 }] });
+        const layout = store.indexKeyLayout(store.getTable(main, 'docs'), index);
+        assert.deepEqual(layout.columns.map((c) => [c.type, c.length]), [['integer', null], ['varchar', null]]);
+        assert.equal(layout.columns[0].name, 'n');
+        assert.equal(layout.byteLength, 4 + 8);
+      });
     });
 
     // ---- range reads ----------------------------------------------------------------------

@@ -10,7 +10,7 @@
  * disk. Reads see every write whose promise has resolved.
  */
 import type {
-  CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
+  CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
   VariantValue,
 } from './types';
 import type { FilterNode } from './filter-ast';
@@ -150,6 +150,14 @@ export interface RecordScan {
   next(maxVisits: number): { records: StoredRecord[]; done: boolean };
 }
 
+/** An index's key as a caller of reads sees it (`indexKeyLayout`). */
+export interface IndexKeyLayout {
+  /** Per segment, in key order, the column its values are typed by: the table's column, or for a JSON property a column of the segment's type. */
+  columns: ColumnDefinition[];
+  /** The key's user-visible bytes (`find_set` length; KeyRange.prefix.byteLength counts in these). */
+  byteLength: number;
+}
+
 export interface WriteOptions {
   /** Write inside an open transaction: invisible to others until commit. */
   transactionId?: string;
@@ -214,6 +222,8 @@ export interface StoragePort {
   // Indexes (a unique index built on existing rows fails cleanly on duplicates)
   createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition>;
   deleteIndexes(database: string, table: string, indexes: string[]): Promise<void>;
+  /** How an index of `table` keys its values (the store encodes keys; callers decode bounds by it). Pure: no I/O. */
+  indexKeyLayout(table: TableDefinition, index: IndexDefinition): IndexKeyLayout;
 
   // Records: each call is one transaction, all-or-nothing.
   /** Rows hold canonical values for declared columns; `id` present only when the table declares it. */

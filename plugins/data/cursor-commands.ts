@@ -70,7 +70,7 @@ export function registerCursorCommands(data: DataContext): void {
     handler: (p, ctx) => {
       data.engine.authorize(ctx, 'record.find', tableResource(p));
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
-      const read = prepareRead(table, p);
+      const read = prepareRead(storage, table, p);
       const cursor = storage.openCursor(database, table.name, { ...read.options, ...(transactionId ? { transactionId } : {}) });
       const newCursor = {
         owner: ownerOf(ctx),

@@ -13,10 +13,9 @@ import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../../lib/query/filter-eval';
 import type { FilterNode } from '../../lib/query/filter-parser';
 import { parsedFilter } from '../../lib/query/parsed-filters';
-import type { KeyBound, KeyRange, ReadOptions, RecordScan, StoredRecord } from '../../kernel/storage/storage-port';
+import type { KeyBound, KeyRange, ReadOptions, RecordScan, StoragePort, StoredRecord } from '../../kernel/storage/storage-port';
 import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
 import { decodeValue, type ValueFormat } from '../../lib/values/wire-format';
-import { resolveKeySegments } from '../storage-lmdb/index-keys';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from '../../lib/data/command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
 import { findIndex } from '../../lib/data/find-index';
@@ -37,7 +36,7 @@ interface KeyLayout {
 
 const layouts = new WeakMap<IndexDefinition, KeyLayout>();
 
-function keyLayout(table: TableDefinition, indexName: string | undefined): KeyLayout {
+function keyLayout(storage: StoragePort, table: TableDefinition, indexName: string | undefined): KeyLayout {
   if (indexName === undefined || indexName === ID_INDEX) {
     const id = table.columns.find((c) => c.name === ID) ?? table.columns[0];
     return { index: undefined, columns: [{ ...id, nullable: true }], byteLength: 8 };
@@ -45,12 +44,8 @@ function keyLayout(table: TableDefinition, indexName: string | undefined): KeyLa
   const index = findIndex(table, indexName);
   let layout = layouts.get(index);
   if (!layout) {
-    const specs = resolveKeySegments(table, index.fields, index.name);
-    layout = {
-      index,
-      columns: specs.map((s) => ({ ...(s.path ? s.keyColumn : s.sourceColumn), nullable: true })),
-      byteLength: specs.reduce((sum, s) => sum + s.width, 0),
-    };
+    const key = storage.indexKeyLayout(table, index);
+    layout = { index, columns: key.columns.map((column) => ({ ...column, nullable: true })), byteLength: key.byteLength };
     layouts.set(index, layout);
   }
   return layout;
@@ -85,11 +80,11 @@ export interface PreparedRead {
 }
 
 /** Everything a read needs, validated and decoded once (record.find and cursor.open). */
-export function prepareRead(table: TableDefinition, p: ReadParams, baseFormat?: FormatParam): PreparedRead {
+export function prepareRead(storage: StoragePort, table: TableDefinition, p: ReadParams, baseFormat?: FormatParam): PreparedRead {
   const format = resolveFormat(p.format ?? baseFormat);
   const encoder = RecordEncoder.for(table, p.select, format);
   const index = p.index === undefined ? undefined : lower(p.index);
-  const layout = keyLayout(table, index);
+  const layout = keyLayout(storage, table, index);
   const indexName = index ?? ID_INDEX;
   let range: KeyRange | undefined;
   if (p.lower || p.upper || p.prefix) {
@@ -149,7 +144,7 @@ export function registerQueryCommands(data: DataContext): void {
     resource: tableResource,
     handler: async (p, ctx) => {
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
-      const read = prepareRead(table, p);
+      const read = prepareRead(storage, table, p);
       const options: ReadOptions = read.options;
       options.skip = p.skip ?? 0;
       options.limit = p.limit + 1;

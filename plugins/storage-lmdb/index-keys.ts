@@ -15,6 +15,7 @@ import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
 } from '../../kernel/storage/types';
+import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
 import { fixedKeyWidth, parseColumnType } from '../../lib/values/column-types';
 import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from '../../lib/values/wire-format';
 
@@ -133,6 +134,11 @@ export function resolveKeySegments(table: TableDefinition, fields: IndexSegment[
 
 function lengthBytesOf(type: ColumnType): number {
   return SIZED_TYPES.has(type) ? LENGTH_BYTES : 0;
+}
+
+/** The layout callers of reads see (StoragePort.indexKeyLayout): each segment's typed column, and the data bytes without flag and length bytes. */
+export function keyLayoutOf(specs: KeySegmentSpec[]): IndexKeyLayout {
+  return { columns: specs.map((s) => s.keyColumn), byteLength: specs.reduce((sum, s) => sum + s.width, 0) };
 }
 
 /** Bytes of a full key (flag, data and length bytes; no record ID). */

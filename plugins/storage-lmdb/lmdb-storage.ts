@@ -10,6 +10,8 @@ import type {
 import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
 } from '../../kernel/storage/types';
+import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
+import { keyLayoutOf, resolveKeySegments } from './index-keys';
 import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
 import { LmdbEnvironment } from './environment';
@@ -104,6 +106,7 @@ export class LmdbStorage implements StoragePort {
   addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> { return this.schema.addColumns(database, table, columns); }
   createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> { return this.schema.createIndex(database, table, index, definition); }
   deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> { return this.schema.deleteIndexes(database, table, indexes); }
+  indexKeyLayout(table: TableDefinition, index: IndexDefinition): IndexKeyLayout { return keyLayoutOf(resolveKeySegments(table, index.fields, index.name)); }
 
   // ---- records -------------------------------------------------------------------------------
 
