@@ -9,7 +9,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type { CanonicalValue, ColumnDefinition, ColumnType, Row, TableDefinition, VariantValue } from '../../kernel/storage/types';
-import { parseDate, parseTime, parseTimestamp } from '../values/wire-format';
+import { parseDate, parseTime, parseTimestamp } from '../values/timestamps';
 import { jsonTextDepthExceeds } from '../values/json-depth';
 import type { ColumnOperand, CompareOp, FilterNode, LiteralOperand, Operand } from './filter-parser';
 

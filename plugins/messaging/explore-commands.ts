@@ -17,7 +17,7 @@ import { EngineError } from '../../kernel/errors';
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
-import { topicFilterProblem } from './subscription-tree';
+import { topicFilterProblem } from '../../kernel/auth/topic-filter';
 import { TopicCounts } from './topic-counts';
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';

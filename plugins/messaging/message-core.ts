@@ -21,8 +21,8 @@ import {
   Session, type Delivery, type SessionOutlet, type StoredSession, type SubscriptionOptions, type WillMessage,
   SESSION_NEVER_EXPIRES,
 } from './session';
-import { parseSharedFilter, pickMember, SubscriptionTree, type DirectMatch, type SharedGroup, type TopicMatches } from './subscription-tree';
-import { topicMatches } from '../../kernel/auth/topic-filter';
+import { pickMember, SubscriptionTree, type DirectMatch, type SharedGroup, type TopicMatches } from './subscription-tree';
+import { parseSharedFilter, topicMatches } from '../../kernel/auth/topic-filter';
 
 export const PUBLISH_COMMAND = 'mq.publish';
 export const SUBSCRIBE_COMMAND = 'mq.subscribe';

@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { LoggedMessage, LogAppend } from '../../kernel/storage/message-log-port';
 import type { VariantValue } from '../../kernel/storage/types';
-import { msToTimestamp, timestampToMs } from '../../lib/values/wire-format';
+import { msToTimestamp, timestampToMs } from '../../lib/values/timestamps';
 
 export type QoS = 0 | 1 | 2;
 

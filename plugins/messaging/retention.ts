@@ -12,12 +12,11 @@
  */
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import { topicMatches } from '../../kernel/auth/topic-filter';
+import { parseSharedFilter, topicMatches } from '../../kernel/auth/topic-filter';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
-import { timestampToMs } from '../../lib/values/wire-format';
+import { timestampToMs } from '../../lib/values/timestamps';
 import type { MessageCore } from './message-core';
 import { topicNameProblem } from '../../kernel/topic-name';
-import { parseSharedFilter } from './subscription-tree';
 
 export interface RetentionPolicy {
   /** Messages older than this (by create_ts) go. */

@@ -18,7 +18,8 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
-import { bytesToWire, JSON_TEXT_ENCODING, timestampToMs, type BinaryFormat } from '../../lib/values/wire-format';
+import { bytesToWire, JSON_TEXT_ENCODING, type BinaryFormat } from '../../lib/values/wire-format';
+import { timestampToMs } from '../../lib/values/timestamps';
 import { jsonTextDepthExceeds } from '../../lib/values/json-depth';
 import { MAX_TOPIC_NAME_BYTES, topicNameTooLong } from '../../kernel/topic-name';
 

@@ -19,8 +19,7 @@ import { EngineError } from '../../kernel/errors';
 import type { QoS } from './message';
 import { CONNECT_COMMAND, type MessageCore } from './message-core';
 import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
-import { parseSharedFilter, topicFilterProblem } from './subscription-tree';
-import { topicMatches } from '../../kernel/auth/topic-filter';
+import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter';
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 

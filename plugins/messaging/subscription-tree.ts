@@ -6,9 +6,7 @@
  * cache is dropped whole on any change. Shared filters `$share/<ShareName>/<filter>` sit on the
  * node of their filter part, grouped by share name.
  */
-import { topicFilterProblem as plainTopicFilterProblem } from '../../kernel/auth/topic-filter';
-
-const SHARE_PREFIX = '$share/';
+import { parseSharedFilter, topicFilterProblem } from '../../kernel/auth/topic-filter';
 
 /** How many topics' matches are kept; the oldest goes first when full. */
 const MATCH_CACHE_LIMIT = 50_000;
@@ -56,29 +54,6 @@ export interface SubscribedFilter<O> {
   /** As subscribed, `$share/...` included. */
   readonly filter: string;
   readonly options: O;
-}
-
-/** `$share/<ShareName>/<filter>` split in its parts, or null when `filter` is not a shared one. */
-export function parseSharedFilter(filter: string): { share: string; filter: string } | null {
-  if (!filter.startsWith(SHARE_PREFIX)) return null;
-  const slash = filter.indexOf('/', SHARE_PREFIX.length);
-  if (slash < 0) return { share: filter.slice(SHARE_PREFIX.length), filter: '' };
-  return { share: filter.slice(SHARE_PREFIX.length, slash), filter: filter.slice(slash + 1) };
-}
-
-/**
- * What is wrong with a topic filter, shared ones included, or null when it is valid.
- * A ShareName is 1+ chars without `/`, `+`, `#` and must be followed by `/` and a filter
- * [MQTT-4.8.2-1], [MQTT-4.8.2-2].
- */
-export function topicFilterProblem(filter: string): string | null {
-  const shared = parseSharedFilter(filter);
-  if (shared === null) return plainTopicFilterProblem(filter);
-  if (shared.share.length === 0) return 'a shared subscription needs a share name';
-  if (/[+#]/.test(shared.share)) return 'a share name must not contain wildcards';
-  if (!filter.includes('/', SHARE_PREFIX.length)) return 'a shared subscription needs a topic filter after the share name';
-  const problem = plainTopicFilterProblem(shared.filter);
-  return problem === null ? null : `in a shared subscription, ${problem}`;
 }
 
 /**

@@ -6,7 +6,7 @@
  * from the last counted sequence. Counted whole again every RECOUNT_MS, so retention trims show.
  */
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
-import { timestampToMs } from '../../lib/values/wire-format';
+import { timestampToMs } from '../../lib/values/timestamps';
 import type { TopicActivity } from './topic-activity';
 
 const RECOUNT_MS = 5 * 60_000;

@@ -17,7 +17,7 @@ import type {
 } from '../../kernel/storage/types';
 import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
 import { fixedKeyWidth, parseColumnType } from '../../lib/values/column-types';
-import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from '../../lib/values/wire-format';
+import { dateToDays, parseDate, parseTime, parseTimestamp, timeToMs, timestampToMs } from '../../lib/values/timestamps';
 
 /** Largest full key (flag, data and length bytes); the 8-byte record ID of non-unique indexes comes on top (LMDB allows 1978 bytes). */
 export const MAX_KEY_LENGTH = 1900;

@@ -15,7 +15,7 @@
  * table view reads.
  */
 import { Packr } from 'msgpackr';
-import { lowerBound } from './sorted';
+import { lowerBound } from '../../lib/sorted';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { VariantValue } from '../../kernel/storage/types';
 

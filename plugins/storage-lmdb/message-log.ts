@@ -21,6 +21,7 @@ import type {
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import { isCanonicalTimestamp } from '../../lib/values/timestamps';
 import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
 import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
 import type { IndexDb, LmdbEnvironment, RecordsDb } from './environment';
@@ -46,8 +47,6 @@ const MAX_CACHED_BLOCKS = 16;
 /** Messages a deleted topic's purge (or a trim) removes per commit (a few milliseconds each). */
 const PURGE_CHUNK = 2000;
 
-const CANONICAL_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
-
 function invalidMessage(reason: string): EngineError {
   return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
 }
@@ -59,7 +58,7 @@ function checkMessage(message: MessageInput): void {
   if (message === null || typeof message !== 'object') throw invalidMessage('a message is an object');
   // create_ts never goes back along the log (compared as text), so one bad value would stick.
   if (message.createTs !== checkedCreateTs) {
-    if (typeof message.createTs !== 'string' || !CANONICAL_TIMESTAMP.test(message.createTs)) {
+    if (typeof message.createTs !== 'string' || !isCanonicalTimestamp(message.createTs)) {
       throw invalidMessage('createTs must be a canonical timestamp (YYYY-MM-DDThh:mm:ss.sss)');
     }
     checkedCreateTs = message.createTs;

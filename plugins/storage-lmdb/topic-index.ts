@@ -17,7 +17,7 @@
  */
 import type { Database } from 'lmdb';
 import type { LmdbEnvironment } from './environment';
-import { lowerBound } from './sorted';
+import { lowerBound } from '../../lib/sorted';
 
 export type ChunkDb = Database<Buffer, Buffer>;
 

@@ -2,11 +2,10 @@
 import assert from 'node:assert/strict';
 import {
   SubscriptionTree,
-  parseSharedFilter,
   pickMember,
-  topicFilterProblem,
   type TopicMatches,
 } from '../../plugins/messaging/subscription-tree';
+import { parseSharedFilter, topicFilterProblem } from '../../kernel/auth/topic-filter';
 import { topicNameProblem } from '../../kernel/topic-name';
 
 interface Options {

@@ -3,7 +3,7 @@ import { EngineError } from '../../kernel/errors';
 import type {
   CanonicalValue, ColumnDefinition, ColumnType, IndexSegment, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import { msToTimestamp } from '../../lib/values/wire-format';
+import { msToTimestamp } from '../../lib/values/timestamps';
 import {
   appendRecordId, encodeIndexKey, encodeKeyPrefix, keyHasNull, keyLength, prefixSuccessor,
   readRecordId, resolveKeySegments, userBytesToKeyBytes,

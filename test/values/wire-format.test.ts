@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../kernel/errors';
 import type { CanonicalValue, ColumnDefinition, ColumnType } from '../../kernel/storage/types';
-import {
-  bytesFromWire, bytesToWire, civilFromDays, dateToDays, daysFromCivil, decodeValue, encodeValue,
-  ISO_FORMAT, msToTimestamp, parseDate, parseTime, parseTimestamp, REST_FORMAT, roundDecimal,
-  timestampToMs, VARIANT_SCHEMA_ID, type ValueFormat,
-} from '../../lib/values/wire-format';
+import { bytesFromWire, bytesToWire, decodeValue, encodeValue, ISO_FORMAT, REST_FORMAT, roundDecimal, VARIANT_SCHEMA_ID, type ValueFormat } from '../../lib/values/wire-format';
+import { civilFromDays, dateToDays, daysFromCivil, msToTimestamp, parseDate, parseTime, parseTimestamp, timestampToMs } from '../../lib/values/timestamps';
 
 function col(type: ColumnType, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
   return {

@@ -1,6 +1,6 @@
 /** Positions in the log the mq actions take: `startFrom` (getMessagesFromMqTopic, alterMqSession) and `endBefore`. */
 import { EngineError } from '../../../kernel/errors';
-import { parseTimestamp } from '../../../lib/values/wire-format';
+import { parseTimestamp } from '../../../lib/values/timestamps';
 
 /** A message id (integer or digits) or an ISO 8601 date-time; undefined when the value is neither. */
 function idOrTime(value: unknown): number | { since: string } | undefined {

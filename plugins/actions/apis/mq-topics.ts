@@ -12,7 +12,7 @@ import type { LogTopic, MessageLogPort } from '../../../kernel/storage/message-l
 import { MAX_TOPIC_NAME_BYTES } from '../../../kernel/topic-name';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { firstSince } from '../../messaging/retrieve';
-import { msToTimestamp } from '../../../lib/values/wire-format';
+import { msToTimestamp } from '../../../lib/values/timestamps';
 import { NAME, schema, type Params } from './db/db-call';
 
 /** The topic rule's length limit (kernel/topic-name.ts), for the actions' own checks. */

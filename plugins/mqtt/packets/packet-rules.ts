@@ -5,7 +5,7 @@
  * rules closes the connection; MQTT 5 clients hear why (docs/mqtt.md "What closes a connection").
  */
 import type { IPublishPacket, Packet } from 'mqtt-packet';
-import { topicFilterProblem } from '../../messaging/subscription-tree';
+import { topicFilterProblem } from '../../../kernel/auth/topic-filter';
 import { REASON } from '../reason-codes';
 
 export interface Violation {

@@ -7,7 +7,7 @@
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
 import type { QoS } from '../../messaging/message';
 import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
-import { parseSharedFilter, topicFilterProblem } from '../../messaging/subscription-tree';
+import { parseSharedFilter, topicFilterProblem } from '../../../kernel/auth/topic-filter';
 import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
 
