@@ -142,7 +142,7 @@ export class Accounts {
     if (this.records.has(key)) throw new EngineError('ACCOUNT_EXISTS', { account: key });
     checkPassword(password);
     const roleNames = roles.map((role) => this.roles.require(role).name);
-    const now = new Date().toISOString();
+    const now = new Date(this.clock.now()).toISOString();
     const record: AccountRecord = { name: key, passwordHash: await this.hasher.hash(password), roles: unique(roleNames), description, createdAt: now, updatedAt: now };
     await this.save(record);
     return info(record);
@@ -152,14 +152,14 @@ export class Accounts {
     const record = this.require(name);
     checkPassword(password);
     this.passwordPolicy?.(record.name, password);
-    await this.save({ ...record, passwordHash: await this.hasher.hash(password), updatedAt: new Date().toISOString() });
+    await this.save({ ...record, passwordHash: await this.hasher.hash(password), updatedAt: new Date(this.clock.now()).toISOString() });
     this.cache.delete(record.name);
     if (record.name === DEFAULT_ADMIN) this.adminDefault = password === DEFAULT_ADMIN_PASSWORD;
   }
 
   async alter(name: string, change: { description?: string }): Promise<AccountInfo> {
     const record = this.require(name);
-    const altered = { ...record, ...change, updatedAt: new Date().toISOString() };
+    const altered = { ...record, ...change, updatedAt: new Date(this.clock.now()).toISOString() };
     await this.save(altered);
     return info(altered);
   }
@@ -176,7 +176,7 @@ export class Accounts {
   async assignRoles(name: string, roles: string[]): Promise<AccountInfo> {
     const record = this.require(name);
     const added = roles.map((role) => this.roles.require(role).name);
-    const altered = { ...record, roles: unique([...record.roles, ...added]), updatedAt: new Date().toISOString() };
+    const altered = { ...record, roles: unique([...record.roles, ...added]), updatedAt: new Date(this.clock.now()).toISOString() };
     await this.save(altered);
     return info(altered);
   }
@@ -184,7 +184,7 @@ export class Accounts {
   async revokeRoles(name: string, roles: string[]): Promise<AccountInfo> {
     const record = this.require(name);
     const removed = new Set(roles.map((role) => role.toLowerCase()));
-    const altered = { ...record, roles: record.roles.filter((role) => !removed.has(role)), updatedAt: new Date().toISOString() };
+    const altered = { ...record, roles: record.roles.filter((role) => !removed.has(role)), updatedAt: new Date(this.clock.now()).toISOString() };
     await this.save(altered);
     return info(altered);
   }

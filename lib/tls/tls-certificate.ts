@@ -33,6 +33,7 @@ export async function loadTlsMaterial(options: { dataDir: string; certFile: stri
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+  // The system's time, not the engine clock: TLS peers check the validity against their own clocks.
   const now = new Date();
   const pair = await generate([{ name: 'commonName', value: 'localhost' }, { name: 'organizationName', value: 'engine self-signed' }], {
     keyType: 'ec',

@@ -141,7 +141,8 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
   let figures: { at: number; value: Omit<Overview, 'busiestTopics'>; busiest: Overview['busiestTopics'] } | undefined;
   let tables = { at: 0, count: 0, topics: -1 };
   const currentFigures = () => {
-    const now = Date.now();
+    // How fresh the figures are is real elapsed time (performance.now), not engine time.
+    const now = performance.now();
     if (figures && now - figures.at < 1000) return figures;
     const { connected, total } = core.sessionCounts();
     const storage = engine.need('storage');
@@ -169,7 +170,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
         messagesInPerSecond: inRate,
         messagesOutPerSecond: outRate,
         tables: tables.count,
-        uptimeSeconds: Math.floor((now - core.startedAt) / 1000),
+        uptimeSeconds: Math.floor((engine.clock.now() - core.startedAt) / 1000),
       },
       busiest: core.activity.busiest(BUSIEST * 4),
     };
@@ -288,7 +289,7 @@ class RateSampler {
 
   /** [in, out] messages per second over the last few seconds. */
   sample(received: number, sent: number): [number, number] {
-    const now = Date.now();
+    const now = performance.now(); // rates over real elapsed time, not engine time
     const last = this.samples[this.samples.length - 1];
     if (!last || now - last.at >= 500) this.samples.push({ at: now, received, sent });
     while (this.samples.length > 2 && now - this.samples[1].at >= 5000) this.samples.shift();

@@ -108,9 +108,10 @@ export class MessageCore {
   readonly retained = new RetainedStore<RetainedRef>();
   readonly sessions = new Map<string, Session>();
   readonly stats: Statistics = { messagesReceived: 0, messagesSent: 0, bytesReceived: 0, bytesSent: 0, publishDropped: 0 };
-  readonly startedAt = Date.now();
+  /** Engine clock ms when the core started (uptime). */
+  readonly startedAt: number;
   /** Per-topic traffic while someone watches it (the explorer); costs nothing otherwise. */
-  readonly activity = new TopicActivity();
+  readonly activity: TopicActivity;
   /** Bumped when roles change, or a session resumes under other roles: every cached authorization decision is void. */
   rolesGeneration = 0;
   /** Engine clock ms of the batch being routed (statistics, read once per batch). */
@@ -153,6 +154,8 @@ export class MessageCore {
   private knownTopics = -1;
 
   constructor(readonly engine: Engine) {
+    this.startedAt = engine.clock.now();
+    this.activity = new TopicActivity(engine.clock);
     this.log = engine.log.child({ plugin: 'messaging' });
     this.messageLog = engine.need('storage').messageLog;
     this.state = this.messageLog.state;
@@ -584,7 +587,7 @@ export class MessageCore {
     const outlet = session.outlet;
     if (outlet === null) return;
     if (session.lagging) {
-      if (Date.now() - session.lastProgress < SLOW_TARGET_MS) this.slowTargetSeen = true;
+      if (performance.now() - session.lastProgress < SLOW_TARGET_MS) this.slowTargetSeen = true;
       return;
     }
     const sequence = message.sequence;
@@ -596,7 +599,7 @@ export class MessageCore {
     if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
       // Served from the log once it can take more.
       session.lagging = true;
-      session.lastProgress = Date.now();
+      session.lastProgress = performance.now();
       session.position = sequence - 1;
       this.slowTargetSeen = true;
       return;
@@ -1108,7 +1111,7 @@ export class MessageCore {
     if (session.retainedPending && !this.drainRetained(session)) return;
     if (!session.lagging) return;
     // Served again: a slow subscriber, not a stuck one (its publishers keep waiting for it).
-    session.lastProgress = Date.now();
+    session.lastProgress = performance.now();
     const now = this.engine.clock.now();
     for (let looked = 0; ; ) {
       if (looked >= CATCH_UP_STEP) {

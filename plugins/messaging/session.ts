@@ -199,7 +199,10 @@ export class Session {
   /** createdAt as a kernel `smallTime` (no number box per session). */
   private createdAtOffset?: number;
 
-  /** Date.now() when it began to lag or was last served while lagging (a slow target slows publishers, a stuck one does not). */
+  /**
+   * performance.now() when it began to lag or was last served while lagging (a slow target slows
+   * publishers, a stuck one does not): real elapsed time, not engine time, since it paces I/O.
+   */
   get lastProgress(): number { return this.readExtras.lastProgress; }
   set lastProgress(value: number) { this.extras.lastProgress = value; }
   get will(): WillMessage | undefined { return this.readExtras.will; }

@@ -30,7 +30,7 @@ export class SysTopics {
     const { stats } = core;
     return {
       '$SYS/broker/version': `engine ${core.engine.version}`,
-      '$SYS/broker/uptime': `${Math.floor((Date.now() - core.startedAt) / 1000)} seconds`,
+      '$SYS/broker/uptime': `${Math.floor((core.engine.clock.now() - core.startedAt) / 1000)} seconds`,
       '$SYS/broker/clients/connected': String(connected),
       '$SYS/broker/clients/disconnected': String(sessions - connected),
       '$SYS/broker/clients/total': String(sessions),

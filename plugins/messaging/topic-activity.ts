@@ -1,9 +1,10 @@
 /**
  * Per-topic traffic for watchers (the explorer's tree, overview and activity stream): messages per
- * topic in one-second windows (by wall-clock second) over the last WINDOWS seconds, and the topics
- * touched since a reader last asked. It records only while watched (a watcher calls `watch()` at
+ * topic in one-second windows (by the engine clock's second) over the last WINDOWS seconds, and
+ * the topics touched since a reader last asked. It records only while watched (a watcher calls `watch()` at
  * least once a minute), so a server nobody looks at does no per-message work for it.
  */
+import type { Clock } from '../../kernel/clock';
 import type { CoreMessage } from './message';
 
 /** Seconds of history kept for rates. */
@@ -44,8 +45,11 @@ export class TopicActivity {
   /** Grows whenever recording (re)starts or touched topics were forgotten: counts taken before are unknown. */
   epoch = 0;
 
+  /** Seconds are the engine clock's, the clock messages' times come from. */
+  constructor(private readonly clock: Clock) {}
+
   /** Starts (or prolongs) recording. */
-  watch(now = Date.now()): void {
+  watch(now = this.clock.now()): void {
     if (this.watchedUntil < now) {
       this.windows = [];
       this.touched.clear();
@@ -56,13 +60,13 @@ export class TopicActivity {
   }
 
   get watching(): boolean {
-    return this.watchedUntil >= Date.now();
+    return this.watchedUntil >= this.clock.now();
   }
 
   /** Called once per commit with the messages it made durable. */
   record(messages: readonly CoreMessage[]): void {
     if (this.watchedUntil === 0) return;
-    const now = Date.now();
+    const now = this.clock.now();
     if (now > this.watchedUntil) {
       this.watchedUntil = 0;
       return;
@@ -109,7 +113,7 @@ export class TopicActivity {
    * The topics active in the complete seconds after `after` (a second number; each topic with its
    * count there), and the last complete second, which the reader passes back as `after`.
    */
-  since(after: number, now = Date.now()): { second: number; ticks: TopicTick[] } {
+  since(after: number, now = this.clock.now()): { second: number; ticks: TopicTick[] } {
     const current = Math.floor(now / 1000);
     const merged = new Map<string, TopicTick>();
     for (const window of this.windows) {
@@ -128,7 +132,7 @@ export class TopicActivity {
   }
 
   /** Messages per second of one topic over the last complete seconds. */
-  rate(topic: string, now = Date.now()): number {
+  rate(topic: string, now = this.clock.now()): number {
     const [from, to, seconds] = this.span(now);
     let sum = 0;
     for (const window of this.windows) if (window.second >= from && window.second <= to) sum += window.ticks.get(topic)?.count ?? 0;
@@ -136,7 +140,7 @@ export class TopicActivity {
   }
 
   /** The busiest topics by rate over the last complete seconds, highest first. */
-  busiest(limit: number, now = Date.now()): Array<{ topic: string; messagesPerSecond: number }> {
+  busiest(limit: number, now = this.clock.now()): Array<{ topic: string; messagesPerSecond: number }> {
     const [from, to, seconds] = this.span(now);
     if (seconds === 0) return [];
     const sums = new Map<string, number>();

@@ -87,7 +87,8 @@ export class Broker {
 
   /** Called by a connection that ended itself: destroyed by the sweep if the peer does not read. */
   closing(connection: Connection): void {
-    if (!connection.stream.destroyed) this.closingSince.set(connection, Date.now());
+    // Socket time, not the engine clock: a peer gets CLOSE_GRACE_MS of real time to read its last packets.
+    if (!connection.stream.destroyed) this.closingSince.set(connection, performance.now());
   }
 
   /** Called when a connection's stream has closed. */
@@ -118,7 +119,7 @@ export class Broker {
         connection.fail(error, 'keep alive');
       }
     }
-    const now = Date.now();
+    const now = performance.now();
     for (const [connection, since] of this.closingSince) {
       if (now - since > CLOSE_GRACE_MS) {
         this.closingSince.delete(connection);

@@ -3,8 +3,7 @@
  *
  * - kernel/ imports only kernel/ (and packages);
  * - lib/ imports only lib/ and kernel/;
- * - a plugin imports only its own files, kernel/ and lib/;
- * - examples/ (plugins written as a third party would) import only kernel/ and lib/.
+ * - a plugin imports only its own files, kernel/ and lib/.
  *
  * Packages (`node:*`, npm) and the repository's package.json are allowed everywhere. This file reads a source's imports and names
  * what breaks the rule; import-rule.test.ts runs it over the repository.
@@ -36,7 +35,7 @@ export function moduleSpecifiers(fileName: string, text: string): string[] {
   return found;
 }
 
-/** The tier of a repository path (posix, relative to the root): 'kernel', 'lib', 'plugins/<name>', 'examples', or the path's first folder. */
+/** The tier of a repository path (posix, relative to the root): 'kernel', 'lib', 'plugins/<name>', or the path's first folder. */
 export function tierOf(path: string): string {
   const [first, second] = path.split('/');
   return first === 'plugins' && second !== undefined ? `plugins/${second}` : first;
@@ -47,7 +46,6 @@ function allowedTiers(tier: string): readonly string[] {
   if (tier === 'kernel') return ['kernel'];
   if (tier === 'lib') return ['lib', 'kernel'];
   if (tier.startsWith('plugins/')) return [tier, 'lib', 'kernel'];
-  if (tier === 'examples') return ['examples', 'lib', 'kernel'];
   return [];
 }
 
