@@ -1,7 +1,7 @@
 /**
  * The parsed form of a filter, as the storage port receives it (`scan` / `openCursor` options).
- * The filter language and its parser live in plugins/data (query/filter-parser.ts); a store only
- * evaluates this tree (plugins/data/query/filter-eval.ts compiles it to a row predicate).
+ * The filter language and its parser live in lib/query/filter-parser.ts; a store only evaluates
+ * this tree (lib/query/filter-eval.ts compiles it to a row predicate).
  */
 export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=';
 

@@ -2,7 +2,7 @@
  * The data model every storage plugin and every protocol shares.
  *
  * Values cross the storage port in their *canonical* form (below). Protocols never hand wire
- * values to storage: `plugins/data/values/` decodes wire values (REST dates, hex binary, ...) into the
+ * values to storage: `lib/values/` decodes wire values (REST dates, hex binary, ...) into the
  * canonical form and encodes them back.
  */
 

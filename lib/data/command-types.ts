@@ -2,7 +2,7 @@
  * Params and results of the data commands (registered by plugins/data over the storage port).
  *
  * Protocols send *wire* values and say how they are written with `format`; the commands decode
- * them into canonical values (plugins/data/values) and encode results back in the same format, so a
+ * them into canonical values (lib/values) and encode results back in the same format, so a
  * protocol only reshapes results into its envelope.
  */
 import type { ValueFormat } from '../values/wire-format';

@@ -1,8 +1,8 @@
 /**
  * plugins/data: the data commands every store shares (tables, indexes, records, queries, cursors,
- * transactions) over whichever plugin provides `storage`, plus the value formats, index-key
- * encoding and filter language that protocols and stores use, and the `data` service
- * (data-service.ts). `rest` depends on it; the `db` api of `actions` uses its commands when it
+ * transactions) over whichever plugin provides `storage`, and the `data` service
+ * (data-service.ts). The value formats and the filter language it shares with protocols and
+ * stores are in lib/. `rest` depends on it; the `db` api of `actions` uses its commands when it
  * is loaded.
  */
 import { definePlugin } from '../../kernel/plugin';

@@ -18,7 +18,7 @@ export const idsSchema = { type: 'array', items: recordIdSchema } as const;
 export const transactionIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
 export const columnNamesSchema = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 } } as const;
 
-/** Partial ValueFormat (plugins/data/values/wire-format.ts); merged over ISO_FORMAT. */
+/** Partial ValueFormat (lib/values/wire-format.ts); merged over ISO_FORMAT. */
 export const formatSchema = {
   type: 'object',
   additionalProperties: false,

@@ -18,7 +18,7 @@ export interface TableDeleteResult { tables: string[] }
 const TOPIC_DELETE = 'topic.delete';
 
 /**
- * Raw column objects → definitions (plugins/data/values/column-types normalizeColumn). `defaultValue`
+ * Raw column objects → definitions (lib/values/column-types normalizeColumn). `defaultValue`
  * is a wire value in `format` (dates in REST or ISO form, binary in its binaryFormat).
  */
 export function normalizeColumns(fields: readonly unknown[], format: ValueFormat, existing: readonly ColumnDefinition[] = []): ColumnDefinition[] {

@@ -4,7 +4,7 @@
  * checked by the route schema; this file checks what a schema cannot (names of the index,
  * exclusive pairs).
  *
- * Operators map to bounds as the query planner says (plugins/data/query-plan.ts; values compare
+ * Operators map to bounds as the query planner says (lib/query/query-plan.ts; values compare
  * in the column's type, whatever the segment's direction): `<`, `<=`, `=`/`==`, `>=`, `>`, and
  * `between` with its lower bound from `lowervalue` (inclusive) or `excludelowervalue`
  * (exclusive) and its upper bound from `uppervalue` or `excludeuppervalue`. With another

@@ -25,7 +25,7 @@ export function checkArray<T>(value: T[], param: string): T[] {
 }
 
 /**
- * The index-key format this build writes (plugins/data/index-keys.ts). Raise it whenever the
+ * The index-key format this build writes (plugins/storage-lmdb/index-keys.ts). Raise it whenever the
  * bytes of a key change; a data folder with an older (or no) format gets its indexes rebuilt
  * at open, since their keys would compare and sort wrongly.
  * 2: whole-value text keys with length bytes, exact JSON integers, null flags (issue 7).

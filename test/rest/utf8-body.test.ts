@@ -1,7 +1,7 @@
 /**
  * Request bodies that are not UTF-8 are refused, never stored with U+FFFD in place of the bytes
  * sent: REST answers 400 (12009, as for any body that is not JSON) and /api HTTP 400 with an
- * envelope (as for malformed JSON); valid multi-byte UTF-8 is stored as sent. plugins/http/utf8-body.ts.
+ * envelope (as for malformed JSON); valid multi-byte UTF-8 is stored as sent. lib/http/utf8-body.ts.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
