@@ -194,7 +194,7 @@ export function formatTime(iso: string | null | undefined): string {
   const key = iso.slice(0, 19);
   const cached = timeCache.get(key);
   if (cached !== undefined) return cached;
-  const date = new Date(iso.endsWith('Z') || /[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
+  const date = new Date(isoMillis(iso));
   if (Number.isNaN(date.getTime())) return iso;
   const today = dateFormat.format(new Date());
   const day = dateFormat.format(date);
