@@ -1,5 +1,6 @@
 /**
- * Params and results of the data commands (registered by plugins/data over the storage port).
+ * Params and results of the data commands (registered by plugins/data over the storage port),
+ * shared by that plugin and the protocols that run the commands (REST, the db actions).
  *
  * Protocols send *wire* values and say how they are written with `format`; the commands decode
  * them into canonical values (lib/values) and encode results back in the same format, so a

@@ -1,7 +1,8 @@
 /**
- * The http plugin's errors on the wire: `{errorCode, errorMessage}` with the error's HTTP status,
- * for its own answers (no route, a malformed URL or request) and for routes registered without an
- * error handler of their own. Also the one mapping of fastify's errors (body parsing, schema
+ * HTTP error replies, shared by the http plugin and the protocols on it (REST, actions, the
+ * explorer's events): `{errorCode, errorMessage}` with the error's HTTP status, for the http
+ * plugin's own answers (no route, a malformed URL or request) and for routes registered without
+ * an error handler of their own. Also the one mapping of fastify's errors (body parsing, schema
  * validation) to EngineErrors, which the protocols on top (REST, actions) share.
  */
 import type { ServerResponse } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * The TLS key pair for HTTPS (and later MQTTS/WSS): the files named by `tls_cert_file` /
+ * The TLS key pair for HTTPS, MQTTS and WSS (the http and mqtt plugins): the files named by `tls_cert_file` /
  * `tls_key_file`, else a self-signed pair generated on first start and kept in `data_dir/tls`
  * (folders 0700, files 0600, like everything in `data_dir`).
  */
