@@ -1,6 +1,7 @@
 /**
- * Services plugins provide to each other, by name. A plugin that provides a service adds it here
- * by declaration merging, so `engine.need('http')` is typed where that plugin's types are imported:
+ * Services plugins provide to each other, by name. A plugin that provides a service of its own adds
+ * it here by declaration merging, so `engine.need('mqtt')` is typed where that plugin's types are
+ * imported:
  *
  *   declare module 'engine/kernel/services' { interface EngineServices { myThing: MyThing } }
  *
