@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { errorBody } from '../http/http-errors';
+import type { ActiveTopic, Activity } from '../../apps/explorer/src/server-api';
 
 const PUSH_INTERVAL_MS = 1000;
 /** Topics listed per activity event (the rest are counted in `more`). */
@@ -65,14 +66,14 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
       const { second, ticks } = messaging.activity.since(lastSecond);
       lastSecond = second;
       if (ticks.length === 0) return '';
-      const topics: Array<{ topic: string; count: number; lastMessageTime: string }> = [];
+      const topics: ActiveTopic[] = [];
       let more = 0;
       for (const tick of ticks) {
         if (!messaging.allowed(principal, 'topic.list', tick.topic)) continue;
         if (topics.length < MAX_ACTIVE_TOPICS) topics.push({ topic: tick.topic, count: tick.count, lastMessageTime: new Date(tick.lastMessageAt).toISOString() });
         else more++;
       }
-      return topics.length > 0 ? `event: activity\ndata: ${JSON.stringify({ topics, more })}\n\n` : '';
+      return topics.length > 0 ? `event: activity\ndata: ${JSON.stringify({ topics, more } satisfies Activity)}\n\n` : '';
     };
 
     let timer: NodeJS.Timeout | undefined;
