@@ -1,9 +1,7 @@
 /**
  * The package entry (`import { definePlugin } from 'engine'`): the API a third-party plugin is
  * written against (docs/plugins.md). Values are only what a plugin calls or throws; everything else
- * is a type, so loading this module loads no plugin and starts nothing. The built-in plugins'
- * service contracts appear here as types only, so that `engine.need('http')` is typed for an
- * outside author; their implementations stay theirs.
+ * is a type, so loading this module loads no plugin and starts nothing.
  */
 
 // Defining a plugin, and the engine its register function receives.
@@ -12,10 +10,11 @@ export type { EnginePlugin } from './plugin';
 export type { Engine, LoadedPlugin } from './engine';
 
 // Services between plugins: extend EngineServices by declaration merging
-// (`declare module 'engine' { interface EngineServices { cache: MyCache } }`).
+// (`declare module 'engine' { interface EngineServices { cache: MyCache } }`). The http service's
+// contract is named here so that `engine.need('http')` is typed for an outside author (types only;
+// from kernel/http-service.ts where the kernel declares that port).
 export type { EngineServices } from './services';
 export type { HttpService, UpgradeHandler } from '../plugins/http/http-service';
-export type { MqttService } from '../plugins/mqtt/mqtt-service';
 
 // Errors: named codes defined once (docs/errors.md); handlers throw EngineError.
 export { ERRORS, EngineError, isEngineError, toEngineError } from './errors';

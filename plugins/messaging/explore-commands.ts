@@ -15,7 +15,7 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { BinaryFormat } from '../data/values/wire-format';
-import type { BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, TopicNodeSummary } from '../../apps/explorer/src/server-api';
+import type { BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, TopicNodeSummary } from '../../lib/explorer/api-types';
 import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from './subscription-tree';

@@ -11,9 +11,9 @@
  */
 import { effect, signal } from '@preact/signals';
 import { call, ApiError, INVALID_TOKEN, login } from './api.js';
-import type { Activity, Overview } from './server-api.js';
+import type { Activity, Overview } from '../../../lib/explorer/api-types.js';
 
-export type { Activity, BusyTopic, Overview } from './server-api.js';
+export type { Activity, BusyTopic, Overview } from '../../../lib/explorer/api-types.js';
 
 export interface EventHandlers {
   overview?: (data: Overview) => void;

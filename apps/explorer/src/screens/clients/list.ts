@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
-import type { DeleteSessionsResult, DisconnectClientResult } from '../../server-api.js';
+import type { DeleteSessionsResult, DisconnectClientResult } from '../../../../../lib/explorer/api-types.js';
 import { formatHash, setQuery } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount } from '../../format.js';

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
-import type { DeleteRetainedResult } from '../../server-api.js';
+import type { DeleteRetainedResult } from '../../../../../lib/explorer/api-types.js';
 import { formatHash, navigate, setQuery } from '../../router.js';
 import { binaryAsText, formatCount, formatTime, payloadPreview } from '../../format.js';
 import { ConfirmDialog } from '../clients/confirm.js';

@@ -1,7 +1,7 @@
 /** Reads of the message log for the Topics screen, and the shared draft of the Publish tab. */
 import { signal } from '@preact/signals';
 import { call } from '../../api.js';
-import type { BrowseTopicsResult } from '../../server-api.js';
+import type { BrowseTopicsResult } from '../../../../../lib/explorer/api-types.js';
 import { fromStored, type StoredMessage, type TopicMessage, type UserProperty } from './format.js';
 
 const READ = { includeMessageMetadata: true, includeMqttProperties: true, binaryFormat: 'base64' };

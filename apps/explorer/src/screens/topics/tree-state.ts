@@ -5,7 +5,7 @@
  */
 import { signal } from '@preact/signals';
 import { call, errorText } from '../../api.js';
-import type { ActiveTopic, BrowseTopicsResult, TopicNodeSummary } from '../../server-api.js';
+import type { ActiveTopic, BrowseTopicsResult, TopicNodeSummary } from '../../../../../lib/explorer/api-types.js';
 
 /** One node of a level, as mq.browseTopics sends it. */
 export type TopicNode = TopicNodeSummary;

@@ -1,5 +1,5 @@
 /**
- * The shapes the server sends the explorer are declared once, in apps/explorer/src/server-api.d.ts,
+ * The shapes the server sends the explorer are declared once, in lib/explorer/api-types.d.ts,
  * which both the server (plugins/) and the app (apps/explorer/src) import as types. A declaration
  * file is not emitted and the builds skip checking declaration files (skipLibCheck), so this
  * checks it on its own, and that no other source file declares these shapes a second time.
@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const SHARED = join(ROOT, 'apps', 'explorer', 'src', 'server-api.d.ts');
+const SHARED = join(ROOT, 'lib', 'explorer', 'api-types.d.ts');
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true, recursive: true })
@@ -33,14 +33,15 @@ function declaredTypes(source: ts.SourceFile): string[] {
 function importsShared(source: ts.SourceFile): boolean {
   return source.statements.some((node) => (ts.isImportDeclaration(node) || ts.isExportDeclaration(node))
     && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)
-    && /(^|\/)server-api(\.js)?$/.test(node.moduleSpecifier.text));
+    && /(^|\/)lib\/explorer\/api-types(\.js)?$/.test(node.moduleSpecifier.text));
 }
 
-describe('explorer API types (apps/explorer/src/server-api.d.ts)', () => {
+describe('explorer API types (lib/explorer/api-types.d.ts)', () => {
   const shared = parse(SHARED);
   const names = declaredTypes(shared);
   const server = sourceFiles(join(ROOT, 'plugins')).map(parse);
-  const app = sourceFiles(join(ROOT, 'apps', 'explorer', 'src')).filter((file) => file !== SHARED).map(parse);
+  const app = sourceFiles(join(ROOT, 'apps', 'explorer', 'src')).map(parse);
+  const library = sourceFiles(join(ROOT, 'lib')).filter((file) => file !== SHARED).map(parse);
 
   it('type-checks on its own with no DOM and no Node types, and imports nothing', () => {
     assert.ok(names.includes('Overview') && names.includes('TopicNodeSummary'), `declares ${names.join(', ')}`);
@@ -55,7 +56,7 @@ describe('explorer API types (apps/explorer/src/server-api.d.ts)', () => {
     assert.ok(importers.some((file) => file.startsWith('plugins/messaging/')), `server importers: ${importers.join(', ')}`);
     assert.ok(importers.some((file) => file.startsWith('plugins/explorer/')), `server importers: ${importers.join(', ')}`);
     assert.ok(importers.some((file) => file.startsWith('apps/explorer/src/')), `app importers: ${importers.join(', ')}`);
-    const again = [...server, ...app].flatMap((source) => declaredTypes(source).filter((name) => names.includes(name)).map((name) => `${relative(ROOT, source.fileName)}: ${name}`));
+    const again = [...server, ...app, ...library].flatMap((source) => declaredTypes(source).filter((name) => names.includes(name)).map((name) => `${relative(ROOT, source.fileName)}: ${name}`));
     assert.deepEqual(again, []);
   });
 });

@@ -2,11 +2,13 @@
  * The shapes the server sends the explorer, written once: the results of the message core's
  * explore commands (plugins/messaging/explore-commands.ts, reached as the mq actions
  * browseTopics, getMqOverview, deleteRetainedMessages, disconnectMqClient, deleteMqSessions) and
- * the events stream (plugins/explorer/events.ts). The server and the app both import these types.
+ * the events stream (plugins/explorer/events.ts). The server and the app (apps/explorer/src) both
+ * import these types.
  *
- * A declaration file of plain data shapes (no DOM, no Node types): neither build emits it, so the
- * browser bundle gets no server code and the server's dist gets no app file.
- * test/explorer/server-api-types.test.ts checks it and that no other file declares these shapes.
+ * A declaration file of plain data shapes (no DOM, no Node types, no imports): neither build emits
+ * it, so the browser gets no server code and the server's dist no app file, and the app's build
+ * (rootDir apps/explorer/src) may read it from here. test/explorer/api-types.test.ts checks it on
+ * its own and that no other file declares these shapes.
  */
 
 /** One node of a topic-tree level (`mq.browseTopics`). */
