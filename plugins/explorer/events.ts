@@ -12,9 +12,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
+import type { ActiveTopic, Activity } from '../../lib/explorer/api-types';
 import { EngineError } from '../../kernel/errors';
 import { errorBody } from '../http/http-errors';
-import type { ActiveTopic, Activity } from '../../lib/explorer/api-types';
 
 const PUSH_INTERVAL_MS = 1000;
 /** Topics listed per activity event (the rest are counted in `more`). */
