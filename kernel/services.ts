@@ -1,9 +1,8 @@
 /**
  * Services plugins provide to each other, by name. A plugin that provides a service adds it here
- * by declaration merging, so `engine.need('http')` is typed where that plugin's types are imported
- * (a third-party plugin merges into the package entry, kernel/index.ts, which re-exports this):
+ * by declaration merging, so `engine.need('http')` is typed where that plugin's types are imported:
  *
- *   declare module 'engine' { interface EngineServices { myThing: MyThing } }
+ *   declare module 'engine/kernel/services' { interface EngineServices { myThing: MyThing } }
  *
  * The kernel declares only the port it defines itself; the kernel imports no plugin.
  */
