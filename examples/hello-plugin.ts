@@ -2,7 +2,7 @@
  * An example third-party plugin: registers a command and a route that runs it.
  * Load it with `"plugins": ["storage-lmdb", "data", "http", "./dist/examples/hello-plugin.js"]`.
  */
-import { definePlugin } from '../kernel/plugin';
+import { definePlugin } from 'engine';
 
 interface GreetParams { name: string }
 

@@ -1,7 +1,7 @@
 /**
  * The loopback rule: while `admin` has the well-known default password, the server is reachable
  * from this machine only. The kernel decides the host once, at start, before any listener opens;
- * every listener (HTTP and HTTPS today, MQTT next) binds to `engine.listenHost`. A password
+ * every listener (HTTP, HTTPS and the MQTT ones) binds to `engine.listenHost`. A password
  * change while running never moves a listener: a restart applies it.
  *
  * So that the rule cannot be undone while running, `admin`'s password cannot be set back to the

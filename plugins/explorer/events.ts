@@ -12,6 +12,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
+import type { ActiveTopic, Activity } from '../../lib/explorer/api-types';
 import { EngineError } from '../../kernel/errors';
 import { errorBody } from '../../lib/http/http-errors';
 
@@ -65,14 +66,14 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
       const { second, ticks } = messaging.activity.since(lastSecond);
       lastSecond = second;
       if (ticks.length === 0) return '';
-      const topics: Array<{ topic: string; count: number; lastMessageTime: string }> = [];
+      const topics: ActiveTopic[] = [];
       let more = 0;
       for (const tick of ticks) {
         if (!messaging.allowed(principal, 'topic.list', tick.topic)) continue;
         if (topics.length < MAX_ACTIVE_TOPICS) topics.push({ topic: tick.topic, count: tick.count, lastMessageTime: new Date(tick.lastMessageAt).toISOString() });
         else more++;
       }
-      return topics.length > 0 ? `event: activity\ndata: ${JSON.stringify({ topics, more })}\n\n` : '';
+      return topics.length > 0 ? `event: activity\ndata: ${JSON.stringify({ topics, more } satisfies Activity)}\n\n` : '';
     };
 
     let timer: NodeJS.Timeout | undefined;

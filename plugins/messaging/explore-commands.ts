@@ -19,6 +19,7 @@ import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from '../../kernel/auth/topic-filter';
 import { TopicCounts } from './topic-counts';
+import type { BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, TopicNodeSummary } from '../../lib/explorer/api-types';
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';
 import { sessionFor, visible } from './session-commands';
@@ -27,34 +28,6 @@ const LISTED = 1000;
 /** Longest step of the background count of every topic. */
 const WARM_STEP_MS = 10;
 const BUSIEST = 10;
-
-export interface TopicNodeSummary {
-  name: string;
-  path: string;
-  /** A topic exists at exactly this path (it may have children too). */
-  isTopic: boolean;
-  hasChildren: boolean;
-  topicCount: number;
-  messageCount: number;
-  lastMessageTime: string | null;
-  messagesPerSecond: number;
-}
-
-export interface Overview {
-  clientsConnected: number;
-  clientsDisconnected: number;
-  topics: number;
-  subscriptions: number;
-  retainedMessages: number;
-  storedMessages: number;
-  messagesReceived: number;
-  messagesSent: number;
-  messagesInPerSecond: number;
-  messagesOutPerSecond: number;
-  tables: number;
-  uptimeSeconds: number;
-  busiestTopics: Array<{ topic: string; messagesPerSecond: number }>;
-}
 
 export function registerExploreCommands(engine: Engine, core: MessageCore, deletions: { onDeleted(listener: TopicDeletedListener): void }): void {
   const bus = engine.bus;
@@ -85,7 +58,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     setImmediate(step);
   };
 
-  bus.register<{ prefix?: string | null; filter?: string; offset?: number; limit?: number }, { total: number; nodes: TopicNodeSummary[] }>({
+  bus.register<{ prefix?: string | null; filter?: string; offset?: number; limit?: number }, BrowseTopicsResult>({
     name: 'mq.browseTopics',
     summary: 'One level of the topic tree (the children of `prefix`, the root when absent) with topic and message counts, last message time and rate per node.',
     params: {
@@ -222,7 +195,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     },
   });
 
-  bus.register<{ topicFilter: string; dryRun?: boolean }, { count: number; topics: string[] }>({
+  bus.register<{ topicFilter: string; dryRun?: boolean }, DeleteRetainedResult>({
     name: 'mq.deleteRetained',
     summary: 'Forget the retained messages whose topics match a filter (the messages stay in the log); dryRun only counts them.',
     params: {
@@ -237,7 +210,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     },
   });
 
-  bus.register<{ clientName: string }, { clientName: string; disconnected: true }>({
+  bus.register<{ clientName: string }, DisconnectClientResult>({
     name: 'mq.disconnectClient',
     summary: 'Close a connected client (MQTT 5 clients get DISCONNECT 0x98); its session stays as its expiry says.',
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: { type: 'string', minLength: 1, maxLength: 65_550 } } },
@@ -251,7 +224,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     },
   });
 
-  bus.register<{ disconnectedOnly?: boolean; dryRun?: boolean }, { count: number; clientNames: string[] }>({
+  bus.register<{ disconnectedOnly?: boolean; dryRun?: boolean }, DeleteSessionsResult>({
     name: 'mq.deleteSessions',
     summary: 'End every session the caller may use that has no connection (or, with disconnectedOnly false, every one); dryRun only counts them.',
     params: {

@@ -11,38 +11,9 @@
  */
 import { effect, signal } from '@preact/signals';
 import { call, ApiError, INVALID_TOKEN, login } from './api.js';
+import type { Activity, Overview } from '../../../lib/explorer/api-types.js';
 
-export interface BusyTopic {
-  topic: string;
-  messagesPerSecond: number;
-}
-
-/**
- * The `getMqOverview` result, pushed every second as `event: overview`. A type alias (not an
- * interface), so it is assignable to Record<string, unknown> for handlers typed loosely.
- */
-export type Overview = {
-  clientsConnected: number;
-  clientsDisconnected: number;
-  topics: number;
-  subscriptions: number;
-  retainedMessages: number;
-  storedMessages: number;
-  messagesReceived: number;
-  messagesSent: number;
-  messagesInPerSecond: number;
-  messagesOutPerSecond: number;
-  tables: number;
-  uptimeSeconds: number;
-  /** At most ten, busiest first. */
-  busiestTopics: BusyTopic[];
-};
-
-/** `event: activity`: the topics published to in the last second (`more`: how many left out). */
-export type Activity = {
-  topics: Array<{ topic: string; count: number; lastMessageTime: string }>;
-  more: number;
-};
+export type { Activity, BusyTopic, Overview } from '../../../lib/explorer/api-types.js';
 
 export interface EventHandlers {
   overview?: (data: Overview) => void;
@@ -65,7 +36,7 @@ let closeStream: (() => void) | null = null;
 let lingering: ReturnType<typeof setTimeout> | undefined;
 
 /** Receives the live events until the returned function is called. */
-export function subscribeEvents(handlers: { overview?: (data: Overview) => void; activity?: (data: { topics: Array<{ topic: string; count: number; lastMessageTime: string }>; more: number }) => void }): () => void {
+export function subscribeEvents(handlers: EventHandlers): () => void {
   // A wrapper object, so the same handlers subscribed twice are two subscriptions.
   const entry: EventHandlers = { ...handlers };
   subscribers.add(entry);

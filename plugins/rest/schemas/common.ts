@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the REST schemas. Every route schema validates requests (plugins/rest/validation.ts)
+ * Shared pieces of the REST schemas. Every route schema validates requests (plugins/rest/request-parsing.ts)
  * and is what @fastify/swagger turns into the OpenAPI document served at GET /openapi.
  */
 

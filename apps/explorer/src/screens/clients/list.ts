@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
+import type { DeleteSessionsResult, DisconnectClientResult } from '../../../../../lib/explorer/api-types.js';
 import { formatHash, setQuery } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount } from '../../format.js';
@@ -60,7 +61,7 @@ export function ClientList({ query }: { query: Record<string, string> }) {
     setChecking(true);
     setNotice('');
     try {
-      const result = await call<{ count: number; clientNames: string[] }>('mq', 'deleteMqSessions', { disconnectedOnly: true, dryRun: true });
+      const result = await call<DeleteSessionsResult>('mq', 'deleteMqSessions', { disconnectedOnly: true, dryRun: true });
       setDialog({ kind: 'remove', count: result.count, clientNames: result.clientNames ?? [] });
     } catch (e) {
       setError(errorText(e));
@@ -107,7 +108,7 @@ export function ClientList({ query }: { query: Record<string, string> }) {
         <${ConfirmDialog} title="Remove disconnected sessions" confirmLabel=${`Remove ${formatCount(dialog.count)}`} canConfirm=${dialog.count > 0}
           onClose=${() => setDialog(null)}
           onConfirm=${async () => {
-            const result = await call<{ count: number }>('mq', 'deleteMqSessions', { disconnectedOnly: true });
+            const result = await call<DeleteSessionsResult>('mq', 'deleteMqSessions', { disconnectedOnly: true });
             setNotice(`Removed ${formatCount(result.count)} disconnected ${result.count === 1 ? 'session' : 'sessions'}.`);
             setReload((n) => n + 1);
           }}>
@@ -132,7 +133,7 @@ export function DisconnectDialog({ clientName, onClose, onDone }: { clientName: 
   return html`
     <${ConfirmDialog} title="Disconnect client" confirmLabel="Disconnect" onClose=${onClose}
       onConfirm=${async () => {
-        await call('mq', 'disconnectMqClient', { clientName });
+        await call<DisconnectClientResult>('mq', 'disconnectMqClient', { clientName });
         onDone();
       }}>
       <p>Disconnect <strong class="mono">${visible(clientName)}</strong>? An MQTT 5 client receives DISCONNECT with reason 0x98 (administrative action); a persistent session stays and keeps its messages.</p>

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { visible, visibleText } from '../../visible-text.js';
 import { call, errorText } from '../../api.js';
+import type { DeleteRetainedResult } from '../../../../../lib/explorer/api-types.js';
 import { formatHash, navigate, setQuery } from '../../router.js';
 import { binaryAsText, formatCount, formatTime, payloadPreview } from '../../format.js';
 import { ConfirmDialog } from '../clients/confirm.js';
@@ -58,7 +59,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
     setChecking(true);
     setNotice('');
     try {
-      const dry = await call<{ count: number; topics: string[] }>('mq', 'deleteRetainedMessages', { topicFilter: target, dryRun: true });
+      const dry = await call<DeleteRetainedResult>('mq', 'deleteRetainedMessages', { topicFilter: target, dryRun: true });
       setDialog({ kind: 'filter', filter: target, count: dry.count, topics: dry.topics ?? [] });
     } catch (e) {
       setError(errorText(e));
@@ -109,7 +110,7 @@ export function RetainedList({ filter, query }: { filter: string; query: Record<
         <${ConfirmDialog} title="Delete retained messages" confirmLabel=${`Delete ${formatCount(dialog.count)}`} canConfirm=${dialog.count > 0}
           onClose=${() => setDialog(null)}
           onConfirm=${async () => {
-            const done = await call<{ count: number }>('mq', 'deleteRetainedMessages', { topicFilter: dialog.filter });
+            const done = await call<DeleteRetainedResult>('mq', 'deleteRetainedMessages', { topicFilter: dialog.filter });
             setNotice(`Deleted ${formatCount(done.count)} retained ${done.count === 1 ? 'message' : 'messages'} matching ${dialog.filter}.`);
             // The list then shows the filter just deleted (empty unless something new arrived).
             if (dialog.filter !== filter) setQuery({ filter: dialog.filter === '#' ? undefined : dialog.filter, page: undefined });

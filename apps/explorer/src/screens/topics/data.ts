@@ -1,6 +1,7 @@
 /** Reads of the message log for the Topics screen, and the shared draft of the Publish tab. */
 import { signal } from '@preact/signals';
 import { call } from '../../api.js';
+import type { BrowseTopicsResult } from '../../../../../lib/explorer/api-types.js';
 import { fromStored, type StoredMessage, type TopicMessage, type UserProperty } from './format.js';
 
 const READ = { includeMessageMetadata: true, includeMqttProperties: true, binaryFormat: 'base64' };
@@ -53,7 +54,7 @@ export async function describeTopic(topic: string, signal?: AbortSignal): Promis
 
 /** Whether a path has topics below it (browseTopics with it as the prefix). */
 export async function hasChildren(path: string, signal?: AbortSignal): Promise<boolean> {
-  const result = await call<{ total: number }>('mq', 'browseTopics', { prefix: path, limit: 1 }, signal);
+  const result = await call<BrowseTopicsResult>('mq', 'browseTopics', { prefix: path, limit: 1 }, signal);
   return result.total > 0;
 }
 

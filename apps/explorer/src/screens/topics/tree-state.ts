@@ -5,17 +5,10 @@
  */
 import { signal } from '@preact/signals';
 import { call, errorText } from '../../api.js';
+import type { ActiveTopic, BrowseTopicsResult, TopicNodeSummary } from '../../../../../lib/explorer/api-types.js';
 
-export interface TopicNode {
-  name: string;
-  path: string;
-  isTopic: boolean;
-  hasChildren: boolean;
-  topicCount: number;
-  messageCount: number;
-  lastMessageTime: string | null;
-  messagesPerSecond: number;
-}
+/** One node of a level, as mq.browseTopics sends it. */
+export type TopicNode = TopicNodeSummary;
 
 export interface Level {
   nodes: TopicNode[];
@@ -61,11 +54,11 @@ export function levelsOf(path: string): string[] {
   return path.split('/');
 }
 
-async function fetchLevel(key: string, offset: number, limit: number): Promise<{ total: number; nodes: TopicNode[] }> {
+async function fetchLevel(key: string, offset: number, limit: number): Promise<BrowseTopicsResult> {
   const params: Record<string, unknown> = { offset, limit };
   if (key !== ROOT) params.prefix = key;
   if (treeFilter.value) params.filter = treeFilter.value;
-  return call<{ total: number; nodes: TopicNode[] }>('mq', 'browseTopics', params);
+  return call<BrowseTopicsResult>('mq', 'browseTopics', params);
 }
 
 /** Loads a level's first page (or reloads the pages it has). */
@@ -198,7 +191,7 @@ export function findNode(path: string): TopicNode | undefined {
  * reload each loaded level that should hold a node it does not (a new topic or a new branch).
  * Returns the paths touched (for the flash).
  */
-export function applyActivity(topics: Array<{ topic: string; count: number; lastMessageTime: string }>, more: number): Set<string> {
+export function applyActivity(topics: ActiveTopic[], more: number): Set<string> {
   const touched = new Set<string>();
   const filter = treeFilter.value.toLowerCase();
   for (const { topic, count, lastMessageTime } of topics) {

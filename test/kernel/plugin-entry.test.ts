@@ -1,0 +1,99 @@
+/**
+ * The package entry (package.json `exports`/`main`/`types` → dist/kernel/index) as a third-party
+ * plugin author meets it: examples/hello-plugin.ts is copied to a folder outside the repository
+ * whose node_modules/engine is this package, type-checked and built there with the TypeScript
+ * compiler, and the built file is loaded by a real engine whose `plugins` setting names it.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { call, startServer } from '../helpers/server';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const EXAMPLE = join(ROOT, 'examples', 'hello-plugin.ts');
+/**
+ * The only plugin file whose types the entry may reach: the http service's contract, so that
+ * `engine.need('http')` is typed (none once the kernel declares that port itself).
+ */
+const SERVICE_CONTRACTS = ['plugins/http/http-service.d.ts'];
+
+describe('package entry for plugin authors (kernel/index.ts)', function () {
+  this.timeout(120000); // type-checking the declaration files of fastify and pino takes a while under load
+
+  const author = mkdtempSync(join(tmpdir(), 'engine-plugin-author-'));
+  const linked = join(author, 'node_modules', 'engine');
+  const built = join(author, 'out', 'hello-plugin.js');
+  let program: ts.Program;
+
+  before(() => {
+    mkdirSync(join(author, 'node_modules'));
+    symlinkSync(ROOT, linked, 'dir'); // as `npm install engine` (or `npm link`) would leave it
+    mkdirSync(join(author, 'src'));
+    copyFileSync(EXAMPLE, join(author, 'src', 'hello-plugin.ts'));
+    program = ts.createProgram([join(author, 'src', 'hello-plugin.ts')], {
+      strict: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.CommonJS,
+      moduleResolution: ts.ModuleResolutionKind.Node10,
+      rootDir: join(author, 'src'),
+      outDir: join(author, 'out'),
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+      skipLibCheck: false, // our declaration files are checked too
+    });
+  });
+
+  after(() => {
+    unlinkSync(linked); // the link only, never what it points at
+    rmSync(author, { recursive: true, force: true });
+  });
+
+  it('the package name resolves to the built entry declared in package.json', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    assert.equal(manifest.main, 'dist/kernel/index.js');
+    assert.equal(manifest.types, 'dist/kernel/index.d.ts');
+    assert.deepEqual(manifest.exports['.'], { types: './dist/kernel/index.d.ts', default: './dist/kernel/index.js' });
+    const resolved = ts.resolveModuleName('engine', join(author, 'src', 'hello-plugin.ts'), program.getCompilerOptions(), ts.sys);
+    assert.equal(resolved.resolvedModule?.resolvedFileName, join(ROOT, 'dist', 'kernel', 'index.d.ts'));
+  });
+
+  it('examples/hello-plugin.ts imports only the package entry', () => {
+    const imports = [...readFileSync(EXAMPLE, 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
+    assert.deepEqual(imports, ['engine']);
+  });
+
+  it('the example type-checks against the entry with no errors, reaching no plugin internals', () => {
+    const problems = ts.getPreEmitDiagnostics(program)
+      .filter((diagnostic) => !diagnostic.file?.fileName.includes('/node_modules/')) // other packages' declarations are theirs
+      .map((diagnostic) => ts.formatDiagnostic(diagnostic, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => author, getNewLine: () => '\n' }));
+    assert.deepEqual(problems, []);
+    const fromPlugins = program.getSourceFiles().map((file) => relative(join(ROOT, 'dist'), file.fileName)).filter((file) => file.startsWith('plugins/'));
+    assert.deepEqual(fromPlugins.filter((file) => !SERVICE_CONTRACTS.includes(file)), [], 'plugin files the entry reaches');
+  });
+
+  it('loading the entry loads no plugin and starts nothing (the process exits on its own)', async () => {
+    const script = `const api = require('engine'); console.log(JSON.stringify({ names: Object.keys(api).sort(), files: Object.keys(require.cache) }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: author });
+    const { names, files } = JSON.parse(stdout) as { names: string[]; files: string[] };
+    assert.deepEqual(names, ['ERRORS', 'EngineError', 'SYSTEM_PRINCIPAL', 'definePlugin', 'isEngineError', 'toEngineError']);
+    assert.deepEqual(files.map((file) => relative(ROOT, file)).filter((file) => !file.startsWith('dist/kernel/')), []);
+  });
+
+  it('the built plugin, named in the plugins setting, answers through a real engine', async () => {
+    const emitted = program.emit();
+    assert.equal(emitted.emitSkipped, false);
+    const server = await startServer({ plugins: ['http', built], plugin_options: { hello: { greeting: 'Hi' } } });
+    try {
+      assert.deepEqual(server.engine.plugins.map((plugin) => plugin.name), ['http', 'hello']);
+      const reply = await call('GET', `${server.http}/hello?name=Ann`);
+      assert.equal(reply.status, 200);
+      assert.deepEqual(reply.json, { message: 'Hi, Ann (from admin)' });
+    } finally {
+      await server.close();
+    }
+  });
+});
