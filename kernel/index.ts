@@ -11,11 +11,9 @@ export type { Engine, LoadedPlugin } from './engine';
 
 // Services between plugins: extend EngineServices by declaration merging
 // (`declare module 'engine' { interface EngineServices { cache: MyCache } }`). The http service's
-// contract is named so that `engine.need('http')` is typed for an outside author. Types only, and
-// the one plugin file the entry reaches; once the kernel declares the http port itself
-// (kernel/http-service.ts), this line names that file instead.
+// contract is named so that `engine.need('http')` is typed for an outside author.
 export type { EngineServices } from './services';
-export type { HttpService, UpgradeHandler } from '../plugins/http/http-service';
+export type { HttpService, UpgradeHandler } from './http-service';
 
 // Errors: named codes defined once (docs/errors.md); handlers throw EngineError.
 export { ERRORS, EngineError, isEngineError, toEngineError } from './errors';

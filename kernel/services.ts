@@ -3,7 +3,7 @@
  * it here by declaration merging, so `engine.need('mqtt')` is typed where that plugin's types are
  * imported:
  *
- *   declare module 'engine/kernel/services' { interface EngineServices { myThing: MyThing } }
+ *   declare module 'engine' { interface EngineServices { myThing: MyThing } }
  *
  * The kernel declares the ports several plugins share, so a plugin that uses one imports nothing
  * of the plugin that provides it; the kernel imports no plugin.
