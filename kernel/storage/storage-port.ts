@@ -8,6 +8,10 @@
  *
  * Durability rule: every returned promise of a write resolves only after the write is durable on
  * disk. Reads see every write whose promise has resolved.
+ *
+ * Every write (here, through `messageLog`, its `state` and the internal stores) is one operation
+ * entry (./operation-entries.ts): `operations` records them and applies recorded ones, so a store
+ * can be replayed (docs/storage.md, "Operation entries and replay").
  */
 import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
@@ -15,6 +19,7 @@ import type {
 } from './types';
 import type { FilterNode } from './filter-ast';
 import type { MessageLogPort } from './message-log-port';
+import type { OperationsPort } from './operation-entries';
 
 /** A small durable key-value store for kernel catalogs (accounts, roles, MQ sessions). */
 export interface InternalStore<V = unknown> {
@@ -192,6 +197,12 @@ export interface MessageReadOptions {
 
 export interface StoragePort {
   readonly dataDir: string;
+
+  /**
+   * The store's operation entries: `tap` records each write as the store accepts it, in the order
+   * it applies them; `apply` applies recorded entries (to a fresh store: the same store again).
+   */
+  readonly operations: OperationsPort;
 
   /** Kernel catalogs. The name space is separate from databases and never listed as tables. */
   internal<V>(name: string): InternalStore<V>;

@@ -1,6 +1,8 @@
 /**
  * Databases, tables and indexes on LMDB: definitions checked and built, their sub-databases
  * created or dropped, and the catalog entries written in the same commit (docs/storage.md).
+ * The write methods apply operation entries (apply-entry.ts calls them; the store's own methods
+ * build the entries): a `createdAt` is the entry's time.
  */
 import { EngineError } from '../../kernel/errors';
 import type {
@@ -39,12 +41,12 @@ export class LmdbSchema {
     private readonly defaultDatabase: string,
   ) {}
 
-  async createDatabase(name: string): Promise<void> {
+  async createDatabase(name: string, time: string): Promise<void> {
     const db = checkName(name, 'database');
     if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
     await this.env.write(() => {
       if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-      this.catalog.putDatabase(db);
+      this.catalog.putDatabase(db, time);
     });
   }
 
@@ -71,17 +73,18 @@ export class LmdbSchema {
 
   // tables
 
-  async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+  async createTable(database: string, table: string, columns: ColumnInput[], time: string): Promise<TableDefinition> {
     const db = checkName(database, 'database');
     const name = checkIdentifier(table, 'table');
     this.catalog.tablesOf(db);
     if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
-    const def = this.buildDefinition(db, name, columns);
+    const def = this.buildDefinition(db, name, columns, time);
     const ts = await this.createTableInternal(def, []);
     return ts.def;
   }
 
-  buildDefinition(database: string, name: string, columns: ColumnInput[]): TableDefinition {
+  /** A new table's definition, created at `time` (an ISO timestamp). */
+  buildDefinition(database: string, name: string, columns: ColumnInput[], time: string): TableDefinition {
     if (!Array.isArray(columns)) throw invalidTable('the columns must be an array');
     const normalized = columns.map((column, i) => normalizeColumn(column, i));
     const seen = new Set<string>();
@@ -104,7 +107,7 @@ export class LmdbSchema {
       idDeclared,
       indexes: [{ name: ID_INDEX, unique: true, fields: [{ name: ID_COLUMN, ascending: true }], automatic: true }],
       topic: null,
-      createdAt: new Date().toISOString(),
+      createdAt: time,
     };
   }
 
