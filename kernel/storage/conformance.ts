@@ -14,6 +14,7 @@ import { EngineError, type ErrorId } from '../errors';
 import type { CompareOp, FilterNode } from './filter-ast';
 import type { CursorSlices, KeyRange, MessageInput, RecordCursor, StoragePort, StoredRecord } from './storage-port';
 import type { ColumnInput, Row } from './types';
+import type { OperationEntry } from './operation-entries';
 
 function isError(id: ErrorId): (error: unknown) => boolean {
   return (error: unknown) => {
@@ -1265,6 +1266,118 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         assert.deepEqual(store.listTables(main), []);
         await reopen();
         assert.deepEqual([...store.internal('accounts').entries()], [['admin', { name: 'admin', roles: ['admin'] }]]);
+      });
+    });
+
+    // ---- operation entries ----------------------------------------------------------------
+
+    describe('operation entries (replay)', () => {
+      /** Records the entries of `work` as a log would carry them (a copy at once: the store keeps using the objects). */
+      async function recording(work: () => Promise<void>): Promise<OperationEntry[]> {
+        const entries: OperationEntry[] = [];
+        const stop = store.operations.tap((entry) => entries.push(structuredClone(entry)));
+        try {
+          await work();
+        } finally {
+          stop();
+        }
+        return entries;
+      }
+
+      /** Applies entries to a fresh store; `check` reads it; then it is closed and removed. */
+      async function replayed(entries: OperationEntry[], check: (fresh: StoragePort) => Promise<void> | void): Promise<void> {
+        const other = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-storage-replay-'));
+        const fresh = await open(other);
+        try {
+          await fresh.operations.apply(entries);
+          await check(fresh);
+        } finally {
+          await fresh.close();
+          fs.rmSync(other, { recursive: true, force: true });
+        }
+      }
+
+      it('tells each write once, in order, and the entries applied to a fresh store give the same definitions, ids, times and messages', async () => {
+        const entries = await recording(async () => {
+          await store.createTable(main, 'stamped', [{ name: 'n', type: 'integer' }, { name: 'at', type: 'timestamp', autoValue: 'timestampOnInsert' }]);
+          await store.createIndex(main, 'stamped', 'by_n', { fields: [{ name: 'n', ascending: false }] });
+          await store.insertRecords(main, 'stamped', [{ n: 1 }, { n: 2 }, { n: 3 }]);
+          await store.patchRecords(main, 'stamped', [{ id: 2, row: { n: 20 } }]);
+          await store.deleteRecords(main, 'stamped', [1]);
+          await store.messageLog.append([{ topic: 'replay/a', message: message(1) }, { topic: 'replay/b', message: message(2) }]);
+          await store.messageLog.state.put('s/one', { position: 2 });
+          await store.internal('accounts').put('ann', { name: 'ann' });
+        });
+        assert.deepEqual(entries.map((entry) => entry.op), [
+          'table.create', 'index.create', 'records.insert', 'records.patch', 'records.delete', 'messages.append', 'state.put', 'internal.put',
+        ]);
+        const rows = store.readRecords(main, 'stamped', { index: 'by_n' });
+        await replayed(entries, (fresh) => {
+          assert.deepEqual(fresh.getTable(main, 'stamped'), store.getTable(main, 'stamped'), 'the same definition, createdAt included');
+          assert.deepEqual(fresh.readRecords(main, 'stamped', { index: 'by_n' }), rows, 'the same ids, values and automatic times');
+          assert.deepEqual(fresh.messageLog.listTopics(), store.messageLog.listTopics(), 'the same topic ids and createdAt');
+          assert.deepEqual(fresh.messageLog.readFrom(0, 10), store.messageLog.readFrom(0, 10), 'the same sequences');
+          assert.deepEqual(fresh.messageLog.state.get('s/one'), { position: 2 });
+          assert.deepEqual(fresh.internal('accounts').get('ann'), { name: 'ann' });
+        });
+      });
+
+      it('a transaction reserves its automatic ids through an entry: an insert made meanwhile gets the next ones, replayed too', async () => {
+        await people();
+        const entries = await recording(async () => {
+          const tx = store.beginTransaction();
+          assert.deepEqual(await store.insertRecords(main, 'people', [{ name: 'in' }, { name: 'tx' }], { transactionId: tx }), [1, 2]);
+          assert.deepEqual(await store.insertRecords(main, 'people', [{ name: 'outside' }]), [3]);
+          const abandoned = store.beginTransaction();
+          assert.deepEqual(await store.insertRecords(main, 'people', [{ name: 'never' }], { transactionId: abandoned }), [4]);
+          store.rollbackTransaction(abandoned);
+          await store.commitTransaction(tx);
+        });
+        assert.deepEqual(entries.map((entry) => entry.op), ['ids.reserve', 'records.insert', 'ids.reserve', 'transaction.commit']);
+        const expected = store.readRecords(main, 'people', {});
+        assert.deepEqual(ids(expected), [1, 2, 3]);
+        await replayed([{ op: 'table.create', database: main, table: 'people', columns: PEOPLE, time: store.getTable(main, 'people').createdAt }, ...entries], async (fresh) => {
+          assert.deepEqual(fresh.readRecords(main, 'people', {}), expected);
+          assert.deepEqual(await fresh.insertRecords(main, 'people', [{ name: 'next' }]), [5], 'the rolled-back reservation is not handed out again');
+        });
+      });
+
+      it('an entry refused where it was recorded (a duplicate key) is passed over by apply', async () => {
+        await store.createTable(main, 'u', [{ name: 'k', type: 'integer' }]);
+        await store.createIndex(main, 'u', 'by_k', { unique: true, fields: [{ name: 'k', ascending: true }] });
+        const entries = await recording(async () => {
+          const first = store.insertRecords(main, 'u', [{ k: 1 }]);
+          const second = store.insertRecords(main, 'u', [{ k: 1 }]); // same turn: refused when applied
+          await first;
+          await rejectsWith(second, 'DUPLICATE_KEY');
+          await store.insertRecords(main, 'u', [{ k: 2 }]);
+        });
+        assert.equal(entries.length, 3);
+        await replayed([
+          { op: 'table.create', database: main, table: 'u', columns: [{ name: 'k', type: 'integer' }], time: store.getTable(main, 'u').createdAt },
+          { op: 'index.create', database: main, table: 'u', index: 'by_k', definition: { unique: true, fields: [{ name: 'k', ascending: true }] } },
+          ...entries,
+        ], (fresh) => {
+          assert.deepEqual(fresh.readRecords(main, 'u', {}), store.readRecords(main, 'u', {}));
+        });
+      });
+
+      it('localState is kept apart from state: its writes are no entries and are not replayed', async () => {
+        const log = store.messageLog;
+        const entries = await recording(async () => {
+          await log.localState.put('checkpoint', 7);
+          await log.state.put('shared', 1);
+        });
+        assert.deepEqual(entries.map((entry) => entry.op), ['state.put']);
+        assert.equal(log.localState.get('checkpoint'), 7);
+        assert.equal(log.state.get('checkpoint'), undefined);
+        assert.deepEqual([...log.localState.entries('')], [['checkpoint', 7]]);
+        await reopen();
+        assert.equal(store.messageLog.localState.get('checkpoint'), 7, 'durable');
+        await replayed(entries, (fresh) => {
+          assert.equal(fresh.messageLog.state.get('shared'), 1);
+          assert.equal(fresh.messageLog.localState.get('checkpoint'), undefined);
+        });
       });
     });
 
