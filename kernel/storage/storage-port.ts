@@ -67,7 +67,7 @@ export interface ReadOptions {
 }
 
 /**
- * Insert rows already decoded into the stored column order (`StoragePort.insertValues`): what
+ * Rows to insert, already decoded into the stored column order (`StoragePort.insertValues`): what
  * plugins/data's RecordDecoder produces, so that the store neither rebuilds nor re-checks them.
  */
 export interface PositionalRows {
@@ -227,14 +227,14 @@ export interface StoragePort {
   deleteIndexes(database: string, table: string, indexes: string[]): Promise<void>;
 
   // Records: each call is one transaction, all-or-nothing.
-  /** Rows hold canonical values for declared columns; `id` present only when the table declares it. */
-  insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]>;
   /**
-   * Optional fast path of insertRecords for rows already decoded and validated (PositionalRows):
-   * same semantics, errors and all-or-nothing rule. When `rows.table` is no longer the table's
-   * current definition the store falls back to full checks.
+   * Inserts rows decoded into the stored column order (PositionalRows: what plugins/data's
+   * RecordDecoder produces); returns their record ids in order. Values decoded against the table's
+   * current definition are not checked again (the decoder did); rows decoded against another
+   * version (columns added since, or a new table of that name) are checked in full, by column
+   * name. The store fills in defaults and automatic values and checks ids and unique keys.
    */
-  insertValues?(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
+  insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined>;
   /**
    * Optional: getRecords without building row objects. Per ID, undefined when absent, else the

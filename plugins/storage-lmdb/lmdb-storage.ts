@@ -172,7 +172,11 @@ export class LmdbStorage implements StoragePort {
     return ts;
   }
 
-  async insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]> {
+  /**
+   * Rows by column name, checked in full: an internal writer's rows for an integration table (its
+   * topic's messages), or positional rows decoded against another version of the table.
+   */
+  private async insertRows(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]> {
     const view = this.catalog.table(database, table);
     if (view.topicId !== undefined && options?.allowIntegrationTables === true && options.transactionId === undefined) {
       checkArray(rows, 'records');
@@ -194,7 +198,7 @@ export class LmdbStorage implements StoragePort {
 
   async insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]> {
     if (this.catalog.table(database, table).topicId !== undefined && rows !== null && typeof rows === 'object') {
-      return this.insertRecords(database, table, positionalToRows(rows), options);
+      return this.insertRows(database, table, positionalToRows(rows), options);
     }
     const ts = this.writable(database, table, options);
     if (rows === null || typeof rows !== 'object') {
@@ -209,7 +213,7 @@ export class LmdbStorage implements StoragePort {
     if (rows.table !== ts.def) {
       // Decoded against another version of the table (columns added meanwhile, or a new table
       // of that name): back to rows by column name and the full checks.
-      return this.insertRecords(database, table, positionalToRows(rows), options);
+      return this.insertRows(database, table, positionalToRows(rows), options);
     }
     return this.insertPrepared(ts, given, values, options);
   }

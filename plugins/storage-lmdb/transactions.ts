@@ -98,6 +98,8 @@ export class TransactionManager {
   /** Buffers an insert; its rows' automatic ids are reserved now (an `ids.reserve` entry, durable before the answer). */
   async insert(id: string, ts: TableState, rows: PreparedRow[], time: EntryTime): Promise<RecordId[]> {
     let tx = this.get(id);
+    const now = canonicalTime(time);
+    for (const row of rows) completeInsertValues(ts, row.id, row.values, now);
     const seen = new Set<number>();
     let maxDeclared = 0;
     let missing = 0;
@@ -109,8 +111,6 @@ export class TransactionManager {
       seen.add(row.id);
       if (row.id > maxDeclared) maxDeclared = row.id;
     }
-    const now = canonicalTime(time);
-    for (const row of rows) completeInsertValues(ts, row.id, row.values, now);
     let next = 0;
     if (missing > 0) {
       next = await this.operations.submit<number>({ op: 'ids.reserve', database: ts.def.database, table: ts.def.name, count: missing, above: maxDeclared });
@@ -193,6 +193,10 @@ export class TransactionManager {
   async commit(id: string): Promise<void> {
     const tx = this.take(id);
     if (tx.operations.length === 0) return;
+    // The entry names its tables: one deleted since (even if created again) fails the commit here, as it always did.
+    for (const ts of tx.overlay.keys()) {
+      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+    }
     await this.operations.submit({ op: 'transaction.commit', operations: tx.operations });
   }
 

@@ -28,6 +28,7 @@ import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import { definePlugin } from '../../kernel/plugin';
 import { findPlugin } from '../../kernel/load-plugins';
+import { positionalRows } from '../../kernel/storage/positional-rows';
 
 /** Loaded after the recording storage (given as objects, so that it comes first). */
 const PLUGINS = ['data', 'messaging', 'http', 'rest', 'actions', 'mqtt'];
@@ -85,7 +86,7 @@ async function digest(store: StoragePort, internalStores: string[]): Promise<Rec
   for (const database of store.listDatabases()) {
     for (const name of store.listTables(database)) {
       if (store.getTable(database, name).topic !== null) continue;
-      nextIds[`${database}.${name}`] = await store.insertRecords(database, name, [{}]).then((ids) => ids[0], (error: { id?: string }) => error.id);
+      nextIds[`${database}.${name}`] = await store.insertValues(database, name, positionalRows(store.getTable(database, name), [{}])).then((ids) => ids[0], (error: { id?: string }) => error.id);
     }
   }
   result.nextIds = nextIds;
