@@ -1382,6 +1382,19 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         });
       });
 
+      it('a call refused by its own checks makes no entry', async () => {
+        await people();
+        const entries = await recording(async () => {
+          await rejectsWith(store.createTable(main, 'people', PEOPLE), 'TABLE_EXISTS');
+          await rejectsWith(store.addColumns(main, 'people', [{ name: 'age', type: 'integer' }]), 'INVALID_TABLE_DEFINITION');
+          await rejectsWith(store.createIndex(main, 'people', 'bad', { fields: [{ name: 'nope', ascending: true }] }), 'COLUMN_NOT_FOUND');
+          await rejectsWith(store.messageLog.deleteTopic('never/was'), 'INVALID_TOPIC');
+          await rejectsWith(store.messageLog.append([{ topic: 'a/#', message: message(1) }]), 'INVALID_TOPIC');
+          await rejectsWith(store.messageLog.state.put('', 1), 'INVALID_PARAMETER');
+        });
+        assert.deepEqual(entries, []);
+      });
+
       it('localState is kept apart from state: its writes are no entries and are not replayed', async () => {
         const log = store.messageLog;
         const entries = await recording(async () => {

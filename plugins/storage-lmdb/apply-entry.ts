@@ -158,16 +158,15 @@ function writableTable(t: EntryTargets, database: string, table: string): TableS
 /**
  * Inside a write: inserts the entry's rows, completing them (automatic values from the entry's
  * time, defaults) and numbering those without an id. `assigned`: the rows of a transaction's
- * commit, completed and numbered (ids reserved) when they were written.
+ * commit, numbered (ids reserved) when they were written, whatever the table declares.
  */
 function insertInTxn(t: EntryTargets, entry: RecordsInsertEntry, assigned: boolean): RecordId[] {
   const ts = writableTable(t, entry.database, entry.table);
   const values = aligned(ts, entry);
   const ids = entry.ids;
-  if (!assigned) {
-    const now = canonicalTime(entry.time);
-    for (let i = 0; i < values.length; i++) completeInsertValues(ts, ids[i], values[i], now);
-  }
+  const now = canonicalTime(entry.time);
+  // A transaction's rows are complete, but for columns added since they were written (defaults).
+  for (let i = 0; i < values.length; i++) completeInsertValues(ts, assigned ? null : ids[i], values[i], now);
   const result = applyInsertValues(ts, ids, values);
   saveNextId(ts, t.env.catalog);
   return result;

@@ -106,7 +106,7 @@ export class LmdbStorage implements StoragePort {
 
   // ---- databases, tables, indexes (schema.ts) -------------------------------------------------
 
-  // Each write is an entry; the schema's methods apply them (and check them once more there).
+  // Each write is an entry; the schema's methods apply them, checking them first (a refused call makes no entry).
 
   async createDatabase(name: string): Promise<void> {
     const db = checkName(name, 'database');
@@ -131,9 +131,7 @@ export class LmdbStorage implements StoragePort {
     const name = checkIdentifier(table, 'table');
     this.catalog.tablesOf(db);
     if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
-    const time = entryTime();
-    this.schema.buildDefinition(db, name, columns, time); // refuses a bad definition before it is an entry
-    return this.entries.submit<TableDefinition>({ op: 'table.create', database: db, table: name, columns, time });
+    return this.entries.submit<TableDefinition>({ op: 'table.create', database: db, table: name, columns, time: entryTime() });
   }
 
   getTable(database: string, table: string): TableDefinition { return this.schema.getTable(database, table); }

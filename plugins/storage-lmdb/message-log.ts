@@ -289,9 +289,9 @@ export class LmdbMessageLog implements MessageLogPort {
   }
 
   /** Applies a `topic.delete` entry (apply-entry.ts). */
-  async applyDeleteTopic(topic: string): Promise<void> {
+  applyDeleteTopic(topic: string): Promise<void> {
     if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
-    await this.env.write(() => {
+    return this.env.write(() => {
       const info = this.catalog.topics.get(topic);
       if (!info) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
       this.removeTopicInTxn(info);
