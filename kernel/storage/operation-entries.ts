@@ -9,9 +9,10 @@
  * order to an empty store give the same store: this is what a replicated log will carry between
  * nodes, and what `StoragePort.operations` lets a caller record (`tap`) and apply (`apply`).
  *
- * Entries are plain data (msgpack-able): names, canonical values, timestamps. An entry may share
- * arrays and objects with the call that made it (no copies are made on the hot paths): a listener
- * that keeps entries must not change them.
+ * Entries are plain data (msgpack-able): names, canonical values, timestamps. An entry shares
+ * arrays and objects with the call that made it and with the store (no copies are made on the hot
+ * paths; an insert's rows are completed in place when it is applied): a listener that keeps an
+ * entry copies or encodes it when told, and never changes it.
  *
  * An entry is recorded when the store accepts it (the call's own checks passed) and before it is
  * applied, in the order the store applies them. Applying may still refuse it (a unique key taken
