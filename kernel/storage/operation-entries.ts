@@ -9,10 +9,11 @@
  * order to an empty store give the same store: this is what a replicated log will carry between
  * nodes, and what `StoragePort.operations` lets a caller record (`tap`) and apply (`apply`).
  *
- * Entries are plain data (msgpack-able): names, canonical values, timestamps. An entry shares
- * arrays and objects with the call that made it and with the store (no copies are made on the hot
- * paths; an insert's rows are completed in place when it is applied): a listener that keeps an
- * entry copies or encodes it when told, and never changes it.
+ * Entries are plain data: names, canonical values (bytes, big integers), timestamps, and
+ * `undefined` for an insert's value not supplied, which an encoding must keep (msgpack does, JSON
+ * does not). An entry shares arrays and objects with the call that made it and with the store (no
+ * copies are made on the hot paths; an insert's rows are completed in place when it is applied):
+ * a listener that keeps an entry copies or encodes it when told, and never changes it.
  *
  * An entry is recorded when the store accepts it (the call's own checks passed) and before it is
  * applied, in the order the store applies them. Applying may still refuse it (a unique key taken
