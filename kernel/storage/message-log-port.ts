@@ -65,8 +65,17 @@ export interface LogStatePort {
 }
 
 export interface MessageLogPort {
-  /** Durable state of the message core, committed with the appends (LogStatePort). */
+  /**
+   * Durable state of the message core, committed with the appends (LogStatePort): what every node
+   * of a cluster shares (sessions, topic configuration, retained pointers). Each write is an
+   * operation entry, replayed with the log.
+   */
   readonly state: LogStatePort;
+  /**
+   * This process's own state (the retained checkpoint, caches), the same kind of store kept apart:
+   * committed with the appends too, but never an operation entry and never replayed.
+   */
+  readonly localState: LogStatePort;
   /** One message by its sequence; undefined when absent (never appended, or removed). */
   read(sequence: number): LoggedMessage | undefined;
   /**

@@ -8,6 +8,10 @@
  *
  * Durability rule: every returned promise of a write resolves only after the write is durable on
  * disk. Reads see every write whose promise has resolved.
+ *
+ * Every write (here, through `messageLog`, its `state` and the internal stores) is one operation
+ * entry (./operation-entries.ts): `operations` records them and applies recorded ones, so a store
+ * can be replayed (docs/storage.md, "Operation entries and replay").
  */
 import type {
   CanonicalValue, ColumnDefinition, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
@@ -15,6 +19,7 @@ import type {
 } from './types';
 import type { FilterNode } from './filter-ast';
 import type { MessageLogPort } from './message-log-port';
+import type { OperationsPort } from './operation-entries';
 
 /** A small durable key-value store for kernel catalogs (accounts, roles, MQ sessions). */
 export interface InternalStore<V = unknown> {
@@ -62,7 +67,7 @@ export interface ReadOptions {
 }
 
 /**
- * Insert rows already decoded into the stored column order (`StoragePort.insertValues`): what
+ * Rows to insert, already decoded into the stored column order (`StoragePort.insertValues`): what
  * plugins/data's RecordDecoder produces, so that the store neither rebuilds nor re-checks them.
  */
 export interface PositionalRows {
@@ -201,6 +206,12 @@ export interface MessageReadOptions {
 export interface StoragePort {
   readonly dataDir: string;
 
+  /**
+   * The store's operation entries: `tap` records each write as the store accepts it, in the order
+   * it applies them; `apply` applies recorded entries (to a fresh store: the same store again).
+   */
+  readonly operations: OperationsPort;
+
   /** Kernel catalogs. The name space is separate from databases and never listed as tables. */
   internal<V>(name: string): InternalStore<V>;
 
@@ -226,14 +237,14 @@ export interface StoragePort {
   indexKeyLayout(table: TableDefinition, index: IndexDefinition): IndexKeyLayout;
 
   // Records: each call is one transaction, all-or-nothing.
-  /** Rows hold canonical values for declared columns; `id` present only when the table declares it. */
-  insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]>;
   /**
-   * Optional fast path of insertRecords for rows already decoded and validated (PositionalRows):
-   * same semantics, errors and all-or-nothing rule. When `rows.table` is no longer the table's
-   * current definition the store falls back to full checks.
+   * Inserts rows decoded into the stored column order (PositionalRows: what plugins/data's
+   * RecordDecoder produces); returns their record ids in order. Values decoded against the table's
+   * current definition are not checked again (the decoder did); rows decoded against another
+   * version (columns added since, or a new table of that name) are checked in full, by column
+   * name. The store fills in defaults and automatic values and checks ids and unique keys.
    */
-  insertValues?(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
+  insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined>;
   /**
    * Optional: getRecords without building row objects. Per ID, undefined when absent, else the

@@ -39,14 +39,9 @@ export function registerRecordCommands(data: DataContext): void {
     handler: async (p, ctx) => {
       const { storage, database, table, transactionId } = tableCall(data, ctx, p, 'record.insert');
       const decoder = RecordDecoder.for(table, resolveFormat(p.format), 'insert');
-      if (storage.insertValues !== undefined) {
-        // Fast path: values decoded straight into the stored column order, checked once.
-        const rows = decoder.decodeStored(p.records, p.fieldNames);
-        return { ids: await storage.insertValues(database, table.name, rows, { transactionId }) };
-      }
-      const rows = decoder.decodeAll(p.records, p.fieldNames);
-      const ids = await storage.insertRecords(database, table.name, rows, { transactionId });
-      return { ids };
+      // Values decoded straight into the stored column order, checked once.
+      const rows = decoder.decodeStored(p.records, p.fieldNames);
+      return { ids: await storage.insertValues(database, table.name, rows, { transactionId }) };
     },
   });
 

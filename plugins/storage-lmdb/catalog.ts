@@ -207,8 +207,9 @@ export class Catalog {
 
   // ---- changes (call inside a write transaction) --------------------------------------------
 
-  putDatabase(name: string): void {
-    const entry = { name, createdAt: new Date().toISOString() };
+  /** `createdAt`: the time of the entry that creates it. */
+  putDatabase(name: string, createdAt: string): void {
+    const entry = { name, createdAt };
     this.db.put(['db', name], entry);
     this.databases.set(name, entry);
     if (!this.tables.has(name)) this.tables.set(name, new Map());

@@ -5,12 +5,13 @@
  * the commit is durable.
  */
 import type { InternalStore } from '../../kernel/storage/storage-port';
+import type { OperationLog } from './apply-entry';
 import type { InternalDb } from './environment';
 
 export class LmdbInternalStore<V> implements InternalStore<V> {
   private readonly map = new Map<string, V>();
 
-  constructor(private readonly db: InternalDb) {
+  constructor(private readonly name: string, private readonly db: InternalDb, private readonly operations: OperationLog) {
     for (const { key, value } of db.getRange({})) this.map.set(key as string, value as V);
   }
 
@@ -18,12 +19,23 @@ export class LmdbInternalStore<V> implements InternalStore<V> {
     return this.map.get(key);
   }
 
-  async put(key: string, value: V): Promise<void> {
+  /** Each write is an operation entry (`internal.put`, `internal.remove`: apply-entry.ts). */
+  put(key: string, value: V): Promise<void> {
+    return this.operations.submit({ op: 'internal.put', store: this.name, key, value });
+  }
+
+  remove(key: string): Promise<boolean> {
+    return this.operations.submit({ op: 'internal.remove', store: this.name, key });
+  }
+
+  /** Applies an `internal.put` entry. */
+  async applyPut(key: string, value: V): Promise<void> {
     this.map.set(key, value);
     await this.db.put(key, value);
   }
 
-  async remove(key: string): Promise<boolean> {
+  /** Applies an `internal.remove` entry. */
+  async applyRemove(key: string): Promise<boolean> {
     const had = this.map.delete(key);
     await this.db.remove(key);
     return had;

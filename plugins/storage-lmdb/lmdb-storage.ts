@@ -12,18 +12,18 @@ import type {
 } from '../../kernel/storage/types';
 import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
 import { keyLayoutOf, resolveKeySegments } from './index-keys';
-import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './catalog';
+import { Catalog, checkIdentifier, checkName, ID_COLUMN, normalizeName, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
 import { LmdbEnvironment } from './environment';
 import { LmdbInternalStore } from './internal-stores';
 import {
   checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats, SlicedRead, type Overlay, type ScanPlan,
 } from './reads';
-import {
-  applyDelete, applyInsert, applyInsertValues, applyUpdate, completeInsertValues, decodeRow, nowTimestamp, prepareInsertRow,
-  type PreparedRow,
-} from './records';
+import { decodeRow, prepareInsertRow } from './records';
+import { canonicalTime, columnHeader, entryTime, OperationLog } from './apply-entry';
+import type { OperationsPort } from '../../kernel/storage/operation-entries';
 import { checkArray, LmdbSchema } from './schema';
+import type { PreparedRow } from './records';
 import { LmdbMessageLog } from './message-log';
 import { readMessages } from './integration-tables';
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
@@ -55,6 +55,8 @@ export class LmdbStorage implements StoragePort {
   private readonly schema: LmdbSchema;
   private readonly topics: LmdbMessageLog;
   private readonly log: LmdbStorageOptions['log'];
+  /** Every write goes through it as an operation entry (apply-entry.ts). */
+  private readonly entries = new OperationLog();
 
   constructor(options: LmdbStorageOptions) {
     this.dataDir = options.dataDir;
@@ -62,17 +64,24 @@ export class LmdbStorage implements StoragePort {
     this.log = options.log;
     this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
     this.catalog = new Catalog(this.env);
-    this.transactions = new TransactionManager(this.env);
+    this.transactions = new TransactionManager(this.entries);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
-    this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase);
+    this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase, this.entries);
+    this.entries.targets = {
+      env: this.env, catalog: this.catalog, schema: this.schema, log: this.topics, state: this.topics.state,
+      internal: (name) => this.internalStore(name),
+    };
   }
+
+  /** Records and applies operation entries (kernel/storage/operation-entries.ts). */
+  get operations(): OperationsPort { return this.entries; }
 
   async init(): Promise<void> {
     this.catalog.load();
     this.topics.load();
     if (!this.catalog.hasDatabase(this.defaultDatabase)) {
       const name = this.defaultDatabase;
-      await this.env.write(() => this.catalog.putDatabase(name));
+      await this.entries.submit({ op: 'database.create', name, time: entryTime() });
       this.log?.info(`storage: created the default database "${name}" in ${this.dataDir}`);
     }
     const rebuilt = await this.schema.upgradeIndexKeys();
@@ -85,27 +94,73 @@ export class LmdbStorage implements StoragePort {
     if (typeof name !== 'string' || name.length === 0) {
       throw new EngineError('INVALID_PARAMETER', { param: 'name', reason: 'an internal store needs a name' });
     }
+    return this.internalStore(name) as LmdbInternalStore<V>;
+  }
+
+  private internalStore(name: string): LmdbInternalStore<unknown> {
     let store = this.internals.get(name);
     if (!store) {
-      store = new LmdbInternalStore<unknown>(this.env.openInternal(`x:${name}`));
+      store = new LmdbInternalStore<unknown>(name, this.env.openInternal(`x:${name}`), this.entries);
       this.internals.set(name, store);
     }
-    return store as LmdbInternalStore<V>;
+    return store;
   }
 
   // ---- databases, tables, indexes (schema.ts) -------------------------------------------------
 
-  createDatabase(name: string): Promise<void> { return this.schema.createDatabase(name); }
+  // Each write is an entry; the schema's methods apply them, checking them first (a refused call makes no entry).
+
+  async createDatabase(name: string): Promise<void> {
+    const db = checkName(name, 'database');
+    if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
+    await this.entries.submit({ op: 'database.create', name: db, time: entryTime() });
+  }
+
   listDatabases(): string[] { return this.schema.listDatabases(); }
   hasDatabase(name: string): boolean { return this.schema.hasDatabase(name); }
-  deleteDatabase(name: string): Promise<void> { return this.schema.deleteDatabase(name); }
-  createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> { return this.schema.createTable(database, table, columns); }
+
+  async deleteDatabase(name: string): Promise<void> {
+    const db = normalizeName(name);
+    if (db === this.defaultDatabase) {
+      throw new EngineError('DATABASE_IN_USE', { database: db, reason: 'it is the default database' });
+    }
+    this.catalog.tablesOf(db);
+    await this.entries.submit({ op: 'database.delete', name: db });
+  }
+
+  async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+    const db = checkName(database, 'database');
+    const name = checkIdentifier(table, 'table');
+    this.catalog.tablesOf(db);
+    if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
+    return this.entries.submit<TableDefinition>({ op: 'table.create', database: db, table: name, columns, time: entryTime() });
+  }
+
   getTable(database: string, table: string): TableDefinition { return this.schema.getTable(database, table); }
   listTables(database: string): string[] { return this.schema.listTables(database); }
-  deleteTables(database: string, tables: string[]): Promise<void> { return this.schema.deleteTables(database, tables); }
-  addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> { return this.schema.addColumns(database, table, columns); }
-  createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> { return this.schema.createIndex(database, table, index, definition); }
-  deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> { return this.schema.deleteIndexes(database, table, indexes); }
+
+  async deleteTables(database: string, tables: string[]): Promise<void> {
+    checkArray(tables, 'tables');
+    for (const name of tables) this.catalog.table(database, name);
+    await this.entries.submit({ op: 'table.delete', database: normalizeName(database), tables: tables.map((t) => normalizeName(t)) });
+  }
+
+  async addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+    this.catalog.table(database, table);
+    return this.entries.submit<TableDefinition>({ op: 'columns.add', database: normalizeName(database), table: normalizeName(table), columns });
+  }
+
+  async createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
+    this.catalog.table(database, table);
+    return this.entries.submit<IndexDefinition>({ op: 'index.create', database: normalizeName(database), table: normalizeName(table), index, definition });
+  }
+
+  async deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
+    this.catalog.table(database, table);
+    checkArray(indexes, 'indexes');
+    await this.entries.submit({ op: 'index.delete', database: normalizeName(database), table: normalizeName(table), indexes });
+  }
+
   indexKeyLayout(table: TableDefinition, index: IndexDefinition): IndexKeyLayout { return keyLayoutOf(resolveKeySegments(table, index.fields, index.name)); }
 
   // ---- records -------------------------------------------------------------------------------
@@ -119,26 +174,33 @@ export class LmdbStorage implements StoragePort {
     return ts;
   }
 
-  async insertRecords(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]> {
+  /**
+   * Rows by column name, checked in full: an internal writer's rows for an integration table (its
+   * topic's messages), or positional rows decoded against another version of the table.
+   */
+  private async insertRows(database: string, table: string, rows: Row[], options?: WriteOptions): Promise<RecordId[]> {
     const view = this.catalog.table(database, table);
     if (view.topicId !== undefined && options?.allowIntegrationTables === true && options.transactionId === undefined) {
       checkArray(rows, 'records');
-      return this.topics.appendTo(view.def.topic!, rows.map(rowToMessage));
+      const time = canonicalTime(entryTime());
+      return this.topics.appendTo(view.def.topic!, rows.map((row) => rowToMessage(row, time)));
     }
     const ts = this.writable(database, table, options);
     checkArray(rows, 'records');
-    const now = nowTimestamp();
     const n = rows.length;
-    const prepared = new Array<PreparedRow>(n);
-    for (let i = 0; i < n; i++) prepared[i] = prepareInsertRow(ts, rows[i], now);
-    if (options?.transactionId !== undefined) return this.transactions.insert(options.transactionId, ts, prepared);
-    if (n === 0) return [];
-    return this.env.write(() => this.persistingNextId(ts, applyInsert(ts, prepared)));
+    const ids = new Array<RecordId | null>(n);
+    const values = new Array<unknown[]>(n);
+    for (let i = 0; i < n; i++) {
+      const prepared = prepareInsertRow(ts, rows[i]);
+      ids[i] = prepared.id;
+      values[i] = prepared.values;
+    }
+    return this.insertPrepared(ts, ids, values, options);
   }
 
   async insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]> {
     if (this.catalog.table(database, table).topicId !== undefined && rows !== null && typeof rows === 'object') {
-      return this.insertRecords(database, table, positionalToRows(rows), options);
+      return this.insertRows(database, table, positionalToRows(rows), options);
     }
     const ts = this.writable(database, table, options);
     if (rows === null || typeof rows !== 'object') {
@@ -153,17 +215,23 @@ export class LmdbStorage implements StoragePort {
     if (rows.table !== ts.def) {
       // Decoded against another version of the table (columns added meanwhile, or a new table
       // of that name): back to rows by column name and the full checks.
-      return this.insertRecords(database, table, positionalToRows(rows), options);
+      return this.insertRows(database, table, positionalToRows(rows), options);
     }
-    const now = nowTimestamp();
-    for (let i = 0; i < n; i++) completeInsertValues(ts, given[i], values[i], now);
+    return this.insertPrepared(ts, given, values, options);
+  }
+
+  /** Rows checked for their columns (`undefined`: not supplied) as a `records.insert` entry, or into the transaction. */
+  private insertPrepared(ts: TableState, ids: Array<RecordId | null>, values: unknown[][], options: WriteOptions | undefined): Promise<RecordId[]> {
+    const time = entryTime();
     if (options?.transactionId !== undefined) {
-      const prepared = new Array<PreparedRow>(n);
-      for (let i = 0; i < n; i++) prepared[i] = { id: given[i], values: values[i] };
-      return this.transactions.insert(options.transactionId, ts, prepared);
+      const prepared = new Array<PreparedRow>(ids.length);
+      for (let i = 0; i < ids.length; i++) prepared[i] = { id: ids[i], values: values[i] };
+      return this.transactions.insert(options.transactionId, ts, prepared, time);
     }
-    if (n === 0) return [];
-    return this.env.write(() => this.persistingNextId(ts, applyInsertValues(ts, given, values)));
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.entries.submit<RecordId[]>({
+      op: 'records.insert', database: ts.def.database, table: ts.def.name, columns: columnHeader(ts), ids, values, time,
+    });
   }
 
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined> {
@@ -210,13 +278,13 @@ export class LmdbStorage implements StoragePort {
   private async update(database: string, table: string, records: StoredRecord[], mode: 'replace' | 'patch', options?: WriteOptions): Promise<void> {
     const ts = this.writable(database, table, options);
     checkArray(records, 'records');
-    const now = nowTimestamp();
+    const time = entryTime();
     if (options?.transactionId !== undefined) {
-      this.transactions.update(options.transactionId, ts, records, mode, now);
+      this.transactions.update(options.transactionId, ts, records, mode, time);
       return;
     }
     if (records.length === 0) return;
-    await this.env.write(() => applyUpdate(ts, records, mode, now));
+    await this.entries.submit({ op: mode === 'replace' ? 'records.replace' : 'records.patch', database: ts.def.database, table: ts.def.name, records, time });
   }
 
   async deleteRecords(database: string, table: string, ids: RecordId[], options?: WriteOptions & { mustExist?: boolean }): Promise<number> {
@@ -225,7 +293,7 @@ export class LmdbStorage implements StoragePort {
     const mustExist = options?.mustExist === true;
     if (options?.transactionId !== undefined) return this.transactions.delete(options.transactionId, ts, ids, mustExist);
     if (ids.length === 0) return 0;
-    return this.env.write(() => applyDelete(ts, ids, mustExist));
+    return this.entries.submit<number>({ op: 'records.delete', database: ts.def.database, table: ts.def.name, ids, mustExist });
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -234,12 +302,6 @@ export class LmdbStorage implements StoragePort {
     const ts = this.catalog.table(database, table);
     const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
     return readRecords(ts, options ?? {}, overlay);
-  }
-
-  /** Inside an insert's write transaction: persists the table's next id with the rows. */
-  private persistingNextId(ts: TableState, ids: RecordId[]): RecordId[] {
-    saveNextId(ts, this.env.catalog);
-    return ids;
   }
 
   readRecordValues(database: string, table: string, options: ReadOptions): StoredValues[] {
@@ -329,11 +391,11 @@ export class LmdbStorage implements StoragePort {
 }
 
 /** A row inserted into an integration table by an internal writer, as a message of its topic. */
-function rowToMessage(row: Row): MessageInput {
+function rowToMessage(row: Row, now: string): MessageInput {
   if (row === null || typeof row !== 'object') throw new EngineError('INVALID_PARAMETER', { param: 'records', reason: 'a record is an object' });
   const get = <T>(name: string, fallback: T): T => (row[name] === undefined || row[name] === null ? fallback : row[name] as unknown as T);
   return {
-    createTs: get('create_ts', nowTimestamp()),
+    createTs: get('create_ts', now),
     payload: get('source_payload', { type: 'json', value: 'null' }),
     qos: get('mqtt_qos', 0),
     retain: get('mqtt_retain', false),

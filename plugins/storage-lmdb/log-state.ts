@@ -1,6 +1,10 @@
 /**
  * The message core's durable state beside the log (LogStatePort, kernel/storage/message-log-port.ts)
- * on LMDB: the named database `log:state`, string keys, msgpack values.
+ * on LMDB: string keys, msgpack values, in one of two named databases:
+ * - `log:state` (MessageLogPort.state): what every node of a cluster shares; each write is an
+ *   operation entry (`state.put`, `state.remove`: apply-entry.ts) and is replayed with the log;
+ * - `log:local` (MessageLogPort.localState): this process's own (checkpoints, caches): written
+ *   directly, never an entry, never replayed.
  *
  * A write goes through `env.write`, so it joins the batched commit of the current event-loop turn,
  * the one the turn's appends join too (lmdb-js queues both callbacks into the same batch), and its
@@ -17,7 +21,10 @@ import { EngineError } from '../../kernel/errors';
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { LmdbEnvironment } from './environment';
 
+import type { OperationLog } from './apply-entry';
+
 export const LOG_STATE_DB = 'log:state';
+export const LOCAL_STATE_DB = 'log:local';
 /**
  * Keys up to this many UTF-8 bytes are LMDB keys as they are. A longer one (a retained topic may
  * be 65,535 bytes; LMDB keys hold 1,978) is stored under its first bytes (at most this many)
@@ -32,6 +39,12 @@ type StateDb = Database<unknown, string>;
 interface PendingWrite {
   removed: boolean;
   value: unknown;
+}
+
+/** A value encoded for its key. */
+interface Encoded {
+  bytes: Buffer;
+  readBack: unknown;
 }
 
 interface Codec {
@@ -76,8 +89,9 @@ export class LmdbLogState implements LogStatePort {
   readonly db: StateDb;
   private readonly pending = new Map<string, PendingWrite>();
 
-  constructor(private readonly env: LmdbEnvironment) {
-    this.db = env.root.openDB<unknown, string>(LOG_STATE_DB, {}) as StateDb;
+  /** `operations`: the store's entries, for the shared state; null for the local one. */
+  constructor(private readonly env: LmdbEnvironment, dbName: string, private readonly operations: OperationLog | null) {
+    this.db = env.root.openDB<unknown, string>(dbName, {}) as StateDb;
   }
 
   get(key: string): unknown {
@@ -127,20 +141,16 @@ export class LmdbLogState implements LogStatePort {
   }
 
   put(key: string, value: unknown): Promise<void> {
-    let bytes: Buffer;
-    let readBack: unknown;
+    let encoded: Encoded;
     try {
       checkKey(key);
       if (value === undefined) throw new EngineError('INVALID_PARAMETER', { param: 'value', reason: 'undefined is stored as remove' });
-      const codec = this.db as unknown as { encoder: Codec; decoder: Codec };
-      const bytesOf = (v: unknown): Buffer => Buffer.from(codec.encoder.encode(v)); // a copy: the encoder reuses its buffer
-      bytes = bytesOf(value);
-      readBack = codec.decoder.decode(bytes);
-      if (isLong(key)) bytes = bytesOf([key, readBack]);
+      encoded = this.encode(key, value);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.issue(key, { removed: false, value: readBack }, () => { this.db.put(storedKey(key), asBinary(bytes)); });
+    if (this.operations === null) return this.applyPut(key, encoded.readBack, encoded);
+    return this.operations.submit({ op: 'state.put', key, value: encoded.readBack }, encoded);
   }
 
   remove(key: string): Promise<void> {
@@ -149,6 +159,30 @@ export class LmdbLogState implements LogStatePort {
     } catch (error) {
       return Promise.reject(error);
     }
+    if (this.operations === null) return this.applyRemove(key);
+    return this.operations.submit({ op: 'state.remove', key });
+  }
+
+  /** The bytes a value is stored as, and the value as read back from them (a copy the caller cannot change). */
+  private encode(key: string, value: unknown): Encoded {
+    const codec = this.db as unknown as { encoder: Codec; decoder: Codec };
+    const bytesOf = (v: unknown): Buffer => Buffer.from(codec.encoder.encode(v)); // a copy: the encoder reuses its buffer
+    let bytes = bytesOf(value);
+    const readBack = codec.decoder.decode(bytes);
+    if (isLong(key)) bytes = bytesOf([key, readBack]);
+    return { bytes, readBack };
+  }
+
+  /** Applies a `state.put` entry (apply-entry.ts); `encoded`: the value as `put` encoded it. */
+  applyPut(key: string, value: unknown, encoded?: unknown): Promise<void> {
+    checkKey(key);
+    const { bytes, readBack } = (encoded as Encoded | undefined) ?? this.encode(key, value);
+    return this.issue(key, { removed: false, value: readBack }, () => { this.db.put(storedKey(key), asBinary(bytes)); });
+  }
+
+  /** Applies a `state.remove` entry (apply-entry.ts). */
+  applyRemove(key: string): Promise<void> {
+    checkKey(key);
     return this.issue(key, { removed: true, value: undefined }, () => { this.db.remove(storedKey(key)); });
   }
 

@@ -25,7 +25,7 @@ import { isCanonicalTimestamp } from '../../lib/values/timestamps';
 import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
 import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
 import type { IndexDb, LmdbEnvironment, RecordsDb } from './environment';
-import { LmdbLogState } from './log-state';
+import { LmdbLogState, LOCAL_STATE_DB, LOG_STATE_DB } from './log-state';
 import {
   BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry, type StoredValues,
 } from './log-blocks';
@@ -33,6 +33,7 @@ import { migrateLegacyLog } from './log-migration';
 import { CHUNK_DB, TopicIndex, type SequenceRange } from './topic-index';
 import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
+import { entryTime, type OperationLog } from './apply-entry';
 
 type BlockDb = Database<Buffer, number>;
 
@@ -107,6 +108,7 @@ export class LmdbMessageLog implements MessageLogPort {
   readonly log: BlockDb;
   readonly topicIndex: TopicIndex;
   readonly state: LmdbLogState;
+  readonly localState: LmdbLogState;
   private nextSeq = 1;
   private nextTopicId = 1;
   /** The create_ts of the last appended message: create_ts never goes back along the log. */
@@ -139,10 +141,12 @@ export class LmdbMessageLog implements MessageLogPort {
     private readonly catalog: Catalog,
     private readonly schema: LmdbSchema,
     private readonly defaultDatabase: string,
+    private readonly operations: OperationLog,
   ) {
     this.log = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' }) as BlockDb;
     this.topicIndex = new TopicIndex(env, () => this.durableSeq);
-    this.state = new LmdbLogState(env);
+    this.state = new LmdbLogState(env, LOG_STATE_DB, operations);
+    this.localState = new LmdbLogState(env, LOCAL_STATE_DB, null);
     catalog.views = {
       table: (info) => this.view(info),
       drop: (ts) => this.dropInTxn(ts),
@@ -241,7 +245,17 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.atomically(() => this.topicInTxn(topic));
+    return this.operations.submit({ op: 'topic.create', topic, time: entryTime() });
+  }
+
+  /** Applies a `topic.create` entry (apply-entry.ts): the topic's entry, created at `time` when absent. */
+  applyCreateTopic(topic: string, time: string): Promise<LogTopic> {
+    const pending = this.pendingTopics.get(topic);
+    if (pending) return pending;
+    const existing = this.catalog.topics.get(topic);
+    if (existing) return Promise.resolve(existing);
+    checkTopic(topic);
+    return this.atomically(() => this.topicInTxn(topic, time));
   }
 
   getTopic(topic: string): LogTopic | undefined {
@@ -270,20 +284,29 @@ export class LmdbMessageLog implements MessageLogPort {
 
   async deleteTopic(topic: string): Promise<void> {
     if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
-    await this.env.write(() => {
+    await this.operations.submit({ op: 'topic.delete', topic });
+  }
+
+  /** Applies a `topic.delete` entry (apply-entry.ts). */
+  applyDeleteTopic(topic: string): Promise<void> {
+    if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
+    return this.env.write(() => {
       const info = this.catalog.topics.get(topic);
       if (!info) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
       this.removeTopicInTxn(info);
     });
   }
 
-  /** The topic's entry, created when absent. Inside a write transaction. */
-  private topicInTxn(topic: string): LogTopic {
+  /**
+   * The topic's entry, created when absent (its `createdAt` is `time`, the entry's). Inside a
+   * write transaction: topic ids are given here, in the order entries are applied.
+   */
+  private topicInTxn(topic: string, time: string): LogTopic {
     const found = this.catalog.topics.get(topic);
     if (found) return found;
     const database = this.defaultDatabase;
     const table = topicTableName(topic, (name) => this.catalog.findTable(database, name) !== undefined);
-    const info: LogTopic = { topic, database, table, createdAt: new Date().toISOString(), topicId: this.nextTopicId++ };
+    const info: LogTopic = { topic, database, table, createdAt: time, topicId: this.nextTopicId++ };
     this.catalog.putTopic(info);
     this.createdInTxn?.push(info);
     this.env.catalog.put(['topic-id'], this.nextTopicId);
@@ -330,6 +353,14 @@ export class LmdbMessageLog implements MessageLogPort {
    * it removed: the rest stays, to be trimmed by the next run).
    */
   trimTopic(topic: string, upToSequence: number, keep?: number): Promise<number> {
+    // No further than the last sequence handed out: the entry removes the same messages wherever it is applied.
+    const upTo = Math.min(Math.floor(Number(upToSequence)), this.nextSeq - 1);
+    if (!(upTo >= 1) || !this.catalog.topics.has(topic)) return Promise.resolve(0);
+    return this.operations.submit({ op: 'topic.trim', topic, upToSequence: upTo, ...(keep === undefined ? {} : { keep }) });
+  }
+
+  /** Applies a `topic.trim` entry (apply-entry.ts). */
+  applyTrim(topic: string, upToSequence: number, keep?: number): Promise<number> {
     const run = this.trimming.then(async () => {
       const info = this.catalog.topics.get(topic);
       const upTo = Math.floor(Number(upToSequence));
@@ -428,7 +459,21 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.appendChecked(checked);
+    return this.submitAppend(checked);
+  }
+
+  /** The checked appends as a `messages.append` entry (none when nothing is left to append). */
+  private submitAppend(checked: CheckedAppend): Promise<number[]> {
+    if (checked.entries.length === 0) return Promise.resolve([]);
+    return this.operations.submit({ op: 'messages.append', messages: checked.appends }, checked);
+  }
+
+  /**
+   * Applies a `messages.append` entry (apply-entry.ts): numbers its messages now, in entry order,
+   * and writes them in the turn's commit. `checked`: the entry's appends as `append` checked them.
+   */
+  applyAppend(entry: { messages: LogAppend[] }, checked?: unknown): Promise<number[]> {
+    return this.appendChecked((checked as CheckedAppend | undefined) ?? this.checkAppend(entry.messages, null));
   }
 
   appendEach(messages: LogAppend[]): Promise<Array<number | EngineError>> {
@@ -439,8 +484,8 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (refused.size === 0) return this.appendChecked(checked);
-    return this.appendChecked(checked).then((seqs) => {
+    if (refused.size === 0) return this.submitAppend(checked);
+    return this.submitAppend(checked).then((seqs) => {
       const out = new Array<number | EngineError>(messages.length);
       for (let i = 0, j = 0; i < out.length; i++) out[i] = refused.get(i) ?? seqs[j++];
       return out;
@@ -492,7 +537,8 @@ export class LmdbMessageLog implements MessageLogPort {
       written = known
         ? this.putBlocks(entries)
         : this.atomically(() => {
-          for (let i = 0; i < n; i++) entries[i].topicId = this.topicInTxn(messages[i].topic).topicId;
+          // A topic's createdAt is the time of its first message.
+          for (let i = 0; i < n; i++) entries[i].topicId = this.topicInTxn(messages[i].topic, `${entries[i].message.createTs}Z`).topicId;
           void this.putBlocks(entries);
         });
     } catch (error) {
@@ -648,7 +694,7 @@ export class LmdbMessageLog implements MessageLogPort {
 
   private template(): TableDefinition {
     if (this.viewDefinitionTemplate === null) {
-      const def = this.schema.buildDefinition(this.defaultDatabase, 'mqtt_msg_', TOPIC_COLUMNS);
+      const def = this.schema.buildDefinition(this.defaultDatabase, 'mqtt_msg_', TOPIC_COLUMNS, ''); // createdAt: the topic's
       const index: IndexDefinition = { name: CREATE_TS_INDEX, unique: false, fields: [{ name: 'create_ts', ascending: true }], automatic: false };
       def.indexes.push(index);
       this.createTsSpecs = resolveKeySegments(def, index.fields);

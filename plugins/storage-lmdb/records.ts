@@ -24,11 +24,6 @@ export interface PreparedRow {
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'integer', 'bigint']);
 
-/** The canonical timestamp of now (UTC, no zone). */
-export function nowTimestamp(): string {
-  return new Date().toISOString().slice(0, 23);
-}
-
 /** `now` (a canonical timestamp) in the canonical form of a date, time or timestamp column. */
 function nowFor(column: ColumnDefinition, now: string): string {
   if (column.type === 'date') return now.slice(0, 10);
@@ -130,8 +125,11 @@ function suppliedId(ts: TableState, row: Row): number | null {
   return checkRecordId(value);
 }
 
-/** Validates an insert row (pure: no store access). */
-export function prepareInsertRow(ts: TableState, row: Row, now: string): PreparedRow {
+/**
+ * Validates an insert row (pure: no store access): its values in column order, `undefined` where
+ * the row supplies none (completeInsertValues fills them in when the insert is applied).
+ */
+export function prepareInsertRow(ts: TableState, row: Row): PreparedRow {
   if (row === null || typeof row !== 'object') {
     throw new EngineError('INVALID_PARAMETER', { param: 'record', reason: 'a record must be an object' });
   }
@@ -140,11 +138,8 @@ export function prepareInsertRow(ts: TableState, row: Row, now: string): Prepare
   const values = new Array<unknown>(columns.length - 1);
   for (let i = 1; i < columns.length; i++) {
     const column = columns[i];
-    let value = ownValue(row, column.name);
-    if (value === undefined) {
-      value = column.autoValue !== 'none' && autoOnInsert(column) ? nowFor(column, now) : column.defaultValue;
-    }
-    values[i - 1] = checkValue(column, value ?? null);
+    const value = ownValue(row, column.name);
+    if (value !== undefined) values[i - 1] = checkValue(column, value);
   }
   return { id: suppliedId(ts, row), values };
 }
@@ -287,21 +282,10 @@ function checkSuppliedIds(ts: TableState, ids: ReadonlyArray<number | null>): nu
   return max;
 }
 
-/** Inserts prepared rows. Inside a write transaction. Returns the ids in order. */
-export function applyInsert(ts: TableState, rows: PreparedRow[]): RecordId[] {
-  const n = rows.length;
-  const ids = new Array<number | null>(n);
-  const values = new Array<unknown[]>(n);
-  for (let i = 0; i < n; i++) {
-    ids[i] = rows[i].id;
-    values[i] = rows[i].values;
-  }
-  return applyInsertValues(ts, ids, values);
-}
-
 /**
  * Inserts completed rows given as parallel arrays: `given[i]` the supplied id or null (assign
- * one), `values[i]` the stored values. Inside a write transaction. Returns the ids in order.
+ * one), `values[i]` the stored values. Inside a write transaction; called only when an entry is
+ * applied (apply-entry.ts), which is what numbers records. Returns the ids in order.
  */
 export function applyInsertValues(ts: TableState, given: ReadonlyArray<number | null>, values: unknown[][]): RecordId[] {
   assertLive(ts);

@@ -1,6 +1,9 @@
 /**
  * Databases, tables and indexes on LMDB: definitions checked and built, their sub-databases
  * created or dropped, and the catalog entries written in the same commit (docs/storage.md).
+ * The write methods apply operation entries (apply-entry.ts calls them; the store's own methods
+ * build the entries): a `createdAt` is the entry's time. They check what they can before
+ * queueing their write and throw at once (not a rejection), so a refused call makes no entry.
  */
 import { EngineError } from '../../kernel/errors';
 import type {
@@ -39,12 +42,12 @@ export class LmdbSchema {
     private readonly defaultDatabase: string,
   ) {}
 
-  async createDatabase(name: string): Promise<void> {
+  createDatabase(name: string, time: string): Promise<void> {
     const db = checkName(name, 'database');
     if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-    await this.env.write(() => {
+    return this.env.write(() => {
       if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-      this.catalog.putDatabase(db);
+      this.catalog.putDatabase(db, time);
     });
   }
 
@@ -56,13 +59,13 @@ export class LmdbSchema {
     return this.catalog.hasDatabase(name);
   }
 
-  async deleteDatabase(name: string): Promise<void> {
+  deleteDatabase(name: string): Promise<void> {
     const db = normalizeName(name);
     if (db === this.defaultDatabase) {
       throw new EngineError('DATABASE_IN_USE', { database: db, reason: 'it is the default database' });
     }
     this.catalog.tablesOf(db);
-    await this.env.write(() => {
+    return this.env.write(() => {
       const tables = this.catalog.tablesOf(db);
       for (const ts of [...tables.values()]) this.catalog.dropTable(ts);
       this.catalog.removeDatabase(db);
@@ -71,17 +74,17 @@ export class LmdbSchema {
 
   // tables
 
-  async createTable(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+  createTable(database: string, table: string, columns: ColumnInput[], time: string): Promise<TableDefinition> {
     const db = checkName(database, 'database');
     const name = checkIdentifier(table, 'table');
     this.catalog.tablesOf(db);
     if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
-    const def = this.buildDefinition(db, name, columns);
-    const ts = await this.createTableInternal(def, []);
-    return ts.def;
+    const def = this.buildDefinition(db, name, columns, time);
+    return this.createTableInternal(def, []).then((ts) => ts.def);
   }
 
-  buildDefinition(database: string, name: string, columns: ColumnInput[]): TableDefinition {
+  /** A new table's definition, created at `time` (an ISO timestamp). */
+  buildDefinition(database: string, name: string, columns: ColumnInput[], time: string): TableDefinition {
     if (!Array.isArray(columns)) throw invalidTable('the columns must be an array');
     const normalized = columns.map((column, i) => normalizeColumn(column, i));
     const seen = new Set<string>();
@@ -104,12 +107,12 @@ export class LmdbSchema {
       idDeclared,
       indexes: [{ name: ID_INDEX, unique: true, fields: [{ name: ID_COLUMN, ascending: true }], automatic: true }],
       topic: null,
-      createdAt: new Date().toISOString(),
+      createdAt: time,
     };
   }
 
   /** Creates the sub-databases and the catalog entries of a new table in one commit. */
-  async createTableInternal(
+  createTableInternal(
     def: TableDefinition, extraIndexes: Array<{ name: string; input: IndexInput }>,
   ): Promise<TableState> {
     const indexDefs = extraIndexes.map(({ name, input }) => indexDefinition(name, input));
@@ -120,7 +123,7 @@ export class LmdbSchema {
     const records = this.env.openRecords(recordsName);
     const indexes: IndexState[] = indexDefs.map((index) => this.catalog.indexState(def, index, this.catalog.newDbName('i')));
     const ts: TableState = { def, dbName: recordsName, records, indexes, columnPos: columnPositions(def), nextId: 1, persistedNextId: 1, dropped: false };
-    await this.env.write(() => {
+    return this.env.write(() => {
       let error: EngineError | null = null;
       if (!this.catalog.databases.has(def.database)) error = new EngineError('DATABASE_NOT_FOUND', { database: def.database });
       else if (this.catalog.findTable(def.database, def.name)) error = new EngineError('TABLE_EXISTS', { database: def.database, table: def.name });
@@ -131,8 +134,8 @@ export class LmdbSchema {
       }
       this.catalog.persistSeq();
       this.catalog.putTable(ts);
+      return ts;
     });
-    return ts;
   }
 
   getTable(database: string, table: string): TableDefinition {
@@ -143,17 +146,17 @@ export class LmdbSchema {
     return this.catalog.tableNames(database).sort();
   }
 
-  async deleteTables(database: string, tables: string[]): Promise<void> {
+  deleteTables(database: string, tables: string[]): Promise<void> {
     checkArray(tables, 'tables');
     const names = [...new Set(tables.map((t) => normalizeName(t)))];
     for (const name of names) this.catalog.table(database, name);
-    await this.env.write(() => {
+    return this.env.write(() => {
       const states = names.map((name) => this.catalog.table(database, name));
       for (const ts of states) this.catalog.dropTable(ts);
     });
   }
 
-  async addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
+  addColumns(database: string, table: string, columns: ColumnInput[]): Promise<TableDefinition> {
     const ts = this.catalog.table(database, table);
     if (ts.topicId !== undefined) throw invalidTable(`"${ts.def.name}" is an integration table (a view over the message log): its columns are fixed`);
     if (!Array.isArray(columns) || columns.length === 0) throw invalidTable('at least one column is required');
@@ -167,7 +170,7 @@ export class LmdbSchema {
         throw invalidTable(`the new column "${column.name}" is not nullable and has no default value`);
       }
     }
-    await this.env.write(() => {
+    return this.env.write(() => {
       if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
       for (const column of added) {
         if (ts.columnPos.has(column.name)) throw invalidTable(`column "${column.name}" already exists`);
@@ -175,13 +178,13 @@ export class LmdbSchema {
       ts.def = freezeDefinition({ ...ts.def, columns: [...ts.def.columns, ...added] });
       ts.columnPos = columnPositions(ts.def);
       this.catalog.putTable(ts);
+      return ts.def;
     });
-    return ts.def;
   }
 
   // indexes
 
-  async createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
+  createIndex(database: string, table: string, index: string, definition: IndexInput): Promise<IndexDefinition> {
     const ts = this.catalog.table(database, table);
     refuseViewIndexes(ts);
     const name = checkIdentifier(index, 'index');
@@ -189,7 +192,7 @@ export class LmdbSchema {
     const def = indexDefinition(name, definition);
     resolveKeySegments(ts.def, def.fields);
     const state = this.catalog.indexState(ts.def, def, this.catalog.newDbName('i'));
-    await this.env.write(() => {
+    return this.env.write(() => {
       let error: EngineError | null = null;
       if (ts.dropped) error = new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
       else if (ts.def.indexes.some((x) => x.name === name)) error = new EngineError('INDEX_EXISTS', { index: name, table: ts.def.name });
@@ -202,11 +205,11 @@ export class LmdbSchema {
       ts.def = freezeDefinition({ ...ts.def, indexes: [...ts.def.indexes, def] });
       this.catalog.persistSeq();
       this.catalog.putTable(ts);
+      return def;
     });
-    return def;
   }
 
-  async deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
+  deleteIndexes(database: string, table: string, indexes: string[]): Promise<void> {
     const ts = this.catalog.table(database, table);
     refuseViewIndexes(ts);
     checkArray(indexes, 'indexes');
@@ -217,7 +220,7 @@ export class LmdbSchema {
       }
       if (!ts.indexes.some((x) => x.def.name === name)) throw new EngineError('INDEX_NOT_FOUND', { index: name, table: ts.def.name });
     }
-    await this.env.write(() => {
+    return this.env.write(() => {
       if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
       const doomed = ts.indexes.filter((x) => names.includes(x.def.name));
       if (doomed.length !== names.length) {

@@ -7,26 +7,28 @@
  * that `getRecords` with the transaction id reads through. Commit replays the operations in one
  * LMDB child transaction with the full checks of ordinary writes: any violation (a unique key
  * taken meanwhile, a record deleted meanwhile) aborts it, nothing is applied, and the error
- * (e.g. DUPLICATE_KEY) is reported. Automatic record ids are reserved when the insert is made.
+ * (e.g. DUPLICATE_KEY) is reported. Automatic record ids are reserved when the insert is made,
+ * through an `ids.reserve` entry; the buffered writes are entries too, and the commit is one
+ * `transaction.commit` entry holding them (apply-entry.ts).
  * Idle expiry is the owner's job (the data commands roll back a transaction left unused for
  * `transaction_idle_timeout_seconds`, on the engine's one clock): a transaction here lives until
  * commit, rollback or close.
  */
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
+import type {
+  EntryTime, RecordsDeleteEntry, RecordsInsertEntry, RecordsUpdateEntry,
+} from '../../kernel/storage/operation-entries';
 import type { StoredRecord } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
-import { ID_INDEX, saveNextId, type TableState } from './catalog';
-import type { LmdbEnvironment } from './environment';
+import { ID_INDEX, type TableState } from './catalog';
+import { canonicalTime, columnHeader, type OperationLog } from './apply-entry';
 import { encodeIndexKey, keyHasNull } from './index-keys';
 import {
-  applyDelete, applyInsert, applyUpdate, checkIndexKeys, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
+  checkIndexKeys, completeInsertValues, decodeRow, mergeRow, uniqueTaken, type PreparedRow,
 } from './records';
 
-type Operation =
-  | { kind: 'insert'; ts: TableState; rows: PreparedRow[] }
-  | { kind: 'update'; ts: TableState; mode: 'replace' | 'patch'; records: StoredRecord[]; now: string }
-  | { kind: 'delete'; ts: TableState; ids: RecordId[]; mustExist: boolean };
+type Operation = RecordsInsertEntry | RecordsUpdateEntry | RecordsDeleteEntry;
 
 interface Transaction {
   id: string;
@@ -37,7 +39,7 @@ interface Transaction {
 export class TransactionManager {
   private readonly open = new Map<string, Transaction>();
 
-  constructor(private readonly env: LmdbEnvironment) {}
+  constructor(private readonly operations: OperationLog) {}
 
   begin(): string {
     const id = randomUUID();
@@ -93,32 +95,42 @@ export class TransactionManager {
     });
   }
 
-  insert(id: string, ts: TableState, rows: PreparedRow[]): RecordId[] {
-    const tx = this.get(id);
-    const overlay = this.overlayOf(tx, ts);
-    const fixed: PreparedRow[] = [];
+  /** Buffers an insert; its rows' automatic ids are reserved now (an `ids.reserve` entry, durable before the answer). */
+  async insert(id: string, ts: TableState, rows: PreparedRow[], time: EntryTime): Promise<RecordId[]> {
+    let tx = this.get(id);
+    const now = canonicalTime(time);
+    for (const row of rows) completeInsertValues(ts, row.id, row.values, now);
     const seen = new Set<number>();
     let maxDeclared = 0;
+    let missing = 0;
     for (const row of rows) {
-      if (row.id === null) continue;
+      if (row.id === null) { missing++; continue; }
       if (seen.has(row.id) || this.current(tx, ts, row.id) !== undefined) {
         throw new EngineError('DUPLICATE_KEY', { index: ID_INDEX, table: ts.def.name });
       }
       seen.add(row.id);
       if (row.id > maxDeclared) maxDeclared = row.id;
     }
-    let next = Math.max(ts.nextId, maxDeclared + 1);
-    for (const row of rows) fixed.push({ id: row.id ?? next++, values: row.values });
+    let next = 0;
+    if (missing > 0) {
+      next = await this.operations.submit<number>({ op: 'ids.reserve', database: ts.def.database, table: ts.def.name, count: missing, above: maxDeclared });
+      tx = this.get(id); // rolled back meanwhile: TRANSACTION_NOT_FOUND
+    }
+    const fixed: PreparedRow[] = rows.map((row) => ({ id: row.id ?? next++, values: row.values }));
     for (const row of fixed) checkIndexKeys(ts, row.id!, row.values);
     this.checkUnique(tx, ts, fixed);
-    ts.nextId = next; // reserve the automatic ids
+    const overlay = this.overlayOf(tx, ts);
     for (const row of fixed) overlay.set(row.id!, row.values);
-    tx.operations.push({ kind: 'insert', ts, rows: fixed });
-    return fixed.map((row) => row.id!);
+    const ids = fixed.map((row) => row.id!);
+    tx.operations.push({
+      op: 'records.insert', database: ts.def.database, table: ts.def.name, columns: columnHeader(ts), ids, values: fixed.map((row) => row.values), time,
+    });
+    return ids;
   }
 
-  update(id: string, ts: TableState, records: StoredRecord[], mode: 'replace' | 'patch', now: string): void {
+  update(id: string, ts: TableState, records: StoredRecord[], mode: 'replace' | 'patch', time: EntryTime): void {
     const tx = this.get(id);
+    const now = canonicalTime(time);
     const changed: PreparedRow[] = [];
     const staged = new Map<number, unknown[]>();
     for (const record of records) {
@@ -132,7 +144,10 @@ export class TransactionManager {
     this.checkUnique(tx, ts, changed);
     const overlay = this.overlayOf(tx, ts);
     for (const [recordId, values] of staged) overlay.set(recordId, values);
-    tx.operations.push({ kind: 'update', ts, mode, records: records.map((r) => ({ id: r.id, row: { ...r.row } })), now });
+    tx.operations.push({
+      op: mode === 'replace' ? 'records.replace' : 'records.patch', database: ts.def.database, table: ts.def.name,
+      records: records.map((r) => ({ id: r.id, row: { ...r.row } })), time,
+    });
   }
 
   delete(id: string, ts: TableState, ids: RecordId[], mustExist: boolean): number {
@@ -144,7 +159,7 @@ export class TransactionManager {
     }
     const overlay = this.overlayOf(tx, ts);
     for (const recordId of existing) overlay.set(recordId, null);
-    tx.operations.push({ kind: 'delete', ts, ids: [...existing], mustExist: false });
+    tx.operations.push({ op: 'records.delete', database: ts.def.database, table: ts.def.name, ids: [...existing], mustExist: false });
     return existing.size;
   }
 
@@ -174,20 +189,15 @@ export class TransactionManager {
     }
   }
 
-  /** Applies every buffered write in one durable, all-or-nothing LMDB transaction. */
+  /** Applies every buffered write in one durable, all-or-nothing commit (a `transaction.commit` entry). */
   async commit(id: string): Promise<void> {
     const tx = this.take(id);
     if (tx.operations.length === 0) return;
-    await this.env.writeAtomic(() => {
-      for (const op of tx.operations) {
-        if (op.kind === 'insert') {
-          applyInsert(op.ts, op.rows);
-          saveNextId(op.ts, this.env.catalog);
-        }
-        else if (op.kind === 'update') applyUpdate(op.ts, op.records, op.mode, op.now);
-        else applyDelete(op.ts, op.ids, op.mustExist);
-      }
-    });
+    // The entry names its tables: one deleted since (even if created again) fails the commit here, as it always did.
+    for (const ts of tx.overlay.keys()) {
+      if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+    }
+    await this.operations.submit({ op: 'transaction.commit', operations: tx.operations });
   }
 
   rollback(id: string): void {

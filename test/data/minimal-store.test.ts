@@ -11,7 +11,7 @@ import type { CommandContext } from '../../kernel/bus/command';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { startServer, type TestServer } from '../helpers/server';
 
-const OPTIONAL = new Set(['getRecordValues', 'readRecordValues', 'insertValues', 'openScan']);
+const OPTIONAL = new Set(['getRecordValues', 'readRecordValues', 'openScan']);
 
 /** A cursor seen through its required methods only (no sliced forms). */
 function plainCursor(cursor: RecordCursor): RecordCursor {

@@ -37,7 +37,6 @@ describe('kernel: unexpected errors', function () {
     const storage = server.engine.need('storage') as StoragePort & Record<string, unknown>;
     const fail = () => { throw new Error(SECRET); };
     storage.insertValues = fail;
-    storage.insertRecords = fail;
     const session = await call('POST', `${server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
     token = session.json.authToken;
   });

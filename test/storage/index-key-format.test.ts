@@ -11,6 +11,7 @@ import type { PersistedTable } from '../../plugins/storage-lmdb/catalog';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { INDEX_KEY_FORMAT } from '../../plugins/storage-lmdb/schema';
 import { tempDataDir } from '../helpers/server';
+import { positionalRows } from '../../kernel/storage/positional-rows';
 
 /** Makes the folder look like one an older build wrote: no key-format entry, and `tamper` applied. */
 async function asOlderBuild(dataDir: string, tamper: (root: ReturnType<typeof open>, table: PersistedTable) => void): Promise<void> {
@@ -36,7 +37,7 @@ describe('lmdb storage: index-key format', () => {
     const store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
     await store.createTable('main', 'words', [{ name: 'word', type: 'varchar', length: 20 }]);
     await store.createIndex('main', 'words', 'by_word', { unique: true, fields: [{ name: 'word', ascending: true, size: 8 }] });
-    await store.insertRecords('main', 'words', [{ word: 'pear' }, { word: 'éclair' }, { word: 'apple' }]);
+    await store.insertValues('main', 'words', positionalRows(store.getTable('main', 'words'), [{ word: 'pear' }, { word: 'éclair' }, { word: 'apple' }]));
     assert.deepEqual(words(store), ['apple', 'pear', 'éclair']);
     await store.close();
   });
@@ -54,7 +55,7 @@ describe('lmdb storage: index-key format', () => {
     try {
       assert.deepEqual(words(store), ['apple', 'pear', 'éclair']);
       assert.ok(infos.some((line) => /rebuilt 1 index/.test(line)), infos.join('\n'));
-      await assert.rejects(store.insertRecords('main', 'words', [{ word: 'pear' }]), /DUPLICATE|duplicate|unique/i);
+      await assert.rejects(store.insertValues('main', 'words', positionalRows(store.getTable('main', 'words'), [{ word: 'pear' }])), /DUPLICATE|duplicate|unique/i);
     } finally {
       await store.close();
     }

@@ -27,12 +27,12 @@ const { openLmdbStorage } = require(process.argv[2]);
     for (;;) {
       const n = i++;
       if (kind === 'small') {
-        const ids = await store.insertRecords('main', 'acks', [{ v: n }]);
+        const ids = await store.insertValues('main', 'acks', { table: store.getTable('main', 'acks'), ids: [null], values: [[n]] });
         process.stdout.write('r ' + ids.join(' ') + '\\n');
       } else if (kind === 'batch') {
-        const rows = []; for (let k = 0; k < 100; k++) rows.push({ v: n });
-        const ids = await store.insertRecords('main', 'acks', rows);
-        process.stdout.write('r ' + ids.join(' ') + '\\n');
+        const ids = [], values = []; for (let k = 0; k < 100; k++) { ids.push(null); values.push([n]); }
+        const got = await store.insertValues('main', 'acks', { table: store.getTable('main', 'acks'), ids, values });
+        process.stdout.write('r ' + got.join(' ') + '\\n');
       } else {
         const ids = await store.appendMessages('dur/t', [message(n), message(n)]);
         process.stdout.write('m ' + ids.join(' ') + '\\n');

@@ -11,6 +11,7 @@ import type { ReadOptions, StoragePort } from '../../kernel/storage/storage-port
 import type { Row } from '../../kernel/storage/types';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { scanStats } from '../../plugins/storage-lmdb/reads';
+import { positionalRows } from '../../kernel/storage/positional-rows';
 
 const ROWS = 100_000;
 
@@ -27,7 +28,7 @@ describe('lmdb storage: reads touch only what they return', function () {
     for (let start = 0; start < ROWS; start += 1000) {
       const rows: Row[] = [];
       for (let i = start; i < start + 1000; i++) rows.push({ n: (i * 7919) % ROWS, tag: i % 2 === 0 ? 'even' : 'odd' });
-      await store.insertRecords('main', 'big', rows);
+      await store.insertValues('main', 'big', positionalRows(store.getTable('main', 'big'), rows));
     }
   });
 
@@ -81,7 +82,7 @@ describe('lmdb storage: reads touch only what they return', function () {
   it('a sliced read counts keys a null guard leaves out as visits (a slice never walks further than asked)', async () => {
     await store.createTable('main', 'pairs', [{ name: 'g', type: 'varchar', length: 4 }, { name: 'n', type: 'integer' }]);
     await store.createIndex('main', 'pairs', 'by_g_n', { fields: [{ name: 'g', ascending: true }, { name: 'n', ascending: true }] });
-    await store.insertRecords('main', 'pairs', [...Array.from({ length: 100 }, () => ({ g: 'a', n: null })), { g: 'a', n: 5 }]);
+    await store.insertValues('main', 'pairs', positionalRows(store.getTable('main', 'pairs'), [...Array.from({ length: 100 }, () => ({ g: 'a', n: null })), { g: 'a', n: 5 }]));
     // keys ('a', null) sort before ('a', 5) and are left out by the null guard of an upper bound on both segments
     const range = { upper: { values: ['a', 10], inclusive: true } };
     assert.deepEqual(store.readRecords('main', 'pairs', { index: 'by_g_n', range }).map((r) => r.row.n), [5]);

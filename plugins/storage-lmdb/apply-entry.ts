@@ -1,0 +1,207 @@
+/**
+ * Applying operation entries (kernel/storage/operation-entries.ts, docs/storage.md "Operation
+ * entries and replay"): the one way the store's state changes.
+ *
+ * Every write method of the store checks its call, builds an entry and hands it to
+ * `OperationLog.submit`, which tells the listeners and applies it with `applyEntry`; entries
+ * recorded elsewhere come in through `OperationLog.apply` and take the same path. `applyEntry`
+ * (with the `apply*` functions and methods it calls, which nothing else calls) alone assigns
+ * record ids, message sequences, topic ids and the automatic times (`create_ts` and the like,
+ * `createdAt`), from the entry and the store's state.
+ *
+ * Entries are applied in the order they are submitted: each joins the current event-loop turn's
+ * batched commit (env.write), whose callbacks lmdb-js runs in the order they were queued, so one
+ * turn's entries still share one durable commit. A message append numbers its messages when it is
+ * submitted (before the commit), in that same order.
+ */
+import { EngineError } from '../../kernel/errors';
+import type {
+  EntryTime, OperationEntry, OperationListener, OperationsPort, RecordsDeleteEntry, RecordsInsertEntry, RecordsUpdateEntry,
+} from '../../kernel/storage/operation-entries';
+import type { RecordId } from '../../kernel/storage/types';
+import { saveNextId, type Catalog, type TableState } from './catalog';
+import type { LmdbEnvironment } from './environment';
+import type { LmdbInternalStore } from './internal-stores';
+import type { LmdbLogState } from './log-state';
+import type { LmdbMessageLog } from './message-log';
+import { applyDelete, applyInsertValues, applyUpdate, checkValue, completeInsertValues } from './records';
+import type { LmdbSchema } from './schema';
+
+/** The parts of the store entries are applied to. */
+export interface EntryTargets {
+  env: LmdbEnvironment;
+  catalog: Catalog;
+  schema: LmdbSchema;
+  log: LmdbMessageLog;
+  state: LmdbLogState;
+  internal(name: string): LmdbInternalStore<unknown>;
+}
+
+/** The time of a write made now. */
+export function entryTime(): EntryTime {
+  return new Date().toISOString();
+}
+
+/** An entry's time as a canonical timestamp (no zone), the form of `create_ts` and timestamp columns. */
+export function canonicalTime(time: EntryTime): string {
+  return time.slice(0, 23);
+}
+
+/** The column-name header of rows decoded against a definition (the columns after `id`), built once per definition. */
+const headers = new WeakMap<object, readonly string[]>();
+export function columnHeader(ts: TableState): readonly string[] {
+  let header = headers.get(ts.def);
+  if (header === undefined) {
+    header = Object.freeze(ts.def.columns.slice(1).map((column) => column.name));
+    headers.set(ts.def, header);
+  }
+  return header;
+}
+
+export class OperationLog implements OperationsPort {
+  private listeners: OperationListener[] = [];
+  /** Set by the store once its parts exist. */
+  targets!: EntryTargets;
+
+  tap(listener: OperationListener): () => void {
+    if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
+    this.listeners = [...this.listeners, listener];
+    return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
+  }
+
+  /**
+   * Applies an entry the store accepted and tells the listeners, once its synchronous part (checks
+   * that can refuse it at once, the numbering of messages) is done: an entry refused then is not
+   * told. `prepared`: what the caller already computed from the entry (checked appends), so the
+   * hot paths do no work twice.
+   */
+  submit<T>(entry: OperationEntry, prepared?: unknown): Promise<T> {
+    let result: Promise<T>;
+    try {
+      result = applyEntry(this.targets, entry, prepared) as Promise<T>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i](entry);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+    return result;
+  }
+
+  async apply(entries: readonly OperationEntry[]): Promise<void> {
+    if (!Array.isArray(entries)) throw new EngineError('INVALID_PARAMETER', { param: 'entries', reason: 'an array is required' });
+    for (const entry of entries) {
+      try {
+        await this.submit(entry);
+      } catch (error) {
+        // Refused where it was recorded too (the same state before it): it changed nothing there either.
+        if (!(error instanceof EngineError)) throw error;
+      }
+    }
+  }
+}
+
+/** Applies one entry; resolves with what the write's caller is answered (ids, sequences, a definition) once durable. */
+export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: unknown): Promise<unknown> {
+  if (entry === null || typeof entry !== 'object') return Promise.reject(new EngineError('INVALID_PARAMETER', { param: 'entry', reason: 'an entry is an object' }));
+  switch (entry.op) {
+    case 'messages.append': return t.log.applyAppend(entry, prepared);
+    case 'records.insert': return t.env.write(() => insertInTxn(t, entry, false));
+    case 'records.replace':
+    case 'records.patch': return t.env.write(() => updateInTxn(t, entry));
+    case 'records.delete': return t.env.write(() => deleteInTxn(t, entry));
+    case 'state.put': return t.state.applyPut(entry.key, entry.value);
+    case 'state.remove': return t.state.applyRemove(entry.key);
+    case 'ids.reserve': return t.env.write(() => {
+      const ts = writableTable(t, entry.database, entry.table);
+      const start = Math.max(ts.nextId, Math.floor(entry.above) + 1);
+      ts.nextId = start + Math.floor(entry.count);
+      saveNextId(ts, t.env.catalog);
+      return start;
+    });
+    case 'transaction.commit': return t.env.writeAtomic(() => {
+      for (const op of entry.operations) {
+        if (op.op === 'records.insert') insertInTxn(t, op, true);
+        else if (op.op === 'records.delete') deleteInTxn(t, op);
+        else updateInTxn(t, op);
+      }
+    });
+    case 'database.create': return t.schema.createDatabase(entry.name, entry.time);
+    case 'database.delete': return t.schema.deleteDatabase(entry.name);
+    case 'table.create': return t.schema.createTable(entry.database, entry.table, entry.columns, entry.time);
+    case 'table.delete': return t.schema.deleteTables(entry.database, entry.tables);
+    case 'columns.add': return t.schema.addColumns(entry.database, entry.table, entry.columns);
+    case 'index.create': return t.schema.createIndex(entry.database, entry.table, entry.index, entry.definition);
+    case 'index.delete': return t.schema.deleteIndexes(entry.database, entry.table, entry.indexes);
+    case 'topic.create': return t.log.applyCreateTopic(entry.topic, entry.time);
+    case 'topic.delete': return t.log.applyDeleteTopic(entry.topic);
+    case 'topic.trim': return t.log.applyTrim(entry.topic, entry.upToSequence, entry.keep);
+    case 'internal.put': return t.internal(entry.store).applyPut(entry.key, entry.value);
+    case 'internal.remove': return t.internal(entry.store).applyRemove(entry.key);
+    default:
+      return Promise.reject(new EngineError('INVALID_PARAMETER', { param: 'entry', reason: `unknown operation "${String((entry as { op?: unknown }).op)}"` }));
+  }
+}
+
+/** A table records may be written to (not an integration table: those change through the log). */
+function writableTable(t: EntryTargets, database: string, table: string): TableState {
+  const ts = t.catalog.table(database, table);
+  if (ts.def.topic !== null) throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
+  return ts;
+}
+
+/**
+ * Inside a write: inserts the entry's rows, completing them (automatic values from the entry's
+ * time, defaults) and numbering those without an id. `assigned`: the rows of a transaction's
+ * commit, numbered (ids reserved) when they were written, whatever the table declares.
+ */
+function insertInTxn(t: EntryTargets, entry: RecordsInsertEntry, assigned: boolean): RecordId[] {
+  const ts = writableTable(t, entry.database, entry.table);
+  const values = aligned(ts, entry);
+  const ids = entry.ids;
+  const now = canonicalTime(entry.time);
+  // A transaction's rows are complete, but for columns added since they were written (defaults).
+  for (let i = 0; i < values.length; i++) completeInsertValues(ts, assigned ? null : ids[i], values[i], now);
+  const result = applyInsertValues(ts, ids, values);
+  saveNextId(ts, t.env.catalog);
+  return result;
+}
+
+/**
+ * The entry's rows laid out for the table's current columns: as they are when decoded against
+ * them (the usual case), else moved by column name and checked in full (columns added, or a new
+ * table of that name, since the rows were decoded).
+ */
+function aligned(ts: TableState, entry: RecordsInsertEntry): unknown[][] {
+  const header = columnHeader(ts);
+  const given = entry.columns;
+  if (given === header || (given.length === header.length && given.every((name, i) => name === header[i]))) return entry.values;
+  const columns = ts.def.columns;
+  const positions = given.map((name) => {
+    const at = ts.columnPos.get(name);
+    if (at === undefined || at === 0) throw new EngineError('COLUMN_NOT_FOUND', { column: name, table: ts.def.name });
+    return at;
+  });
+  return entry.values.map((row) => {
+    const out = new Array<unknown>(columns.length - 1);
+    for (let c = 0; c < positions.length; c++) {
+      const value = row[c];
+      if (value !== undefined) out[positions[c] - 1] = checkValue(columns[positions[c]], value as never);
+    }
+    return out;
+  });
+}
+
+function updateInTxn(t: EntryTargets, entry: RecordsUpdateEntry): void {
+  const ts = writableTable(t, entry.database, entry.table);
+  applyUpdate(ts, entry.records, entry.op === 'records.replace' ? 'replace' : 'patch', canonicalTime(entry.time));
+}
+
+function deleteInTxn(t: EntryTargets, entry: RecordsDeleteEntry): number {
+  return applyDelete(writableTable(t, entry.database, entry.table), entry.ids, entry.mustExist);
+}
