@@ -11,8 +11,8 @@
  * - Each topic has a catalog entry: topic ↔ numeric topic id ↔ integration table name (docs/storage.md,
  *   "Integration tables"), created by the first append (or `ensureTopic`) in the same commit.
  *
- * A storage plugin provides it as `StoragePort.messageLog`; the StoragePort's older topic methods
- * (`ensureTopic`, `appendMessages`, `readMessages`, ...) are thin wrappers over it.
+ * A storage plugin provides it as `StoragePort.messageLog`: the one way to topics and their
+ * messages (the StoragePort reads a topic's integration table like any table).
  */
 import type { EngineError } from '../errors';
 import type { MessageInput, TopicInfo } from './storage-port';

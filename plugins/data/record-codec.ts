@@ -403,8 +403,8 @@ export class RecordEncoder {
 
   /**
    * The same record as `encode(id, row)`, straight from the values a store keeps
-   * (StoragePort.getRecordValues: entry c - 1 is column c of `table.columns`; entries beyond the
-   * array's end read as the column default), without a row object.
+   * (StoredValues, kernel/storage/storage-port.ts: entry c - 1 is column c of `table.columns`;
+   * entries beyond the array's end read as the column default), without a row object.
    */
   encodeStored(id: number, stored: readonly unknown[]): EncodedRecord {
     const record: EncodedRecord = { id: this.idAsString ? String(id) : id };

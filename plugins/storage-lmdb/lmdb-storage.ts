@@ -4,8 +4,8 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type {
-  InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, RecordScan, StoragePort,
-  StoredRecord, StoredValues, TopicInfo, WriteOptions,
+  InternalStore, MessageInput, PositionalRows, ReadOptions, ReadSlices, RecordCursor, StoragePort,
+  StoredRecord, StoredValues, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
@@ -14,16 +14,13 @@ import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './ca
 import { LmdbCursor } from './cursors';
 import { LmdbEnvironment } from './environment';
 import { LmdbInternalStore } from './internal-stores';
+import { checkCount, planScan, predicateOf, RangeRead, scanStats, type Overlay, type ScanPlan } from './reads';
 import {
-  checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats, SlicedRead, type Overlay, type ScanPlan,
-} from './reads';
-import {
-  applyDelete, applyInsert, applyInsertValues, applyUpdate, completeInsertValues, decodeRow, nowTimestamp, prepareInsertRow,
+  applyDelete, applyInsert, applyInsertValues, applyUpdate, completeInsertValues, nowTimestamp, prepareInsertRow,
   type PreparedRow,
 } from './records';
 import { checkArray, LmdbSchema } from './schema';
 import { LmdbMessageLog } from './message-log';
-import { readMessages } from './integration-tables';
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
 
@@ -163,22 +160,11 @@ export class LmdbStorage implements StoragePort {
     return this.env.write(() => this.persistingNextId(ts, applyInsertValues(ts, given, values)));
   }
 
-  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined> {
-    const ts = this.catalog.table(database, table);
-    checkArray(ids, 'ids');
-    if (transactionId !== undefined) return this.transactions.read(transactionId, ts, ids);
-    const records = ts.records;
-    return ids.map((id) => {
-      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
-      const values = records.get(id);
-      return values === undefined ? undefined : decodeRow(ts, id, values);
-    });
-  }
-
-  getRecordValues(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
+  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
     const ts = this.catalog.table(database, table);
     checkArray(ids, 'ids');
     if (transactionId !== undefined) {
+      // The transaction's view, as rows: laid out again as stored values (not the hot path).
       const columns = ts.def.columns;
       return this.transactions.read(transactionId, ts, ids).map((row) => {
         if (row === undefined) return undefined;
@@ -227,31 +213,18 @@ export class LmdbStorage implements StoragePort {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  readRecords(database: string, table: string, options: ReadOptions): StoredRecord[] {
-    const ts = this.catalog.table(database, table);
-    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
-    return readRecords(ts, options ?? {}, overlay);
-  }
-
   /** Inside an insert's write transaction: persists the table's next id with the rows. */
   private persistingNextId(ts: TableState, ids: RecordId[]): RecordId[] {
     saveNextId(ts, this.env.catalog);
     return ids;
   }
 
-  readRecordValues(database: string, table: string, options: ReadOptions): StoredValues[] {
-    const ts = this.catalog.table(database, table);
-    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
-    if (overlay !== undefined) {
-      // The transaction's own writes merged in: rows, laid out as stored values.
-      const columns = ts.def.columns;
-      return readRecords(ts, options, overlay).map(({ id, row }) => {
-        const values = new Array<unknown>(columns.length - 1);
-        for (let i = 1; i < columns.length; i++) values[i - 1] = row[columns[i].name];
-        return { id, values };
-      });
-    }
-    return readRecordValues(ts, options ?? {});
+  readRecords(database: string, table: string, options: ReadOptions): ReadSlices<StoredValues[]> {
+    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
+    const predicate = predicateOf(ts, opts);
+    const skip = checkCount(opts.skip, 'skip', 0);
+    const limit = checkCount(opts.limit, 'limit', Number.POSITIVE_INFINITY);
+    return new RangeRead(ts, plan, opts.reverse === true, predicate, skip, limit, overlay);
   }
 
   countRecords(database: string, table: string): number {
@@ -264,14 +237,7 @@ export class LmdbStorage implements StoragePort {
     return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0), overlay);
   }
 
-  openScan(database: string, table: string, options: ReadOptions): RecordScan {
-    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
-    const skip = checkCount(opts.skip, 'skip', 0);
-    const limit = checkCount(opts.limit, 'limit', Number.POSITIVE_INFINITY);
-    return new SlicedRead(ts, plan, opts.reverse === true, predicateOf(ts, opts), skip, limit, overlay);
-  }
-
-  /** What a cursor or a sliced read starts from; in a transaction, its later writes are seen too while it is open. */
+  /** What a read or a cursor starts from; in a transaction, its later writes are seen too while it is open. */
   private readSetup(database: string, table: string, options: ReadOptions): { ts: TableState; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
     const ts = this.catalog.table(database, table);
     const opts = options ?? {};
@@ -305,17 +271,6 @@ export class LmdbStorage implements StoragePort {
   // ---- topics (message-log.ts) --------------------------------------------------------------
 
   get messageLog(): MessageLogPort { return this.topics; }
-  ensureTopic(topic: string): Promise<TopicInfo> { return this.topics.ensureTopic(topic); }
-  getTopic(topic: string): TopicInfo | undefined { return this.topics.getTopic(topic); }
-  listTopics(): TopicInfo[] { return this.topics.listTopics(); }
-  deleteTopic(topic: string): Promise<void> { return this.topics.deleteTopic(topic); }
-  async appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> { return this.topics.appendTo(topic, messages); }
-
-  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] {
-    const info = this.topics.getTopic(topic);
-    if (!info) return [];
-    return readMessages(this.topics.view(info), options);
-  }
 
   async close(): Promise<void> {
     if (this.env.isClosed) return;

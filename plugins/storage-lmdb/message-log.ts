@@ -517,7 +517,7 @@ export class LmdbMessageLog implements MessageLogPort {
     return answered;
   }
 
-  /** Appends messages of one topic (StoragePort.appendMessages; its caller turns a throw into a rejection). */
+  /** Appends messages of one topic (an internal writer's insert into its integration table; its caller turns a throw into a rejection). */
   appendTo(topic: string, messages: MessageInput[]): Promise<number[]> {
     if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
     if (!this.catalog.topics.has(topic)) checkTopic(topic);

@@ -6,31 +6,18 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
 import { registerDataCommands } from '../../plugins/data/register-data-commands';
-import type { RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
+import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { CommandContext } from '../../kernel/bus/command';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { startServer, type TestServer } from '../helpers/server';
 
-const OPTIONAL = new Set(['getRecordValues', 'readRecordValues', 'insertValues', 'openScan']);
-
-/** A cursor seen through its required methods only (no sliced forms). */
-function plainCursor(cursor: RecordCursor): RecordCursor {
-  return {
-    fetch: (count, direction) => cursor.fetch(count, direction),
-    skip: (count, direction) => cursor.skip(count, direction),
-    get exhausted() { return cursor.exhausted; },
-    hasMore: (direction) => cursor.hasMore(direction),
-    moveTo: (end) => cursor.moveTo(end),
-    close: () => cursor.close(),
-  };
-}
+const OPTIONAL = new Set(['insertValues']);
 
 /** The LMDB store seen through the required methods only. */
 function requiredOnly(store: StoragePort): StoragePort {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (typeof property === 'string' && OPTIONAL.has(property)) return undefined;
-      if (property === 'openCursor') return (...args: Parameters<StoragePort['openCursor']>) => plainCursor(target.openCursor(...args));
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -55,7 +42,7 @@ async function start(minimal: boolean): Promise<{ server: TestServer; exec: <R =
 async function scenario(minimal: boolean): Promise<unknown[]> {
   const { server, exec } = await start(minimal);
   try {
-    assert.equal(server.engine.need('storage').getRecordValues === undefined, minimal);
+    assert.equal(server.engine.need('storage').insertValues === undefined, minimal);
     const T = { database: 'main', table: 'people' };
     await exec('table.create', { ...T, fields: [{ name: 'name', type: 'varchar', length: 20 }, { name: 'age', type: 'integer' }, { name: 'born', type: 'date' }] });
     await exec('index.create', { ...T, index: 'by_age', fields: [{ name: 'age' }] });
@@ -70,7 +57,7 @@ async function scenario(minimal: boolean): Promise<unknown[]> {
     await exec('transaction.rollback', { transactionId: tx.transactionId });
     const cursor = await exec('cursor.open', { ...T, index: 'by_age' });
     out.push(await exec('cursor.fetch', { cursorId: cursor.cursorId, count: 2 }));
-    // A filter: the full store walks in slices, the minimal one through the plain methods.
+    // A filter: the cursor walks in slices.
     const filtered = await exec('cursor.open', { ...T, index: 'by_age', filter: 'age > 25', skip: 1 });
     out.push(await exec('cursor.fetch', { cursorId: filtered.cursorId, count: 5 }));
     out.push(await exec('cursor.fetch', { cursorId: filtered.cursorId, count: 5, direction: 'backward', skip: 0 }));
