@@ -16,7 +16,7 @@
 import { EngineError } from '../../kernel/errors';
 import type { ReadSlices, RecordCursor, StoredValues } from '../../kernel/storage/storage-port';
 import { rowOf } from '../../kernel/storage/stored-values';
-import type { TableState } from './catalog';
+import type { ReadableTable } from './table-stores';
 import { checkPlan, overlayScan, valuesOfEntry, type Overlay, type Predicate, type ScanEntry, type ScanKey, type ScanPlan } from './reads';
 
 type Direction = 'forward' | 'backward';
@@ -35,7 +35,7 @@ export class LmdbCursor implements RecordCursor {
   private generation = 0;
 
   constructor(
-    private readonly ts: TableState,
+    private readonly ts: ReadableTable,
     private readonly plan: ScanPlan,
     private readonly reverse: boolean,
     private readonly predicate: Predicate | null,

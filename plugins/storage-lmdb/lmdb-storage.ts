@@ -12,6 +12,7 @@ import type {
 } from '../../kernel/storage/types';
 import { Catalog, checkName, ID_COLUMN, saveNextId, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
+import type { ReadableTable } from './table-stores';
 import { LmdbEnvironment } from './environment';
 import { LmdbInternalStore } from './internal-stores';
 import { checkCount, planScan, predicateOf, RangeRead, scanStats, type Overlay, type ScanPlan } from './reads';
@@ -106,7 +107,9 @@ export class LmdbStorage implements StoragePort {
 
   private writable(database: string, table: string, options: WriteOptions | undefined): TableState {
     const ts = this.catalog.table(database, table);
-    if (ts.def.topic !== null && (options?.allowIntegrationTables !== true || ts.topicId !== undefined)) {
+    // A view over the message log is never written (an internal writer's insert appends to the log
+    // instead: insertRecords); a table of a topic from before the log, only by internal writers.
+    if (ts.topicId !== undefined || (ts.def.topic !== null && options?.allowIntegrationTables !== true)) {
       throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
     }
     if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
@@ -163,7 +166,7 @@ export class LmdbStorage implements StoragePort {
   getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
     const ts = this.catalog.table(database, table);
     checkArray(ids, 'ids');
-    if (transactionId !== undefined) {
+    if (transactionId !== undefined && ts.topicId === undefined) {
       // The transaction's view, as rows: laid out again as stored values (not the hot path).
       const columns = ts.def.columns;
       return this.transactions.read(transactionId, ts, ids).map((row) => {
@@ -173,6 +176,8 @@ export class LmdbStorage implements StoragePort {
         return values;
       });
     }
+    // A view over the message log is never written in a transaction: it reads as committed.
+    if (transactionId !== undefined) this.transactions.assert(transactionId);
     const records = ts.records;
     const out = new Array<readonly unknown[] | undefined>(ids.length);
     for (let i = 0; i < ids.length; i++) {
@@ -229,7 +234,7 @@ export class LmdbStorage implements StoragePort {
 
   countRecords(database: string, table: string): number {
     const ts = this.catalog.table(database, table);
-    return (ts.records.getStats() as { entryCount: number }).entryCount;
+    return ts.topicId !== undefined ? ts.records.count() : (ts.records.getStats() as { entryCount: number }).entryCount;
   }
 
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor {
@@ -238,13 +243,14 @@ export class LmdbStorage implements StoragePort {
   }
 
   /** What a read or a cursor starts from; in a transaction, its later writes are seen too while it is open. */
-  private readSetup(database: string, table: string, options: ReadOptions): { ts: TableState; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
+  private readSetup(database: string, table: string, options: ReadOptions): { ts: ReadableTable; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
     const ts = this.catalog.table(database, table);
     const opts = options ?? {};
     const transactionId = opts.transactionId;
     if (transactionId !== undefined) this.transactions.assert(transactionId);
     const plan = planScan(ts, opts.index, opts.range);
-    const overlay = transactionId === undefined ? undefined : () => {
+    // A view over the message log is never written in a transaction: nothing to merge.
+    const overlay = transactionId === undefined || ts.topicId !== undefined ? undefined : () => {
       try {
         return this.transactions.overlayFor(transactionId, ts);
       } catch {

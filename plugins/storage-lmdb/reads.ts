@@ -20,7 +20,8 @@ import { compileFilter } from '../data/query/filter-eval';
 import type { KeyRange, ReadOptions, ReadSlices, StoredValues } from '../../kernel/storage/storage-port';
 import { rowOf } from '../../kernel/storage/stored-values';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
-import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
+import { ID_INDEX, normalizeName } from './catalog';
+import type { IdRangeOptions, KeyRangeOptions, ReadableIndex, ReadableTable } from './table-stores';
 import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from '../data/index-keys';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */
@@ -40,7 +41,7 @@ export interface NullGuard {
 
 /** What to walk: record ids in [lo, hi] (inclusive, null = open) or index keys in [start, end), minus guarded keys. */
 export interface ScanPlan {
-  index: IndexState | null;
+  index: ReadableIndex | null;
   lo: number | null;
   hi: number | null;
   start: Buffer | null;
@@ -71,7 +72,7 @@ export interface ScanEntry {
   values: unknown[] | undefined;
   /**
    * A key a null guard leaves out: yielded (not skipped inside the scan) so that readers walking
-   * in slices count it as a visit, never as a record (rowOfEntry gives undefined).
+   * in slices count it as a visit, never as a record (valuesOfEntry gives undefined).
    */
   guarded?: true;
 }
@@ -119,7 +120,7 @@ function idPlan(range: KeyRange | undefined): ScanPlan {
   return plan;
 }
 
-function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
+function indexPlan(index: ReadableIndex, range: KeyRange | undefined): ScanPlan {
   const plan: ScanPlan = { index, lo: null, hi: null, start: null, end: null, guards: null, empty: false };
   if (!range) return plan;
   const specs = index.specs;
@@ -184,7 +185,7 @@ function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
 }
 
 /** The plan for reading `options.index` (or record order) over `options.range`. */
-export function planScan(ts: TableState, index: string | undefined, range: KeyRange | undefined): ScanPlan {
+export function planScan(ts: ReadableTable, index: string | undefined, range: KeyRange | undefined): ScanPlan {
   if (index === undefined || index === null || normalizeName(index) === ID_INDEX) return idPlan(range);
   const name = normalizeName(index);
   const state = ts.indexes.find((x) => x.def.name === name);
@@ -192,14 +193,9 @@ export function planScan(ts: TableState, index: string | undefined, range: KeyRa
   return indexPlan(state, range);
 }
 
-/** LMDB range options over record IDs (`records` sub-database). */
-interface IdRange { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean }
-/** LMDB range options over index keys. */
-interface KeyRangeOptions { start?: Buffer; end?: Buffer; reverse?: boolean; exclusiveStart?: boolean }
-
 /** The LMDB range of a record-order plan in a direction, strictly after `after` when given. */
-function idRange(plan: ScanPlan, descending: boolean, after: number | undefined): IdRange {
-  const options: IdRange = {};
+function idRange(plan: ScanPlan, descending: boolean, after: number | undefined): IdRangeOptions {
+  const options: IdRangeOptions = {};
   if (descending) {
     options.reverse = true;
     if (after !== undefined) {
@@ -255,24 +251,23 @@ function indexRange(plan: ScanPlan, descending: boolean, after: Buffer | undefin
  * Walks the plan in key order (`descending` reverses), starting strictly after `after` when
  * given. Lazy: stops when the caller stops.
  */
-export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after?: ScanKey): Generator<ScanEntry> {
+export function* scan(ts: ReadableTable, plan: ScanPlan, descending: boolean, after?: ScanKey): Generator<ScanEntry> {
   if (plan.empty) return;
   if (plan.index === null) {
     for (const { key, value } of ts.records.getRange(idRange(plan, descending, after as number | undefined))) {
       scanStats.entriesRead++;
-      yield { key: key as number, id: key as number, values: value as unknown[] };
+      yield { key, id: key, values: value };
     }
     return;
   }
   const guards = plan.guards;
   for (const key of plan.index.db.getKeys(indexRange(plan, descending, after as Buffer | undefined))) {
     scanStats.entriesRead++;
-    const k = key as Buffer;
-    if (guards !== null && guarded(guards, k)) {
-      yield { key: k, id: 0, values: undefined, guarded: true };
+    if (guards !== null && guarded(guards, key)) {
+      yield { key, id: 0, values: undefined, guarded: true };
       continue;
     }
-    yield { key: k, id: readRecordId(k), values: undefined };
+    yield { key, id: readRecordId(key), values: undefined };
   }
 }
 
@@ -287,7 +282,7 @@ function compareKeys(a: ScanKey, b: ScanKey): number {
  * scan() as a transaction sees it: the committed entries minus the records the transaction
  * changed or deleted, merged in key order with the transaction's own versions of them.
  */
-export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean, overlay: Overlay | undefined, after?: ScanKey): Generator<ScanEntry> {
+export function* overlayScan(ts: ReadableTable, plan: ScanPlan, descending: boolean, overlay: Overlay | undefined, after?: ScanKey): Generator<ScanEntry> {
   if (overlay === undefined) {
     yield* scan(ts, plan, descending, after);
     return;
@@ -320,12 +315,12 @@ export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean
 }
 
 /** The stored values of a scan entry (fetching the record for index scans); undefined if it vanished or is guarded. */
-export function valuesOfEntry(ts: TableState, entry: ScanEntry): readonly unknown[] | undefined {
+export function valuesOfEntry(ts: ReadableTable, entry: ScanEntry): readonly unknown[] | undefined {
   if (entry.guarded) return undefined;
-  return entry.values ?? (ts.records.get(entry.id) as unknown[] | undefined);
+  return entry.values ?? ts.records.get(entry.id);
 }
 
-export function predicateOf(ts: TableState, options: ReadOptions): Predicate | null {
+export function predicateOf(ts: ReadableTable, options: ReadOptions): Predicate | null {
   return options.filter ? compileFilter(options.filter, ts.def) : null;
 }
 
@@ -338,7 +333,7 @@ export function checkCount(value: number | undefined, name: string, fallback: nu
 }
 
 /** Throws TABLE_NOT_FOUND or INDEX_NOT_FOUND when the table or the plan's index went away. */
-export function checkPlan(ts: TableState, plan: ScanPlan): void {
+export function checkPlan(ts: ReadableTable, plan: ScanPlan): void {
   if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
   if (plan.index !== null && !ts.indexes.includes(plan.index)) {
     throw new EngineError('INDEX_NOT_FOUND', { index: plan.index.def.name, table: ts.def.name });
@@ -360,7 +355,7 @@ export class RangeRead implements ReadSlices<StoredValues[]> {
   private result: { done: true; value: StoredValues[] } | null = null;
 
   constructor(
-    private readonly ts: TableState,
+    private readonly ts: ReadableTable,
     private readonly plan: ScanPlan,
     private readonly descending: boolean,
     private readonly predicate: Predicate | null,
@@ -400,8 +395,8 @@ export class RangeRead implements ReadSlices<StoredValues[]> {
     if (plan.index === null) {
       for (const { key, value } of ts.records.getRange(idRange(plan, this.descending, this.after as number | undefined))) {
         scanStats.entriesRead++;
-        this.after = key as number;
-        if (this.take(key as number, value as unknown[])) return true;
+        this.after = key;
+        if (this.take(key, value)) return true;
         if (++visits >= budget) return false;
       }
       return true;
@@ -411,13 +406,12 @@ export class RangeRead implements ReadSlices<StoredValues[]> {
     const unfiltered = this.predicate === null;
     for (const key of plan.index.db.getKeys(indexRange(plan, this.descending, this.after as Buffer | undefined))) {
       scanStats.entriesRead++;
-      const k = key as Buffer;
-      this.after = k;
-      if (guards === null || !guarded(guards, k)) {
+      this.after = key;
+      if (guards === null || !guarded(guards, key)) {
         if (unfiltered && this.skip > 0) this.skip--; // skipped on the index alone
         else {
-          const id = readRecordId(k);
-          const values = records.get(id) as unknown[] | undefined;
+          const id = readRecordId(key);
+          const values = records.get(id);
           if (values !== undefined && this.take(id, values)) return true;
         }
       }
