@@ -220,7 +220,8 @@ export interface StoragePort {
   /**
    * Index or table read: streams through the range and finishes after skip+limit matches, with
    * the records as StoredValues. In slices (ReadSlices): a long read lets the event loop serve
-   * others between them.
+   * others between them. The options are checked when called (TABLE_NOT_FOUND, INDEX_NOT_FOUND,
+   * INVALID_QUERY, INVALID_PARAMETER, TRANSACTION_NOT_FOUND), before any slice.
    */
   readRecords(database: string, table: string, options: ReadOptions): ReadSlices<StoredValues[]>;
   countRecords(database: string, table: string): number;
