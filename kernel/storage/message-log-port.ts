@@ -11,8 +11,8 @@
  * - Each topic has a catalog entry: topic ↔ numeric topic id ↔ integration table name (docs/storage.md,
  *   "Integration tables"), created by the first append (or `ensureTopic`) in the same commit.
  *
- * A storage plugin provides it as `StoragePort.messageLog`; the StoragePort's older topic methods
- * (`ensureTopic`, `appendMessages`, `readMessages`, ...) are thin wrappers over it.
+ * A storage plugin provides it as `StoragePort.messageLog`: the one way to topics and their
+ * messages (the StoragePort reads a topic's integration table like any table).
  */
 import type { EngineError } from '../errors';
 import type { MessageInput, TopicInfo } from './storage-port';
@@ -120,6 +120,13 @@ export interface MessageLogPort {
    * sequence in that range left in place (the topic's retained message).
    */
   trimTopic(topic: string, upToSequence: number, keep?: number): Promise<number>;
-  /** Removes the topic's messages from the index and the log, and its entry, in one commit. Throws INVALID_TOPIC when unknown. */
+  /**
+   * Deletes a topic: its entry goes in one commit, and the promise resolves once that commit is
+   * durable; from then on none of its messages is read, and a new topic of that name starts
+   * empty (under another topic id). Its messages then leave the index and the log in
+   * the background, a few thousand per commit so a large topic never holds the event loop (a
+   * purge cut short by a close or a crash goes on at the next open). Throws INVALID_TOPIC when
+   * unknown.
+   */
   deleteTopic(topic: string): Promise<void>;
 }

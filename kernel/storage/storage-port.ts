@@ -89,70 +89,59 @@ export interface StoredRecord {
   row: Row;
 }
 
-/** A record as positional values (see StoragePort.getRecordValues). */
+/**
+ * A record as the store holds it: its ID and its canonical values in the order of the table's
+ * current columns after the record-ID column (entry c - 1 is column c). An array may be shorter
+ * than the column list (columns added since it was written): the missing entries read as the
+ * columns' default values. The arrays belong to the store: read them, do not change or keep them.
+ * `rowOf` (./stored-values.ts) builds a row object from them where one is wanted.
+ */
 export interface StoredValues {
   id: RecordId;
   values: readonly unknown[];
 }
 
 /**
- * A positioned read over a table or index; `fetch` streams from the store (no full scans).
- *
- * The position is the key of the last record returned or skipped (or one of the two ends). With a
- * filter, `fetch`, `skip` and `hasMore` may visit far more entries than they return: a store can
- * offer the optional sliced forms (`fetchSliced`, `skipSliced`, `hasMoreSliced`), which give the
- * same results as the plain methods while visiting at most `maxVisits` entries per
- * `CursorSlices.next` call, so that the caller can let the event loop run between slices. Stores
- * without them are used through the plain methods.
- *
- * A sliced operation keeps its own resume key (the last entry it visited) and moves the cursor's
- * position only when it finishes, exactly where the plain method would have put it. Until then
- * the cursor must serve no other operation: plugins/data runs one operation per cursor at a time.
- * A sliced operation that finds the cursor moved by another one meanwhile throws (it never
- * continues from a position that is no longer the cursor's).
+ * A read carried out in slices: the one protocol of every read that may visit many entries
+ * (`StoragePort.readRecords`, a cursor's `fetch`, `skip` and `hasMore`). A filter that matches
+ * little or a large skip may visit far more entries than the read returns; the caller bounds the
+ * entries visited per call and lets the event loop run between calls. `readAll`
+ * (./stored-values.ts) runs a read to its end in one call.
  */
-export interface RecordCursor {
-  /** Reads up to `count` records moving forward (or backward) from the current position. */
-  fetch(count: number, direction: 'forward' | 'backward'): StoredRecord[];
-  /** Moves over up to `count` records without returning them; returns how many were skipped. */
-  skip(count: number, direction: 'forward' | 'backward'): number;
-  /** true when nothing remains after the position in the cursor's direction. */
-  readonly exhausted: boolean;
-  /** Whether a record follows the position in that direction. */
-  hasMore(direction: 'forward' | 'backward'): boolean;
-  /** Moves before the first record ('start') or after the last ('end'). */
-  moveTo(end: 'start' | 'end'): void;
-  close(): void;
-
-  /** Optional: `fetch` in slices (same records, same final position). */
-  fetchSliced?(count: number, direction: 'forward' | 'backward'): CursorSlices<StoredRecord[]>;
-  /** Optional: `skip` in slices (same count, same final position). */
-  skipSliced?(count: number, direction: 'forward' | 'backward'): CursorSlices<number>;
-  /** Optional: `hasMore` in slices (`exhausted` is `!hasMore('forward')`). */
-  hasMoreSliced?(direction: 'forward' | 'backward'): CursorSlices<boolean>;
-}
-
-/** One cursor operation carried out in slices (RecordCursor.fetchSliced and the like). */
-export interface CursorSlices<T> {
+export interface ReadSlices<T> {
   /**
-   * Goes on visiting at most `maxVisits` entries; once the operation is finished, `done` with its
-   * result (the plain method's result), and the same again on later calls. Each slice re-opens
-   * the range after the last visited entry, so it sees commits made since the previous slice.
-   * Throws what the plain method throws (CURSOR_NOT_FOUND after `close`, TABLE_NOT_FOUND,
+   * Goes on visiting at most `maxVisits` entries (`Infinity`: to the end); once the read is
+   * finished, `done` with its result, and the same again on later calls. Each slice re-opens the
+   * range after the last visited entry, so it sees commits made since the previous slice. Throws
+   * what the read throws (CURSOR_NOT_FOUND after a cursor's `close`, TABLE_NOT_FOUND,
    * INDEX_NOT_FOUND), checked at every slice.
    */
   next(maxVisits: number): { done: false } | { done: true; value: T };
 }
 
-/** A read going on in slices (StoragePort.openScan). */
-export interface RecordScan {
+/**
+ * A positioned read over a table or index; each operation streams from the store (no full scans)
+ * and is carried out in slices (ReadSlices).
+ *
+ * The position is the key of the last record returned or skipped (or one of the two ends). An
+ * operation keeps its own resume key (the last entry it visited) and moves the cursor's position
+ * only when it finishes. Until then the cursor must serve no other operation: plugins/data runs
+ * one operation per cursor at a time. An operation that finds the cursor moved by another one
+ * meanwhile throws (it never continues from a position that is no longer the cursor's).
+ */
+export interface RecordCursor {
+  /** Reads up to `count` records moving forward (or backward) from the current position. */
+  fetch(count: number, direction: 'forward' | 'backward'): ReadSlices<StoredValues[]>;
+  /** Moves over up to `count` records without returning them; finishes with how many were skipped. */
+  skip(count: number, direction: 'forward' | 'backward'): ReadSlices<number>;
   /**
-   * Goes on visiting at most `maxVisits` entries; returns the records that matched on the way,
-   * in read order, and `done` once the limit is reached or the range is walked. A slice sees
-   * commits made since the previous one (like a cursor fetch). Throws TABLE_NOT_FOUND or
-   * INDEX_NOT_FOUND when the table or index went away between slices.
+   * Whether a record follows the position in that direction (false once the cursor is closed or
+   * its table or index is gone, instead of throwing).
    */
-  next(maxVisits: number): { records: StoredRecord[]; done: boolean };
+  hasMore(direction: 'forward' | 'backward'): ReadSlices<boolean>;
+  /** Moves before the first record ('start') or after the last ('end'). */
+  moveTo(end: 'start' | 'end'): void;
+  close(): void;
 }
 
 /** An index's key as a caller of reads sees it (`indexKeyLayout`). */
@@ -193,14 +182,6 @@ export interface TopicInfo {
   database: string;
   table: string;
   createdAt: string;
-}
-
-export interface MessageReadOptions {
-  /** 'head': oldest first; 'tail': the most recent `limit` messages; a number: from that ID. */
-  startFrom: 'head' | 'tail' | number;
-  /** Only messages created at or after this canonical timestamp. */
-  since?: string;
-  limit: number;
 }
 
 export interface StoragePort {
@@ -245,15 +226,11 @@ export interface StoragePort {
    * name. The store fills in defaults and automatic values and checks ids and unique keys.
    */
   insertValues(database: string, table: string, rows: PositionalRows, options?: WriteOptions): Promise<RecordId[]>;
-  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined>;
   /**
-   * Optional: getRecords without building row objects. Per ID, undefined when absent, else the
-   * record's canonical values in the order of the table's current columns after the record-ID
-   * column (entry c - 1 is column c). An array may be shorter than the column list (columns added
-   * since it was written): the missing entries read as the columns' default values. The arrays
-   * belong to the store: read them, do not change or keep them.
+   * Records by ID, in the order asked: per ID its values (laid out as StoredValues describes), or
+   * undefined when absent.
    */
-  getRecordValues?(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined>;
+  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined>;
   /** Replaces whole rows (columns missing from a row become null / default). Throws RECORD_NOT_FOUND. */
   replaceRecords(database: string, table: string, records: StoredRecord[], options?: WriteOptions): Promise<void>;
   /** Merges the supplied columns into each row. Throws RECORD_NOT_FOUND. */
@@ -261,22 +238,15 @@ export interface StoragePort {
   /** Returns how many existed and were deleted; `mustExist` makes a missing ID a RECORD_NOT_FOUND. */
   deleteRecords(database: string, table: string, ids: RecordId[], options?: WriteOptions & { mustExist?: boolean }): Promise<number>;
 
-  /** Index or table read; streams through a cursor and stops after skip+limit matches. */
-  readRecords(database: string, table: string, options: ReadOptions): StoredRecord[];
   /**
-   * Optional: readRecords without building row objects; each record's values are laid out as
-   * getRecordValues describes (and belong to the store the same way).
+   * Index or table read: streams through the range and finishes after skip+limit matches, with
+   * the records as StoredValues. In slices (ReadSlices): a long read lets the event loop serve
+   * others between them. The options are checked when called (TABLE_NOT_FOUND, INDEX_NOT_FOUND,
+   * INVALID_QUERY, INVALID_PARAMETER, TRANSACTION_NOT_FOUND), before any slice.
    */
-  readRecordValues?(database: string, table: string, options: ReadOptions): StoredValues[];
+  readRecords(database: string, table: string, options: ReadOptions): ReadSlices<StoredValues[]>;
   countRecords(database: string, table: string): number;
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor;
-  /**
-   * Optional: readRecords in slices, so a long scan (a filter that matches little, a large skip)
-   * lets the event loop serve others between slices. Same options and result as readRecords;
-   * each `next(maxVisits)` visits at most that many entries. Stores without it are read in one
-   * call.
-   */
-  openScan?(database: string, table: string, options: ReadOptions): RecordScan;
 
   // Transactions spanning several requests.
   beginTransaction(): string;
@@ -289,14 +259,6 @@ export interface StoragePort {
    * integration table is a read-only view over it, listed and read like any table.
    */
   readonly messageLog: MessageLogPort;
-  /** Returns the topic's entry (its integration table), creating it on first use. */
-  ensureTopic(topic: string): Promise<TopicInfo>;
-  getTopic(topic: string): TopicInfo | undefined;
-  listTopics(): TopicInfo[];
-  deleteTopic(topic: string): Promise<void>;
-  /** Appends in one durable commit; returns increasing message IDs (global log sequences). */
-  appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]>;
-  readMessages(topic: string, options: MessageReadOptions): StoredRecord[];
 
   close(): Promise<void>;
 }

@@ -10,34 +10,29 @@
  *
  * Long walks yield to the event loop (the broker shares it), as record.find does: with a filter,
  * the skip of cursor.open and a fetch's skip, records and `more` may visit far more entries than
- * they return, so they run through the cursor's sliced methods (when the store offers them),
- * VISITS_PER_TURN entries at a time; so does a skip over more than VISITS_PER_TURN records.
- * Other steps visit no more entries than they return and stay synchronous. One operation per
- * cursor runs at a time (CursorRegistry.exclusive).
+ * they return, so they run in slices (ReadSlices), VISITS_PER_TURN entries at a time; so does a
+ * skip over more than VISITS_PER_TURN records. Other steps visit no more entries than they return
+ * and run in one call. One operation per cursor runs at a time (CursorRegistry.exclusive).
  */
 import type {
   CursorCloseParams, CursorFetchParams, CursorFetchResult, CursorOpenParams, CursorOpenResult, EncodedRecord,
 } from '../../lib/data/command-types';
 import type { CommandContext, Resource } from '../../kernel/bus/command';
-import type { CursorSlices, RecordCursor, StoredRecord } from '../../kernel/storage/storage-port';
+import type { ReadSlices, StoredValues } from '../../kernel/storage/storage-port';
+import { readAll } from '../../kernel/storage/stored-values';
 import { ownerOf, tableCall, tableResource, type DataContext } from './data-context';
 import type { CursorEntry, CursorRegistry } from './cursor-registry';
 import { RecordEncoder, resolveFormat } from './record-codec';
-import { VISITS_PER_TURN, nextTurn, prepareRead } from './query-commands';
+import { VISITS_PER_TURN, prepareRead, readInSlices } from './query-commands';
 import { MAX_PAGE, formatSchema, inTable, readProperties } from './schemas';
 
 const cursorIdSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 type Direction = 'forward' | 'backward';
 
-/** Runs a sliced cursor operation, letting the event loop run between slices; the cursor must stay open. */
-async function inSlices<T>(cursors: CursorRegistry, entry: CursorEntry, operation: CursorSlices<T>): Promise<T> {
-  for (;;) {
-    const step = operation.next(VISITS_PER_TURN);
-    if (step.done) return step.value;
-    await nextTurn();
-    cursors.stillOpen(entry);
-  }
+/** Runs a cursor operation in slices, letting the event loop run between them; the cursor must stay open. */
+function inSlices<T>(cursors: CursorRegistry, entry: CursorEntry, operation: ReadSlices<T>): Promise<T> {
+  return readInSlices(operation, () => cursors.stillOpen(entry));
 }
 
 /** Whether skipping `count` records may walk far more than VISITS_PER_TURN entries. */
@@ -45,16 +40,14 @@ function longSkip(filtered: boolean, count: number): boolean {
   return count > VISITS_PER_TURN || (filtered && count > 0);
 }
 
-async function skipInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<number> {
-  const { cursor } = entry;
-  return cursor.skipSliced ? inSlices(cursors, entry, cursor.skipSliced(count, direction)) : cursor.skip(count, direction);
+function skipInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<number> {
+  return inSlices(cursors, entry, entry.cursor.skip(count, direction));
 }
 
 /** A fetch's records and `more`, in slices (a filtered cursor). */
-async function fetchInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<{ stored: StoredRecord[]; more: boolean }> {
-  const cursor: RecordCursor = entry.cursor;
-  const stored = cursor.fetchSliced ? await inSlices(cursors, entry, cursor.fetchSliced(count, direction)) : cursor.fetch(count, direction);
-  const more = cursor.hasMoreSliced ? await inSlices(cursors, entry, cursor.hasMoreSliced(direction)) : cursor.hasMore(direction);
+async function fetchInSlices(cursors: CursorRegistry, entry: CursorEntry, count: number, direction: Direction): Promise<{ stored: StoredValues[]; more: boolean }> {
+  const stored = await inSlices(cursors, entry, entry.cursor.fetch(count, direction));
+  const more = await inSlices(cursors, entry, entry.cursor.hasMore(direction));
   return { stored, more };
 }
 
@@ -87,7 +80,7 @@ export function registerCursorCommands(data: DataContext): void {
       const skip = p.skip ?? 0;
       if (!longSkip(newCursor.filtered, skip)) {
         try {
-          if (skip) cursor.skip(skip, 'forward');
+          if (skip) readAll(cursor.skip(skip, 'forward'));
         } catch (error) {
           cursor.close();
           throw error;
@@ -134,22 +127,22 @@ export function registerCursorCommands(data: DataContext): void {
         const { cursor } = entry;
         const direction = p.direction ?? 'forward';
         const encoder = p.format ? RecordEncoder.for(entry.table, entry.select, resolveFormat(p.format, entry.format)) : entry.encoder;
-        const page = (stored: StoredRecord[], more: boolean): CursorFetchResult => {
+        const page = (stored: StoredValues[], more: boolean): CursorFetchResult => {
           const records = new Array<EncodedRecord>(stored.length);
-          for (let i = 0; i < stored.length; i++) records[i] = encoder.encode(stored[i].id, stored[i].row);
+          for (let i = 0; i < stored.length; i++) records[i] = encoder.encodeStored(stored[i].id, stored[i].values);
           return { fields: encoder.fields, records, more, idDeclared: entry.table.idDeclared };
         };
         if (p.from === 'start' || p.from === 'end') cursor.moveTo(p.from);
         const skip = p.skip ?? 0;
         if (!entry.filtered && !longSkip(false, skip)) {
           // No filter: a fetch visits the records it returns, and `more` one more (the hot path).
-          if (skip) cursor.skip(skip, direction);
-          return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
+          if (skip) readAll(cursor.skip(skip, direction));
+          return page(readAll(cursor.fetch(p.count, direction)), readAll(cursor.hasMore(direction)));
         }
         return (async () => {
           // Here a filter or a skip over VISITS_PER_TURN: any skip may walk long.
           if (skip) await skipInSlices(data.cursors, entry, skip, direction);
-          if (!entry.filtered) return page(cursor.fetch(p.count, direction), cursor.hasMore(direction));
+          if (!entry.filtered) return page(readAll(cursor.fetch(p.count, direction)), readAll(cursor.hasMore(direction)));
           const { stored, more } = await fetchInSlices(data.cursors, entry, p.count, direction);
           return page(stored, more);
         })();

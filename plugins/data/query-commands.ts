@@ -13,8 +13,9 @@ import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../../lib/query/filter-eval';
 import type { FilterNode } from '../../lib/query/filter-parser';
 import { parsedFilter } from '../../lib/query/parsed-filters';
-import type { KeyBound, KeyRange, ReadOptions, RecordScan, StoragePort, StoredRecord } from '../../kernel/storage/storage-port';
-import type { CanonicalValue, ColumnDefinition, IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import type { KeyBound, KeyRange, ReadOptions, ReadSlices, StoragePort } from '../../kernel/storage/storage-port';
+import { readAll } from '../../kernel/storage/stored-values';
+import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import { decodeValue, type ValueFormat } from '../../lib/values/wire-format';
 import type { EncodedRecord, FormatParam, RecordFindParams, RecordFindResult, WireBound, WireValue } from '../../lib/data/command-types';
 import { lower, tableCall, tableResource, type DataContext } from './data-context';
@@ -126,13 +127,16 @@ export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-async function readInSlices(scan: RecordScan): Promise<StoredRecord[]> {
-  const records: StoredRecord[] = [];
+/**
+ * Runs a read in slices of VISITS_PER_TURN entries, letting the event loop run between them;
+ * `between` runs after each pause (a cursor checks it is still open).
+ */
+export async function readInSlices<T>(read: ReadSlices<T>, between?: () => void): Promise<T> {
   for (;;) {
-    const slice = scan.next(VISITS_PER_TURN);
-    for (const record of slice.records) records.push(record);
-    if (slice.done) return records;
+    const step = read.next(VISITS_PER_TURN);
+    if (step.done) return step.value;
     await nextTurn();
+    between?.();
   }
 }
 
@@ -149,22 +153,13 @@ export function registerQueryCommands(data: DataContext): void {
       options.skip = p.skip ?? 0;
       options.limit = p.limit + 1;
       if (transactionId) options.transactionId = transactionId;
-      let page: ReadonlyArray<{ id: number; values?: readonly unknown[]; row?: Row }>;
-      if (storage.openScan !== undefined && (options.filter !== undefined || options.skip > VISITS_PER_TURN)) {
-        // May visit far more entries than it returns: in slices, letting others run between them.
-        page = await readInSlices(storage.openScan(database, table.name, options));
-      } else if (storage.readRecordValues !== undefined) {
-        // Stores that offer stored values skip the row object per record (the query hot path).
-        page = storage.readRecordValues(database, table.name, options);
-      } else {
-        page = storage.readRecords(database, table.name, options);
-      }
+      const reading = storage.readRecords(database, table.name, options);
+      // May visit far more entries than it returns: in slices, letting others run between them.
+      // Otherwise in one call (the query hot path).
+      const page = options.filter !== undefined || options.skip > VISITS_PER_TURN ? await readInSlices(reading) : readAll(reading);
       const more = page.length > p.limit;
       const records = new Array<EncodedRecord>(more ? p.limit : page.length);
-      for (let i = 0; i < records.length; i++) {
-        const { id, values, row } = page[i];
-        records[i] = values !== undefined ? read.encoder.encodeStored(id, values) : read.encoder.encode(id, row!);
-      }
+      for (let i = 0; i < records.length; i++) records[i] = read.encoder.encodeStored(page[i].id, page[i].values);
       const result: RecordFindResult = { fields: read.encoder.fields, records, more, idDeclared: table.idDeclared };
       if (p.countTotal) result.total = storage.countRecords(database, table.name);
       return result;

@@ -390,21 +390,10 @@ export class RecordEncoder {
     this.idAsString = format.numberFormat === 'string';
   }
 
-  /** A record with `id` first, then the selected columns (null when unset). */
-  encode(id: number, row: Row): EncodedRecord {
-    const record: EncodedRecord = { id: this.idAsString ? String(id) : id };
-    const { columns, names, format } = this;
-    for (let i = 0; i < columns.length; i++) {
-      const value = row[names[i]];
-      record[names[i]] = value === undefined || value === null ? null : encodeValue(columns[i], value, format);
-    }
-    return record;
-  }
-
   /**
-   * The same record as `encode(id, row)`, straight from the values a store keeps
-   * (StoragePort.getRecordValues: entry c - 1 is column c of `table.columns`; entries beyond the
-   * array's end read as the column default), without a row object.
+   * A record with `id` first, then the selected columns (null when unset), from the values a
+   * store keeps (StoredValues, kernel/storage/storage-port.ts: entry c - 1 is column c of
+   * `table.columns`; entries beyond the array's end read as the column default).
    */
   encodeStored(id: number, stored: readonly unknown[]): EncodedRecord {
     const record: EncodedRecord = { id: this.idAsString ? String(id) : id };

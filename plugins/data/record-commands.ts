@@ -59,15 +59,8 @@ export function registerRecordCommands(data: DataContext): void {
     handler: (p, ctx) => {
       const { storage, database, table, transactionId } = tableCall(data, ctx, p);
       const encoder = RecordEncoder.for(table, p.select, resolveFormat(p.format));
-      // Stores that offer stored values skip the row object per record (the GET hot path).
-      let encodeAt: (i: number) => EncodedRecord | null;
-      if (storage.getRecordValues !== undefined) {
-        const stored = storage.getRecordValues(database, table.name, p.ids, transactionId);
-        encodeAt = (i) => (stored[i] === undefined ? null : encoder.encodeStored(p.ids[i], stored[i]!));
-      } else {
-        const rows = storage.getRecords(database, table.name, p.ids, transactionId);
-        encodeAt = (i) => (rows[i] === undefined ? null : encoder.encode(p.ids[i], rows[i]!));
-      }
+      const stored = storage.getRecords(database, table.name, p.ids, transactionId);
+      const encodeAt = (i: number): EncodedRecord | null => (stored[i] === undefined ? null : encoder.encodeStored(p.ids[i], stored[i]!));
       const records = new Array<EncodedRecord | null>(p.ids.length);
       for (let i = 0; i < records.length; i++) {
         records[i] = encodeAt(i);

@@ -151,7 +151,7 @@ export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: un
 /** A table records may be written to (not an integration table: those change through the log). */
 function writableTable(t: EntryTargets, database: string, table: string): TableState {
   const ts = t.catalog.table(database, table);
-  if (ts.def.topic !== null) throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
+  if (ts.topicId !== undefined || ts.def.topic !== null) throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
   return ts;
 }
 

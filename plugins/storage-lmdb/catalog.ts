@@ -23,6 +23,7 @@ import type { IndexDefinition, TableDefinition } from '../../kernel/storage/type
 import type { CatalogDb, IndexDb, LmdbEnvironment, RecordsDb } from './environment';
 import { COLUMN_NAME_PATTERN } from '../../lib/values/column-types';
 import { keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
+import type { TopicTableView } from './topic-table-view';
 
 export const ID_COLUMN = 'id';
 export const ID_INDEX = 'id_pk';
@@ -48,15 +49,18 @@ export interface TableState {
   /** The next id as last persisted (`['next-id', dbName]`); see saveNextId. */
   persistedNextId: number;
   dropped: boolean;
-  /** Set on an integration table: a read-only view over the message log (message-log.ts). */
-  topicId?: number;
+  /** An LMDB table has none; an integration table is a TopicTableView (topic-table-view.ts). */
+  topicId?: undefined;
 }
+
+/** A table as the catalog finds it by name: an LMDB table, or a topic's view over the message log. */
+export type AnyTable = TableState | TopicTableView;
 
 /** How the catalog reaches the integration-table views of the message log. */
 export interface TopicViews {
-  table(info: LogTopic): TableState;
+  table(info: LogTopic): TopicTableView;
   /** Inside a write transaction: removes the topic's messages and entry. */
-  drop(ts: TableState): void;
+  drop(ts: TopicTableView): void;
 }
 
 /** Persists `ts.nextId` when it moved past the stored value. Call inside the write transaction. */
@@ -180,14 +184,14 @@ export class Catalog {
     return map;
   }
 
-  table(database: string, table: string): TableState {
+  table(database: string, table: string): AnyTable {
     const map = this.tablesOf(database);
     const state = map.get(normalizeName(table)) ?? this.topicView(database, table);
     if (!state) throw new EngineError('TABLE_NOT_FOUND', { database: normalizeName(database), table: normalizeName(table) });
     return state;
   }
 
-  findTable(database: string, table: string): TableState | undefined {
+  findTable(database: string, table: string): AnyTable | undefined {
     return this.tables.get(normalizeName(database))?.get(normalizeName(table)) ?? this.topicView(database, table);
   }
 
@@ -199,7 +203,7 @@ export class Catalog {
     return names;
   }
 
-  private topicView(database: string, table: string): TableState | undefined {
+  private topicView(database: string, table: string): TopicTableView | undefined {
     const info = this.topicTables.get(normalizeName(database))?.get(normalizeName(table));
     if (!info || !this.views || !this.databases.has(info.database)) return undefined;
     return this.views.table(info);
@@ -234,7 +238,7 @@ export class Catalog {
   }
 
   /** Drops a table's sub-databases and catalog entry (an integration table's view goes through its topic: message-log.ts). */
-  dropTable(state: TableState): void {
+  dropTable(state: AnyTable): void {
     if (state.topicId !== undefined) {
       this.views?.drop(state);
       return;

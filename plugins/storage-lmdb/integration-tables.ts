@@ -1,15 +1,11 @@
 /**
  * Integration tables: the table of a topic's messages (docs/storage.md, "Integration
- * tables"), a view over the message log (message-log.ts). Naming, columns and
- * message reads.
+ * tables"), a view over the message log (message-log.ts): naming and columns.
  */
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
 import { topicNameProblem } from '../../kernel/topic-name';
-import type { MessageReadOptions, StoredRecord } from '../../kernel/storage/storage-port';
 import type { ColumnInput } from '../../kernel/storage/types';
-import type { TableState } from './catalog';
-import { collect, planScan, scan, type Predicate, type ScanPlan } from './reads';
 
 export const TOPIC_TABLE_PREFIX = 'mqtt_msg_';
 export const MAX_TABLE_NAME_BYTES = 64;
@@ -54,38 +50,4 @@ export function topicTableName(topic: string, taken: (name: string) => boolean):
     const name = `${base.slice(0, MAX_TABLE_NAME_BYTES - 9)}_${hash}`;
     if (!taken(name)) return name;
   }
-}
-
-/** Messages in ascending id order (see MessageReadOptions). */
-export function readMessages(ts: TableState, options: MessageReadOptions): StoredRecord[] {
-  const limit = Math.max(0, Math.floor(Number(options.limit)));
-  if (!(limit > 0)) return [];
-  const since = options.since;
-  const predicate: Predicate | null = since === undefined || since === null
-    ? null
-    : (row) => typeof row.create_ts === 'string' && row.create_ts >= since;
-  const all = planScan(ts, undefined, undefined);
-  if (options.startFrom === 'tail') {
-    return collect(ts, all, true, predicate, 0, limit).reverse();
-  }
-  let lo: number | null = null;
-  if (typeof options.startFrom === 'number') lo = options.startFrom;
-  else if (options.startFrom !== 'head') {
-    throw new EngineError('INVALID_PARAMETER', { param: 'startFrom', reason: "'head', 'tail' or a message ID" });
-  }
-  if (since !== undefined && since !== null && ts.indexes.some((index) => index.def.name === CREATE_TS_INDEX)) {
-    // Messages are appended with increasing create_ts: the first one at or after `since` in
-    // the create_ts index tells where to start reading in id order.
-    const byTime = planScan(ts, CREATE_TS_INDEX, { lower: { values: [since], inclusive: true } });
-    let first: number | null = null;
-    for (const entry of scan(ts, byTime, false)) {
-      if (entry.guarded) continue;
-      first = entry.id;
-      break;
-    }
-    if (first === null) return [];
-    if (lo === null || first > lo) lo = first;
-  }
-  const plan: ScanPlan = { ...all, lo };
-  return collect(ts, plan, false, predicate, 0, limit);
 }

@@ -4,8 +4,8 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type {
-  InternalStore, MessageInput, MessageReadOptions, PositionalRows, ReadOptions, RecordCursor, RecordScan, StoragePort,
-  StoredRecord, StoredValues, TopicInfo, WriteOptions,
+  InternalStore, MessageInput, PositionalRows, ReadOptions, ReadSlices, RecordCursor, StoragePort,
+  StoredRecord, StoredValues, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
@@ -14,18 +14,16 @@ import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
 import { keyLayoutOf, resolveKeySegments } from './index-keys';
 import { Catalog, checkIdentifier, checkName, ID_COLUMN, normalizeName, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
+import type { ReadableTable } from './table-stores';
 import { LmdbEnvironment } from './environment';
 import { LmdbInternalStore } from './internal-stores';
-import {
-  checkCount, planScan, predicateOf, readRecordValues, readRecords, scanStats, SlicedRead, type Overlay, type ScanPlan,
-} from './reads';
-import { decodeRow, prepareInsertRow } from './records';
+import { checkCount, planScan, predicateOf, RangeRead, scanStats, type Overlay, type ScanPlan } from './reads';
+import { prepareInsertRow } from './records';
 import { canonicalTime, columnHeader, entryTime, OperationLog } from './apply-entry';
 import type { OperationsPort } from '../../kernel/storage/operation-entries';
 import { checkArray, LmdbSchema } from './schema';
 import type { PreparedRow } from './records';
 import { LmdbMessageLog } from './message-log';
-import { readMessages } from './integration-tables';
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
 
@@ -167,7 +165,9 @@ export class LmdbStorage implements StoragePort {
 
   private writable(database: string, table: string, options: WriteOptions | undefined): TableState {
     const ts = this.catalog.table(database, table);
-    if (ts.def.topic !== null && (options?.allowIntegrationTables !== true || ts.topicId !== undefined)) {
+    // A view over the message log is never written (an internal writer's insert appends to the log
+    // instead: insertRecords); a table of a topic from before the log, only by internal writers.
+    if (ts.topicId !== undefined || (ts.def.topic !== null && options?.allowIntegrationTables !== true)) {
       throw new EngineError('TABLE_READ_ONLY', { table: ts.def.name });
     }
     if (options?.transactionId !== undefined) this.transactions.assert(options.transactionId);
@@ -234,22 +234,11 @@ export class LmdbStorage implements StoragePort {
     });
   }
 
-  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<Row | undefined> {
+  getRecords(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
     const ts = this.catalog.table(database, table);
     checkArray(ids, 'ids');
-    if (transactionId !== undefined) return this.transactions.read(transactionId, ts, ids);
-    const records = ts.records;
-    return ids.map((id) => {
-      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
-      const values = records.get(id);
-      return values === undefined ? undefined : decodeRow(ts, id, values);
-    });
-  }
-
-  getRecordValues(database: string, table: string, ids: RecordId[], transactionId?: string): Array<readonly unknown[] | undefined> {
-    const ts = this.catalog.table(database, table);
-    checkArray(ids, 'ids');
-    if (transactionId !== undefined) {
+    if (transactionId !== undefined && ts.topicId === undefined) {
+      // The transaction's view, as rows: laid out again as stored values (not the hot path).
       const columns = ts.def.columns;
       return this.transactions.read(transactionId, ts, ids).map((row) => {
         if (row === undefined) return undefined;
@@ -258,6 +247,8 @@ export class LmdbStorage implements StoragePort {
         return values;
       });
     }
+    // A view over the message log is never written in a transaction: it reads as committed.
+    if (transactionId !== undefined) this.transactions.assert(transactionId);
     const records = ts.records;
     const out = new Array<readonly unknown[] | undefined>(ids.length);
     for (let i = 0; i < ids.length; i++) {
@@ -298,30 +289,17 @@ export class LmdbStorage implements StoragePort {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  readRecords(database: string, table: string, options: ReadOptions): StoredRecord[] {
-    const ts = this.catalog.table(database, table);
-    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
-    return readRecords(ts, options ?? {}, overlay);
-  }
-
-  readRecordValues(database: string, table: string, options: ReadOptions): StoredValues[] {
-    const ts = this.catalog.table(database, table);
-    const overlay = options?.transactionId !== undefined ? this.transactions.overlayFor(options.transactionId, ts) : undefined;
-    if (overlay !== undefined) {
-      // The transaction's own writes merged in: rows, laid out as stored values.
-      const columns = ts.def.columns;
-      return readRecords(ts, options, overlay).map(({ id, row }) => {
-        const values = new Array<unknown>(columns.length - 1);
-        for (let i = 1; i < columns.length; i++) values[i - 1] = row[columns[i].name];
-        return { id, values };
-      });
-    }
-    return readRecordValues(ts, options ?? {});
+  readRecords(database: string, table: string, options: ReadOptions): ReadSlices<StoredValues[]> {
+    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
+    const predicate = predicateOf(ts, opts);
+    const skip = checkCount(opts.skip, 'skip', 0);
+    const limit = checkCount(opts.limit, 'limit', Number.POSITIVE_INFINITY);
+    return new RangeRead(ts, plan, opts.reverse === true, predicate, skip, limit, overlay);
   }
 
   countRecords(database: string, table: string): number {
     const ts = this.catalog.table(database, table);
-    return (ts.records.getStats() as { entryCount: number }).entryCount;
+    return ts.topicId !== undefined ? ts.records.count() : (ts.records.getStats() as { entryCount: number }).entryCount;
   }
 
   openCursor(database: string, table: string, options: ReadOptions): RecordCursor {
@@ -329,21 +307,15 @@ export class LmdbStorage implements StoragePort {
     return new LmdbCursor(ts, plan, opts.reverse === true, predicateOf(ts, opts), checkCount(opts.skip, 'skip', 0), overlay);
   }
 
-  openScan(database: string, table: string, options: ReadOptions): RecordScan {
-    const { ts, plan, opts, overlay } = this.readSetup(database, table, options);
-    const skip = checkCount(opts.skip, 'skip', 0);
-    const limit = checkCount(opts.limit, 'limit', Number.POSITIVE_INFINITY);
-    return new SlicedRead(ts, plan, opts.reverse === true, predicateOf(ts, opts), skip, limit, overlay);
-  }
-
-  /** What a cursor or a sliced read starts from; in a transaction, its later writes are seen too while it is open. */
-  private readSetup(database: string, table: string, options: ReadOptions): { ts: TableState; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
+  /** What a read or a cursor starts from; in a transaction, its later writes are seen too while it is open. */
+  private readSetup(database: string, table: string, options: ReadOptions): { ts: ReadableTable; plan: ScanPlan; opts: ReadOptions; overlay?: () => Overlay | undefined } {
     const ts = this.catalog.table(database, table);
     const opts = options ?? {};
     const transactionId = opts.transactionId;
     if (transactionId !== undefined) this.transactions.assert(transactionId);
     const plan = planScan(ts, opts.index, opts.range);
-    const overlay = transactionId === undefined ? undefined : () => {
+    // A view over the message log is never written in a transaction: nothing to merge.
+    const overlay = transactionId === undefined || ts.topicId !== undefined ? undefined : () => {
       try {
         return this.transactions.overlayFor(transactionId, ts);
       } catch {
@@ -370,17 +342,6 @@ export class LmdbStorage implements StoragePort {
   // ---- topics (message-log.ts) --------------------------------------------------------------
 
   get messageLog(): MessageLogPort { return this.topics; }
-  ensureTopic(topic: string): Promise<TopicInfo> { return this.topics.ensureTopic(topic); }
-  getTopic(topic: string): TopicInfo | undefined { return this.topics.getTopic(topic); }
-  listTopics(): TopicInfo[] { return this.topics.listTopics(); }
-  deleteTopic(topic: string): Promise<void> { return this.topics.deleteTopic(topic); }
-  async appendMessages(topic: string, messages: MessageInput[]): Promise<RecordId[]> { return this.topics.appendTo(topic, messages); }
-
-  readMessages(topic: string, options: MessageReadOptions): StoredRecord[] {
-    const info = this.topics.getTopic(topic);
-    if (!info) return [];
-    return readMessages(this.topics.view(info), options);
-  }
 
   async close(): Promise<void> {
     if (this.env.isClosed) return;

@@ -11,39 +11,32 @@
  *                memory); ['log-indexed'] → the index's watermark.
  *
  * No named database per topic: a topic is a catalog entry and a key range of `log:chunks`.
- * Its integration table is a view (a TableState whose records and `create_ts_idx` index are
- * adapters over the log and its index), synthesized on first access and cached.
+ * Its integration table is a view over the log and its index (topic-table-view.ts). Reads of the
+ * log are in log-reads.ts; here: appends, topics, purges of deleted topics and trims.
  */
-import type { Database } from 'lmdb';
 import { EngineError } from '../../kernel/errors';
 import type {
   LogAppend, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
-import type { IndexDefinition, Row, TableDefinition } from '../../kernel/storage/types';
-import { isCanonicalTimestamp } from '../../lib/values/timestamps';
-import { appendRecordId, encodeIndexKey, keyLength, resolveKeySegments, type KeySegmentSpec } from './index-keys';
-import { columnPositions, freezeDefinition, type Catalog, type IndexState, type TableState } from './catalog';
-import type { IndexDb, LmdbEnvironment, RecordsDb } from './environment';
+import type { Catalog } from './catalog';
+import type { LmdbEnvironment } from './environment';
 import { LmdbLogState, LOCAL_STATE_DB, LOG_STATE_DB } from './log-state';
+import { isCanonicalTimestamp } from '../../lib/values/timestamps';
 import {
-  BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry, type StoredValues,
+  BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry,
 } from './log-blocks';
+import { LogReads, type BlockDb } from './log-reads';
 import { migrateLegacyLog } from './log-migration';
-import { CHUNK_DB, TopicIndex, type SequenceRange } from './topic-index';
-import { checkTopic, CREATE_TS_INDEX, TOPIC_COLUMNS, topicTableName } from './integration-tables';
+import { CHUNK_DB, TopicIndex } from './topic-index';
+import { checkTopic, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
 import { entryTime, type OperationLog } from './apply-entry';
-
-type BlockDb = Database<Buffer, number>;
+import { TopicTableViews, type TopicTableView } from './topic-table-view';
 
 export const LOG_DB = 'log:blocks';
 export const LOG_INDEX_DB = CHUNK_DB;
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
-/** Integration-table views kept built; beyond it the oldest is forgotten (rebuilt on next use). */
-const MAX_CACHED_VIEWS = 10_000;
-/** Scanned blocks kept for readers walking the log or a topic. */
-const MAX_CACHED_BLOCKS = 16;
 
 /** Messages a deleted topic's purge (or a trim) removes per commit (a few milliseconds each). */
 const PURGE_CHUNK = 2000;
@@ -79,11 +72,6 @@ function checkMessage(message: MessageInput): void {
   }
 }
 
-/** A stored log value as the integration table's positional values (columns after `id`). */
-function rowValues(v: unknown[]): unknown[] {
-  return [v[1], v[2], false, null, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]];
-}
-
 /** Entries to append, checked: the appends kept and their block entries, in order. */
 interface CheckedAppend {
   appends: LogAppend[];
@@ -109,13 +97,14 @@ export class LmdbMessageLog implements MessageLogPort {
   readonly topicIndex: TopicIndex;
   readonly state: LmdbLogState;
   readonly localState: LmdbLogState;
+  /** The log's reads and the blocks they scanned (log-reads.ts). */
+  private readonly reads: LogReads;
+  /** The topics' integration tables (topic-table-view.ts). */
+  private readonly tables: TopicTableViews;
   private nextSeq = 1;
   private nextTopicId = 1;
   /** The create_ts of the last appended message: create_ts never goes back along the log. */
   private lastCreateTs = '';
-  private readonly views = new Map<number, TableState>();
-  /** Scanned blocks by key, least recently used first. */
-  private readonly blocks = new Map<number, ScannedBlock>();
   /** Topics the running atomic write created (forgotten again if it fails). */
   private createdInTxn: LogTopic[] | undefined;
   /** Topics created by a write not yet durable: ensureTopic answers with that write's outcome. */
@@ -132,14 +121,11 @@ export class LmdbMessageLog implements MessageLogPort {
   /** Retention trims, one after another. */
   private trimming: Promise<number> = Promise.resolve(0);
   private closing = false;
-  private viewDefinitionTemplate: TableDefinition | null = null;
-  private createTsSpecs: KeySegmentSpec[] | null = null;
-  private viewColumnPos: Map<string, number> | null = null;
 
   constructor(
     private readonly env: LmdbEnvironment,
     private readonly catalog: Catalog,
-    private readonly schema: LmdbSchema,
+    schema: LmdbSchema,
     private readonly defaultDatabase: string,
     private readonly operations: OperationLog,
   ) {
@@ -147,8 +133,10 @@ export class LmdbMessageLog implements MessageLogPort {
     this.topicIndex = new TopicIndex(env, () => this.durableSeq);
     this.state = new LmdbLogState(env, LOG_STATE_DB, operations);
     this.localState = new LmdbLogState(env, LOCAL_STATE_DB, null);
+    this.reads = new LogReads(this.log, catalog, this.topicIndex);
+    this.tables = new TopicTableViews(this.reads, catalog.topicsById, schema, defaultDatabase);
     catalog.views = {
-      table: (info) => this.view(info),
+      table: (info) => this.tables.table(info),
       drop: (ts) => this.dropInTxn(ts),
     };
   }
@@ -169,42 +157,13 @@ export class LmdbMessageLog implements MessageLogPort {
     const indexed = this.topicIndex.watermark();
     // A topic whose purge is pending is indexed too: its purge finds its messages through the index.
     const purging = new Set(this.catalog.purgesPending);
-    for (const block of this.blocksFrom(indexed + 1)) {
+    for (const block of this.reads.blocksFrom(indexed + 1)) {
       for (let i = block.firstAtOrAfter(indexed + 1); i < block.count; i++) {
         const topicId = block.topicIds[i];
         if (this.catalog.topicsById.has(topicId) || purging.has(topicId)) this.topicIndex.add(topicId, block.seqs[i]);
       }
     }
     for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
-  }
-
-  // ---- blocks --------------------------------------------------------------------------------
-
-  private scanned(key: number, bytes: Buffer): ScannedBlock {
-    const block = new ScannedBlock(key, bytes);
-    if (this.blocks.size >= MAX_CACHED_BLOCKS) this.blocks.delete(this.blocks.keys().next().value!);
-    this.blocks.set(key, block);
-    return block;
-  }
-
-  /** The block holding `seq` (or the one before the gap it falls in), undefined before the first. */
-  private blockOf(seq: number): ScannedBlock | undefined {
-    for (const block of this.blocks.values()) {
-      if (block.key <= seq && seq <= block.lastSeq) return block;
-    }
-    for (const { key, value } of this.log.getRange({ start: seq, reverse: true, limit: 1 })) {
-      return this.blocks.get(key as number) ?? this.scanned(key as number, value as Buffer);
-    }
-    return undefined;
-  }
-
-  /** Blocks in log order, from the one holding `seq` (or the first after it). */
-  private *blocksFrom(seq: number): Generator<ScannedBlock> {
-    let start = seq;
-    for (const key of this.log.getKeys({ start: seq, reverse: true, limit: 1 })) start = key as number;
-    for (const { key, value } of this.log.getRange({ start })) {
-      yield this.blocks.get(key as number) ?? this.scanned(key as number, value as Buffer);
-    }
   }
 
   /**
@@ -214,7 +173,7 @@ export class LmdbMessageLog implements MessageLogPort {
   private removeMessagesInTxn(seqs: number[]): void {
     let i = 0;
     while (i < seqs.length) {
-      const block = this.blockOf(seqs[i]);
+      const block = this.reads.blockOf(seqs[i]);
       if (block === undefined || block.lastSeq < seqs[i]) { i++; continue; }
       const gone = new Set<number>();
       while (i < seqs.length && seqs[i] <= block.lastSeq) gone.add(seqs[i++]);
@@ -222,7 +181,7 @@ export class LmdbMessageLog implements MessageLogPort {
       for (let j = 0; j < block.count; j++) {
         if (!gone.has(block.seqs[j])) kept.push({ seq: block.seqs[j], topicId: block.topicIds[j], message: inputOf(block.values(j)) });
       }
-      this.blocks.delete(block.key);
+      this.reads.forgetBlock(block.key);
       if (kept.length === block.count) continue;
       if (kept.length === 0) {
         this.log.remove(block.key);
@@ -258,29 +217,10 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.atomically(() => this.topicInTxn(topic, time));
   }
 
-  getTopic(topic: string): LogTopic | undefined {
-    return this.catalog.topics.get(topic);
-  }
-
-  listTopics(): LogTopic[] {
-    // Sorted once per change of the catalog (the explorer asks often, at 100,000 topics).
-    if (this.sortedTopicsVersion !== this.catalog.topicsVersion) {
-      this.sortedTopics = [...this.catalog.topics.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
-      this.sortedTopicsVersion = this.catalog.topicsVersion;
-    }
-    return this.sortedTopics.slice();
-  }
-
-  topicCount(): number {
-    return this.catalog.topics.size;
-  }
-
-  topicsVersion(): number {
-    return this.catalog.topicsVersion;
-  }
-
-  private sortedTopics: LogTopic[] = [];
-  private sortedTopicsVersion = -1;
+  getTopic(topic: string): LogTopic | undefined { return this.reads.getTopic(topic); }
+  listTopics(): LogTopic[] { return this.reads.listTopics(); }
+  topicCount(): number { return this.reads.topicCount(); }
+  topicsVersion(): number { return this.reads.topicsVersion(); }
 
   async deleteTopic(topic: string): Promise<void> {
     if (!this.catalog.topics.has(topic)) throw new EngineError('INVALID_TOPIC', { topic, reason: 'the topic does not exist' });
@@ -319,7 +259,7 @@ export class LmdbMessageLog implements MessageLogPort {
    */
   private removeTopicInTxn(info: LogTopic): void {
     this.catalog.removeTopic(info.topic);
-    this.views.delete(info.topicId);
+    this.tables.forget(info.topicId);
     // The next sequence is the last block's last sequence + 1 on open, unless the newest messages
     // were just deleted: record it with the delete, so no sequence is ever handed out twice.
     this.env.catalog.put(['log-seq'], this.nextSeq);
@@ -341,7 +281,7 @@ export class LmdbMessageLog implements MessageLogPort {
           if (removed.length < PURGE_CHUNK) this.env.catalog.remove(['purge', topicId]);
           return removed.length === PURGE_CHUNK;
         });
-        this.blocks.clear(); // a reader may have cached a block as it was before this commit
+        this.reads.forgetBlocks(); // a reader may have cached a block as it was before this commit
       }
     }).catch(() => undefined); // an environment closed meanwhile: the mark stays, the next open goes on
     return this.purging;
@@ -378,7 +318,7 @@ export class LmdbMessageLog implements MessageLogPort {
           removed += gone.length;
           return gone.length === PURGE_CHUNK;
         });
-        this.blocks.clear(); // a reader may have cached a block as it was before this commit
+        this.reads.forgetBlocks(); // a reader may have cached a block as it was before this commit
       }
       return removed;
     });
@@ -400,8 +340,8 @@ export class LmdbMessageLog implements MessageLogPort {
     await this.topicIndex.close();
   }
 
-  private dropInTxn(ts: TableState): void {
-    const info = ts.topicId === undefined ? undefined : this.catalog.topicsById.get(ts.topicId);
+  private dropInTxn(ts: TopicTableView): void {
+    const info = this.catalog.topicsById.get(ts.topicId);
     if (info) this.removeTopicInTxn(info);
   }
 
@@ -436,7 +376,7 @@ export class LmdbMessageLog implements MessageLogPort {
         this.nextTopicId = nextTopicId;
         for (const info of created) {
           this.catalog.removeTopic(info.topic);
-          this.views.delete(info.topicId);
+          this.tables.forget(info.topicId);
         }
         created = [];
         throw error;
@@ -562,7 +502,7 @@ export class LmdbMessageLog implements MessageLogPort {
     return answered;
   }
 
-  /** Appends messages of one topic (StoragePort.appendMessages; its caller turns a throw into a rejection). */
+  /** Appends messages of one topic (an internal writer's insert into its integration table; its caller turns a throw into a rejection). */
   appendTo(topic: string, messages: MessageInput[]): Promise<number[]> {
     if (!Array.isArray(messages)) throw new EngineError('INVALID_PARAMETER', { param: 'messages', reason: 'an array is required' });
     if (!this.catalog.topics.has(topic)) checkTopic(topic);
@@ -619,246 +559,14 @@ export class LmdbMessageLog implements MessageLogPort {
     // With the purges (`purged()` waits for it too).
     this.purging = this.purging
       .then(() => this.env.write(() => this.removeMessagesInTxn(seqs)))
-      .then(() => this.blocks.clear(), () => undefined);
+      .then(() => this.reads.forgetBlocks(), () => undefined);
   }
 
-  // ---- reads ---------------------------------------------------------------------------------
+  // ---- reads (log-reads.ts) -----------------------------------------------------------------
 
-  lastSequence(): number {
-    return this.durableSeq;
-  }
-
-  private message(seq: number, v: StoredValues): LoggedMessage | undefined {
-    const info = this.catalog.topicsById.get(v[0] as number);
-    if (!info) return undefined;
-    return {
-      sequence: seq, topic: info.topic, createTs: v[1] as string, payload: v[2] as LoggedMessage['payload'],
-      qos: v[3] as number, retain: v[4] as boolean, contentType: v[5] as string | null,
-      correlationData: v[6] as Uint8Array | null, responseTopic: v[7] as string | null,
-      expirySeconds: v[8] as number | null, userProperties: v[9] as LoggedMessage['userProperties'],
-      payloadFormat: v[10] as number | null, publisher: v[11] as string | null,
-    };
-  }
-
-  read(sequence: number): LoggedMessage | undefined {
-    if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return undefined;
-    const block = this.blockOf(sequence);
-    const i = block === undefined ? -1 : block.indexOf(sequence);
-    // undefined too when its topic was deleted (purge pending)
-    return i < 0 ? undefined : this.message(sequence, block!.values(i));
-  }
-
-  readFrom(after: number, limit: number): LoggedMessage[] {
-    const out: LoggedMessage[] = [];
-    const max = Math.floor(Number(limit));
-    if (!(max > 0)) return out;
-    const start = Math.max(0, Math.floor(Number(after) || 0)) + 1;
-    for (const block of this.blocksFrom(start)) {
-      for (let i = block.firstAtOrAfter(start); i < block.count; i++) {
-        if (!this.catalog.topicsById.has(block.topicIds[i])) continue;
-        const m = this.message(block.seqs[i], block.values(i));
-        if (m) out.push(m);
-        if (out.length >= max) return out;
-      }
-    }
-    return out;
-  }
-
-  readTopic(topic: string, options: TopicReadOptions): LoggedMessage[] {
-    const out: LoggedMessage[] = [];
-    const info = this.catalog.topics.get(topic);
-    const max = Math.floor(Number(options?.limit));
-    if (!info || !(max > 0)) return out;
-    const from = Math.ceil(options.from ?? 0);
-    const to = Math.floor(options.to ?? MAX_SEQ);
-    if (from > to) return out;
-    const range: SequenceRange = options.reverse === true ? { start: to, end: from - 1, reverse: true } : { start: from, end: to + 1 };
-    let skip = options.skip !== undefined && options.skip > 0 ? Math.floor(options.skip) : 0;
-    for (const seq of this.topicIndex.sequences(info.topicId, range)) {
-      if (skip > 0) { skip--; continue; }
-      const v = this.valuesOf(info.topicId, seq);
-      if (v === undefined) continue;
-      const m = this.message(seq, v);
-      if (m) out.push(m);
-      if (out.length >= max) break;
-    }
-    return out;
-  }
-
-  countTopic(topic: string, fromSequence = 0): number {
-    const info = this.catalog.topics.get(topic);
-    return info ? this.topicIndex.count(info.topicId, fromSequence) : 0;
-  }
-
-  // ---- the integration table view --------------------------------------------------------------
-
-  private template(): TableDefinition {
-    if (this.viewDefinitionTemplate === null) {
-      const def = this.schema.buildDefinition(this.defaultDatabase, 'mqtt_msg_', TOPIC_COLUMNS, ''); // createdAt: the topic's
-      const index: IndexDefinition = { name: CREATE_TS_INDEX, unique: false, fields: [{ name: 'create_ts', ascending: true }], automatic: false };
-      def.indexes.push(index);
-      this.createTsSpecs = resolveKeySegments(def, index.fields);
-      this.viewColumnPos = columnPositions(def);
-      this.viewDefinitionTemplate = def;
-    }
-    return this.viewDefinitionTemplate;
-  }
-
-  /** The integration table of a topic: a read-only TableState over the log. */
-  view(info: LogTopic): TableState {
-    let ts = this.views.get(info.topicId);
-    if (ts) {
-      // least recently used goes first: a hit moves to the end
-      this.views.delete(info.topicId);
-      this.views.set(info.topicId, ts);
-      return ts;
-    }
-    const template = this.template();
-    const def = freezeDefinition({
-      ...template, database: info.database, name: info.table, topic: info.topic, createdAt: info.createdAt,
-      columns: template.columns, indexes: template.indexes,
-    });
-    const records = new TopicRecords(this, info.topicId) as unknown as RecordsDb;
-    const specs = this.createTsSpecs!;
-    const indexState: IndexState = {
-      def: def.indexes[1], dbName: LOG_INDEX_DB, db: new TopicCreateTsIndex(this, info.topicId, specs) as unknown as IndexDb,
-      specs, keyLength: keyLength(specs),
-    };
-    const topicsById = this.catalog.topicsById;
-    ts = {
-      def, dbName: `${LOG_DB}#${info.topicId}`, records, indexes: [indexState], columnPos: this.viewColumnPos!,
-      nextId: 0, persistedNextId: 0, topicId: info.topicId,
-      // dropped once the topic's entry is gone (or replaced by a new topic of that name)
-      get dropped(): boolean { return topicsById.get(info.topicId) !== info; },
-      set dropped(_value: boolean) { /* follows the catalog */ },
-    };
-    if (this.views.size >= MAX_CACHED_VIEWS) this.views.delete(this.views.keys().next().value!);
-    this.views.set(info.topicId, ts);
-    return ts;
-  }
-
-  /** The values of message `seq` if it belongs to the topic. */
-  valuesOf(topicId: number, seq: number): StoredValues | undefined {
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
-    const block = this.blockOf(seq);
-    if (block === undefined) return undefined;
-    const i = block.indexOf(seq);
-    return i < 0 || block.topicIds[i] !== topicId ? undefined : block.values(i);
-  }
-
-  /** Sequences of a topic, from `start` (inclusive) towards `end` (exclusive), per lmdb-js range rules on sequences. */
-  sequences(topicId: number, options: SequenceRange): Generator<number> {
-    return this.topicIndex.sequences(topicId, options);
-  }
-
-  countOfTopic(topicId: number): number {
-    return this.topicIndex.count(topicId);
-  }
-}
-
-/** A topic's messages as the records database of its integration table (key = sequence). */
-class TopicRecords {
-  constructor(private readonly log: LmdbMessageLog, private readonly topicId: number) {}
-
-  get(id: number): unknown[] | undefined {
-    const v = this.log.valuesOf(this.topicId, id);
-    return v === undefined ? undefined : rowValues(v);
-  }
-
-  doesExist(id: number): boolean {
-    return this.log.valuesOf(this.topicId, id) !== undefined;
-  }
-
-  *getRange(options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<{ key: number; value: unknown[] }> {
-    let n = 0;
-    for (const seq of this.log.sequences(this.topicId, options)) {
-      const v = this.log.valuesOf(this.topicId, seq);
-      if (v === undefined) continue;
-      yield { key: seq, value: rowValues(v) };
-      if (options.limit !== undefined && ++n >= options.limit) return;
-    }
-  }
-
-  *getKeys(options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<number> {
-    for (const { key } of this.getRange(options)) yield key;
-  }
-
-  getStats(): { entryCount: number } {
-    return { entryCount: this.log.countOfTopic(this.topicId) };
-  }
-}
-
-/**
- * `create_ts_idx` of an integration table, served from the topic's (topic, sequence) range: the
- * log's create_ts never decreases along the sequence, so create_ts order is sequence order and a
- * key bound becomes a sequence found by binary search. Keys are produced as a real index would
- * hold them (encoded create_ts ‖ 8-byte id).
- */
-class TopicCreateTsIndex {
-  constructor(private readonly log: LmdbMessageLog, private readonly topicId: number, private readonly specs: KeySegmentSpec[]) {}
-
-  private keyOf(seq: number, v: unknown[]): Buffer {
-    return appendRecordId(encodeIndexKey(this.specs, { create_ts: v[1] } as Row), seq);
-  }
-
-  private keyAt(seq: number): Buffer | undefined {
-    const v = this.log.valuesOf(this.topicId, seq);
-    return v === undefined ? undefined : this.keyOf(seq, v);
-  }
-
-  /** The first sequence of the topic whose key satisfies `pred` (monotone: false…false true…true); undefined: none. */
-  private firstWhere(pred: (key: Buffer) => boolean): number | undefined {
-    let first: number | undefined;
-    for (const s of this.log.sequences(this.topicId, {})) { first = s; break; }
-    if (first === undefined) return undefined;
-    let last = first;
-    for (const s of this.log.sequences(this.topicId, { reverse: true })) { last = s; break; }
-    // smallest s in [first, last + 1] with P(s) = pred(key of the first entry >= s), P(last + 1) = true
-    let lo = first;
-    let hi = last + 1;
-    while (lo < hi) {
-      const mid = lo + Math.floor((hi - lo) / 2);
-      let entry: number | undefined;
-      for (const s of this.log.sequences(this.topicId, { start: mid })) { entry = s; break; }
-      const key = entry === undefined ? undefined : this.keyAt(entry);
-      if (key === undefined || pred(key)) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo > last) return undefined;
-    for (const s of this.log.sequences(this.topicId, { start: lo })) return s;
-    return undefined;
-  }
-
-  *getKeys(options: { start?: Buffer; end?: Buffer; reverse?: boolean; exclusiveStart?: boolean; limit?: number } = {}): Generator<Buffer> {
-    const { start, end } = options;
-    const exclusive = options.exclusiveStart === true;
-    let n = 0;
-    if (options.reverse !== true) {
-      let from: number | undefined;
-      if (start !== undefined) {
-        from = this.firstWhere((k) => (exclusive ? Buffer.compare(k, start) > 0 : Buffer.compare(k, start) >= 0));
-        if (from === undefined) return;
-      }
-      for (const seq of this.log.sequences(this.topicId, from === undefined ? {} : { start: from })) {
-        const key = this.keyAt(seq);
-        if (key === undefined) continue;
-        if (end !== undefined && Buffer.compare(key, end) >= 0) return;
-        yield key;
-        if (options.limit !== undefined && ++n >= options.limit) return;
-      }
-      return;
-    }
-    let below: number | undefined;
-    if (start !== undefined) {
-      below = this.firstWhere((k) => (exclusive ? Buffer.compare(k, start) >= 0 : Buffer.compare(k, start) > 0));
-    }
-    const range = below === undefined ? { reverse: true } : { reverse: true, start: below, exclusiveStart: true };
-    for (const seq of this.log.sequences(this.topicId, range)) {
-      const key = this.keyAt(seq);
-      if (key === undefined) continue;
-      if (end !== undefined && Buffer.compare(key, end) <= 0) return;
-      yield key;
-      if (options.limit !== undefined && ++n >= options.limit) return;
-    }
-  }
+  lastSequence(): number { return this.durableSeq; }
+  read(sequence: number): LoggedMessage | undefined { return this.reads.read(sequence); }
+  readFrom(after: number, limit: number): LoggedMessage[] { return this.reads.readFrom(after, limit); }
+  readTopic(topic: string, options: TopicReadOptions): LoggedMessage[] { return this.reads.readTopic(topic, options); }
+  countTopic(topic: string, fromSequence = 0): number { return this.reads.countTopic(topic, fromSequence); }
 }

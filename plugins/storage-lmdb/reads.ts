@@ -17,11 +17,12 @@
  */
 import { EngineError } from '../../kernel/errors';
 import { compileFilter } from '../../lib/query/filter-eval';
-import type { KeyRange, ReadOptions, RecordScan, StoredRecord, StoredValues } from '../../kernel/storage/storage-port';
+import type { KeyRange, ReadOptions, ReadSlices, StoredValues } from '../../kernel/storage/storage-port';
+import { rowOf } from '../../kernel/storage/stored-values';
 import type { CanonicalValue, Row } from '../../kernel/storage/types';
-import { ID_INDEX, normalizeName, type IndexState, type TableState } from './catalog';
+import { ID_INDEX, normalizeName } from './catalog';
+import type { IdRangeOptions, KeyRangeOptions, ReadableIndex, ReadableTable } from './table-stores';
 import { appendRecordId, encodeIndexKey, encodeKeyPrefix, prefixSuccessor, readRecordId, userBytesToKeyBytes, type KeySegmentSpec } from './index-keys';
-import { decodeRow } from './records';
 
 /** Instrumentation for tests: LMDB entries visited by reads (index keys and records). */
 export const scanStats = { entriesRead: 0 };
@@ -40,7 +41,7 @@ export interface NullGuard {
 
 /** What to walk: record ids in [lo, hi] (inclusive, null = open) or index keys in [start, end), minus guarded keys. */
 export interface ScanPlan {
-  index: IndexState | null;
+  index: ReadableIndex | null;
   lo: number | null;
   hi: number | null;
   start: Buffer | null;
@@ -71,7 +72,7 @@ export interface ScanEntry {
   values: unknown[] | undefined;
   /**
    * A key a null guard leaves out: yielded (not skipped inside the scan) so that readers walking
-   * in slices count it as a visit, never as a record (rowOfEntry gives undefined).
+   * in slices count it as a visit, never as a record (valuesOfEntry gives undefined).
    */
   guarded?: true;
 }
@@ -119,7 +120,7 @@ function idPlan(range: KeyRange | undefined): ScanPlan {
   return plan;
 }
 
-function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
+function indexPlan(index: ReadableIndex, range: KeyRange | undefined): ScanPlan {
   const plan: ScanPlan = { index, lo: null, hi: null, start: null, end: null, guards: null, empty: false };
   if (!range) return plan;
   const specs = index.specs;
@@ -184,7 +185,7 @@ function indexPlan(index: IndexState, range: KeyRange | undefined): ScanPlan {
 }
 
 /** The plan for reading `options.index` (or record order) over `options.range`. */
-export function planScan(ts: TableState, index: string | undefined, range: KeyRange | undefined): ScanPlan {
+export function planScan(ts: ReadableTable, index: string | undefined, range: KeyRange | undefined): ScanPlan {
   if (index === undefined || index === null || normalizeName(index) === ID_INDEX) return idPlan(range);
   const name = normalizeName(index);
   const state = ts.indexes.find((x) => x.def.name === name);
@@ -192,72 +193,81 @@ export function planScan(ts: TableState, index: string | undefined, range: KeyRa
   return indexPlan(state, range);
 }
 
-/**
- * Walks the plan in key order (`descending` reverses), starting strictly after `after` when
- * given. Lazy: stops when the caller stops.
- */
-export function* scan(ts: TableState, plan: ScanPlan, descending: boolean, after?: ScanKey): Generator<ScanEntry> {
-  if (plan.empty) return;
-  if (plan.index === null) {
-    const options: { start?: number; end?: number; reverse?: boolean; exclusiveStart?: boolean } = {};
-    if (descending) {
-      options.reverse = true;
-      if (after !== undefined) {
-        options.start = after as number;
-        options.exclusiveStart = true;
-      } else if (plan.hi !== null) options.start = plan.hi;
-      if (plan.lo !== null) options.end = plan.lo - 1;
-    } else {
-      if (after !== undefined) {
-        options.start = after as number;
-        options.exclusiveStart = true;
-      } else if (plan.lo !== null) options.start = plan.lo;
-      if (plan.hi !== null) options.end = plan.hi + 1;
-    }
-    if (descending && after !== undefined && plan.hi !== null && (after as number) > plan.hi) {
-      options.start = plan.hi;
-      options.exclusiveStart = false;
-    }
-    if (!descending && after !== undefined && plan.lo !== null && (after as number) < plan.lo) {
-      options.start = plan.lo;
-      options.exclusiveStart = false;
-    }
-    for (const { key, value } of ts.records.getRange(options)) {
-      scanStats.entriesRead++;
-      yield { key: key as number, id: key as number, values: value as unknown[] };
-    }
-    return;
+/** The LMDB range of a record-order plan in a direction, strictly after `after` when given. */
+function idRange(plan: ScanPlan, descending: boolean, after: number | undefined): IdRangeOptions {
+  const options: IdRangeOptions = {};
+  if (descending) {
+    options.reverse = true;
+    if (after !== undefined) {
+      options.start = after;
+      options.exclusiveStart = true;
+    } else if (plan.hi !== null) options.start = plan.hi;
+    if (plan.lo !== null) options.end = plan.lo - 1;
+  } else {
+    if (after !== undefined) {
+      options.start = after;
+      options.exclusiveStart = true;
+    } else if (plan.lo !== null) options.start = plan.lo;
+    if (plan.hi !== null) options.end = plan.hi + 1;
   }
-  const options: { start?: Buffer; end?: Buffer; reverse?: boolean; exclusiveStart?: boolean } = {};
+  if (descending && after !== undefined && plan.hi !== null && after > plan.hi) {
+    options.start = plan.hi;
+    options.exclusiveStart = false;
+  }
+  if (!descending && after !== undefined && plan.lo !== null && after < plan.lo) {
+    options.start = plan.lo;
+    options.exclusiveStart = false;
+  }
+  return options;
+}
+
+/** The LMDB range of an index plan in a direction, strictly after `after` when given. */
+function indexRange(plan: ScanPlan, descending: boolean, after: Buffer | undefined): KeyRangeOptions {
+  const options: KeyRangeOptions = {};
   let from: Buffer | null;
   let exclusive = false;
   if (descending) {
     options.reverse = true;
     from = plan.end;
-    if (after !== undefined && (from === null || Buffer.compare(after as Buffer, from) < 0)) {
-      from = after as Buffer;
+    if (after !== undefined && (from === null || Buffer.compare(after, from) < 0)) {
+      from = after;
       exclusive = true;
     }
     if (plan.start !== null) options.end = plan.start;
   } else {
     from = plan.start;
-    if (after !== undefined && (from === null || Buffer.compare(after as Buffer, from) >= 0)) {
-      from = after as Buffer;
+    if (after !== undefined && (from === null || Buffer.compare(after, from) >= 0)) {
+      from = after;
       exclusive = true;
     }
     if (plan.end !== null) options.end = plan.end;
   }
   if (from !== null) options.start = from;
   if (exclusive) options.exclusiveStart = true;
+  return options;
+}
+
+/**
+ * Walks the plan in key order (`descending` reverses), starting strictly after `after` when
+ * given. Lazy: stops when the caller stops.
+ */
+export function* scan(ts: ReadableTable, plan: ScanPlan, descending: boolean, after?: ScanKey): Generator<ScanEntry> {
+  if (plan.empty) return;
+  if (plan.index === null) {
+    for (const { key, value } of ts.records.getRange(idRange(plan, descending, after as number | undefined))) {
+      scanStats.entriesRead++;
+      yield { key, id: key, values: value };
+    }
+    return;
+  }
   const guards = plan.guards;
-  for (const key of plan.index.db.getKeys(options)) {
+  for (const key of plan.index.db.getKeys(indexRange(plan, descending, after as Buffer | undefined))) {
     scanStats.entriesRead++;
-    const k = key as Buffer;
-    if (guards !== null && guarded(guards, k)) {
-      yield { key: k, id: 0, values: undefined, guarded: true };
+    if (guards !== null && guarded(guards, key)) {
+      yield { key, id: 0, values: undefined, guarded: true };
       continue;
     }
-    yield { key: k, id: readRecordId(k), values: undefined };
+    yield { key, id: readRecordId(key), values: undefined };
   }
 }
 
@@ -272,7 +282,7 @@ function compareKeys(a: ScanKey, b: ScanKey): number {
  * scan() as a transaction sees it: the committed entries minus the records the transaction
  * changed or deleted, merged in key order with the transaction's own versions of them.
  */
-export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean, overlay: Overlay | undefined, after?: ScanKey): Generator<ScanEntry> {
+export function* overlayScan(ts: ReadableTable, plan: ScanPlan, descending: boolean, overlay: Overlay | undefined, after?: ScanKey): Generator<ScanEntry> {
   if (overlay === undefined) {
     yield* scan(ts, plan, descending, after);
     return;
@@ -286,7 +296,7 @@ export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean
       if ((plan.lo !== null && id < plan.lo) || (plan.hi !== null && id > plan.hi)) continue;
       key = id;
     } else {
-      key = appendRecordId(encodeIndexKey(plan.index.specs, decodeRow(ts, id, values)), id);
+      key = appendRecordId(encodeIndexKey(plan.index.specs, rowOf(ts.def, id, values)), id);
       if ((plan.start !== null && Buffer.compare(key, plan.start) < 0) || (plan.end !== null && Buffer.compare(key, plan.end) >= 0)) continue;
       if (plan.guards !== null && guarded(plan.guards, key)) continue;
     }
@@ -304,98 +314,14 @@ export function* overlayScan(ts: TableState, plan: ScanPlan, descending: boolean
   while (next < pending.length) yield pending[next++];
 }
 
-/** The row of a scan entry (fetching the record for index scans); undefined if it vanished. */
-export function rowOfEntry(ts: TableState, entry: ScanEntry): Row | undefined {
+/** The stored values of a scan entry (fetching the record for index scans); undefined if it vanished or is guarded. */
+export function valuesOfEntry(ts: ReadableTable, entry: ScanEntry): readonly unknown[] | undefined {
   if (entry.guarded) return undefined;
-  let values = entry.values;
-  if (values === undefined) {
-    values = ts.records.get(entry.id);
-    if (values === undefined) return undefined;
-  }
-  return decodeRow(ts, entry.id, values);
+  return entry.values ?? ts.records.get(entry.id);
 }
 
-export function predicateOf(ts: TableState, options: ReadOptions): Predicate | null {
+export function predicateOf(ts: ReadableTable, options: ReadOptions): Predicate | null {
   return options.filter ? compileFilter(options.filter, ts.def) : null;
-}
-
-/** Collects up to `limit` rows after skipping `skip` matching ones. */
-export function collect(
-  ts: TableState, plan: ScanPlan, descending: boolean, predicate: Predicate | null,
-  skip: number, limit: number, after?: ScanKey, overlay?: Overlay,
-): StoredRecord[] {
-  const out: StoredRecord[] = [];
-  if (limit <= 0) return out;
-  for (const entry of overlayScan(ts, plan, descending, overlay, after)) {
-    if (entry.guarded) continue;
-    if (predicate === null && skip > 0) {
-      skip--;
-      continue;
-    }
-    const row = rowOfEntry(ts, entry);
-    if (row === undefined) continue;
-    if (predicate !== null && !predicate(row)) continue;
-    if (skip > 0) {
-      skip--;
-      continue;
-    }
-    out.push({ id: entry.id, row });
-    if (out.length >= limit) break;
-  }
-  return out;
-}
-
-/**
- * collect() without row objects (unless a filter needs one): the stored values arrays. A plain
- * loop over the LMDB range, not the scan generator: this is the index-query hot path.
- */
-export function collectValues(ts: TableState, plan: ScanPlan, descending: boolean, predicate: Predicate | null, skip: number, limit: number): StoredValues[] {
-  const out: StoredValues[] = [];
-  if (limit <= 0 || plan.empty) return out;
-  if (plan.index === null) {
-    for (const entry of scan(ts, plan, descending)) {
-      if (!admit(ts, entry.id, entry.values!, predicate)) continue;
-      if (skip > 0) { skip--; continue; }
-      out.push({ id: entry.id, values: entry.values! });
-      if (out.length >= limit) break;
-    }
-    return out;
-  }
-  const options: { start?: Buffer; end?: Buffer; reverse?: boolean } = {};
-  if (descending) {
-    options.reverse = true;
-    if (plan.end !== null) options.start = plan.end;
-    if (plan.start !== null) options.end = plan.start;
-  } else {
-    if (plan.start !== null) options.start = plan.start;
-    if (plan.end !== null) options.end = plan.end;
-  }
-  const records = ts.records;
-  const guards = plan.guards;
-  for (const key of plan.index.db.getKeys(options)) {
-    scanStats.entriesRead++;
-    if (guards !== null && guarded(guards, key as Buffer)) continue;
-    if (predicate === null && skip > 0) { skip--; continue; }
-    const id = readRecordId(key as Buffer);
-    const values = records.get(id) as unknown[] | undefined;
-    if (values === undefined || !admit(ts, id, values, predicate)) continue;
-    if (skip > 0) { skip--; continue; }
-    out.push({ id, values });
-    if (out.length >= limit) break;
-  }
-  return out;
-}
-
-function admit(ts: TableState, id: number, values: unknown[], predicate: Predicate | null): boolean {
-  return predicate === null || predicate(decodeRow(ts, id, values));
-}
-
-/** readRecords as stored values (StoragePort.readRecordValues). */
-export function readRecordValues(ts: TableState, options: ReadOptions): StoredValues[] {
-  const plan = planScan(ts, options.index, options.range);
-  const skip = checkCount(options.skip, 'skip', 0);
-  const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
-  return collectValues(ts, plan, options.reverse === true, predicateOf(ts, options), skip, limit);
 }
 
 export function checkCount(value: number | undefined, name: string, fallback: number): number {
@@ -406,25 +332,30 @@ export function checkCount(value: number | undefined, name: string, fallback: nu
   return Math.floor(value);
 }
 
-/** readRecords: index order (or id order), then reverse, then skip, then limit. */
-export function readRecords(ts: TableState, options: ReadOptions, overlay?: Overlay): StoredRecord[] {
-  const plan = planScan(ts, options.index, options.range);
-  const predicate = predicateOf(ts, options);
-  const skip = checkCount(options.skip, 'skip', 0);
-  const limit = checkCount(options.limit, 'limit', Number.POSITIVE_INFINITY);
-  return collect(ts, plan, options.reverse === true, predicate, skip, limit, undefined, overlay);
+/** Throws TABLE_NOT_FOUND or INDEX_NOT_FOUND when the table or the plan's index went away. */
+export function checkPlan(ts: ReadableTable, plan: ScanPlan): void {
+  if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
+  if (plan.index !== null && !ts.indexes.includes(plan.index)) {
+    throw new EngineError('INDEX_NOT_FOUND', { index: plan.index.def.name, table: ts.def.name });
+  }
 }
 
+const NOT_DONE = Object.freeze({ done: false as const });
+
 /**
- * readRecords in slices (StoragePort.openScan): the position is the key of the last visited
- * entry, and each slice re-opens the LMDB range after it, so no read transaction spans slices.
+ * StoragePort.readRecords: index order (or id order), then reverse, then skip, then limit, in
+ * slices. The position is the key of the last visited entry, and each slice re-opens the LMDB
+ * range after it, so no read transaction spans slices. Without a transaction's writes to merge,
+ * a slice is a plain loop over the LMDB range, not the scan generator: this is the index-query
+ * hot path, and it builds a row object only for a filter.
  */
-export class SlicedRead implements RecordScan {
+export class RangeRead implements ReadSlices<StoredValues[]> {
+  private readonly records: StoredValues[] = [];
   private after: ScanKey | undefined;
-  private finished: boolean;
+  private result: { done: true; value: StoredValues[] } | null = null;
 
   constructor(
-    private readonly ts: TableState,
+    private readonly ts: ReadableTable,
     private readonly plan: ScanPlan,
     private readonly descending: boolean,
     private readonly predicate: Predicate | null,
@@ -433,35 +364,71 @@ export class SlicedRead implements RecordScan {
     /** The transaction's uncommitted view of the table, when read in one. */
     private readonly overlay?: () => Overlay | undefined,
   ) {
-    this.finished = remaining <= 0;
+    if (remaining <= 0 || plan.empty) this.result = { done: true, value: this.records };
   }
 
-  next(maxVisits: number): { records: StoredRecord[]; done: boolean } {
-    const records: StoredRecord[] = [];
-    if (this.finished) return { records, done: true };
-    const { ts, plan } = this;
-    if (ts.dropped) throw new EngineError('TABLE_NOT_FOUND', { database: ts.def.database, table: ts.def.name });
-    if (plan.index !== null && !ts.indexes.includes(plan.index)) {
-      throw new EngineError('INDEX_NOT_FOUND', { index: plan.index.def.name, table: ts.def.name });
+  next(maxVisits: number): { done: false } | { done: true; value: StoredValues[] } {
+    if (this.result !== null) return this.result;
+    checkPlan(this.ts, this.plan);
+    const overlay = this.overlay?.();
+    const budget = Math.max(1, maxVisits);
+    if (!(overlay === undefined ? this.walkCommitted(budget) : this.walkOverlay(overlay, budget))) return NOT_DONE;
+    this.result = { done: true, value: this.records };
+    return this.result;
+  }
+
+  /** One visited record: passed over (filter, skip) or kept; true once the limit is reached. */
+  private take(id: number, values: readonly unknown[]): boolean {
+    if (this.predicate !== null && !this.predicate(rowOf(this.ts.def, id, values))) return false;
+    if (this.skip > 0) {
+      this.skip--;
+      return false;
     }
+    this.records.push({ id, values });
+    return --this.remaining <= 0;
+  }
+
+  /** Visits committed entries while the budget lasts; true once the read is finished. */
+  private walkCommitted(budget: number): boolean {
+    const { ts, plan } = this;
     let visits = 0;
-    for (const entry of overlayScan(ts, plan, this.descending, this.overlay?.(), this.after)) {
-      this.after = entry.key;
-      const row = rowOfEntry(ts, entry);
-      if (row !== undefined && (this.predicate === null || this.predicate(row))) {
-        if (this.skip > 0) {
-          this.skip--;
-        } else {
-          records.push({ id: entry.id, row });
-          if (--this.remaining <= 0) {
-            this.finished = true;
-            return { records, done: true };
-          }
+    if (plan.index === null) {
+      for (const { key, value } of ts.records.getRange(idRange(plan, this.descending, this.after as number | undefined))) {
+        scanStats.entriesRead++;
+        this.after = key;
+        if (this.take(key, value)) return true;
+        if (++visits >= budget) return false;
+      }
+      return true;
+    }
+    const records = ts.records;
+    const guards = plan.guards;
+    const unfiltered = this.predicate === null;
+    for (const key of plan.index.db.getKeys(indexRange(plan, this.descending, this.after as Buffer | undefined))) {
+      scanStats.entriesRead++;
+      this.after = key;
+      if (guards === null || !guarded(guards, key)) {
+        if (unfiltered && this.skip > 0) this.skip--; // skipped on the index alone
+        else {
+          const id = readRecordId(key);
+          const values = records.get(id);
+          if (values !== undefined && this.take(id, values)) return true;
         }
       }
-      if (++visits >= maxVisits) return { records, done: false };
+      if (++visits >= budget) return false;
     }
-    this.finished = true;
-    return { records, done: true };
+    return true;
+  }
+
+  /** As walkCommitted, with the transaction's own writes merged in (overlayScan). */
+  private walkOverlay(overlay: Overlay, budget: number): boolean {
+    let visits = 0;
+    for (const entry of overlayScan(this.ts, this.plan, this.descending, overlay, this.after)) {
+      this.after = entry.key;
+      const values = valuesOfEntry(this.ts, entry);
+      if (values !== undefined && this.take(entry.id, values)) return true;
+      if (++visits >= budget) return false;
+    }
+    return true;
   }
 }

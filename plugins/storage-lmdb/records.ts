@@ -11,6 +11,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type { StoredRecord } from '../../kernel/storage/storage-port';
+import { rowOf as storedRow } from '../../kernel/storage/stored-values';
 import type { CanonicalValue, ColumnDefinition, RecordId, Row } from '../../kernel/storage/types';
 import { EMPTY_VALUE } from './environment';
 import { ID_COLUMN, ID_INDEX, type IndexState, type TableState } from './catalog';
@@ -144,19 +145,9 @@ export function prepareInsertRow(ts: TableState, row: Row): PreparedRow {
   return { id: suppliedId(ts, row), values };
 }
 
-/** The stored array of a record → canonical row (with `id`). */
+/** The stored array of a record → canonical row (with `id`): the port's one helper (kernel/storage/stored-values.ts). */
 export function decodeRow(ts: TableState, id: number, stored: unknown[]): Row {
-  const columns = ts.def.columns;
-  const row: Row = { id };
-  const n = stored.length;
-  for (let i = 1; i < columns.length; i++) {
-    const column = columns[i];
-    let value = i - 1 < n ? stored[i - 1] as CanonicalValue : column.defaultValue;
-    if (value === undefined) value = null;
-    else if (typeof value === 'bigint' && value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) value = Number(value);
-    row[column.name] = value;
-  }
-  return row;
+  return storedRow(ts.def, id, stored);
 }
 
 /** A row object from a prepared values array (for index keys). */

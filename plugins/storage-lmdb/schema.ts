@@ -13,7 +13,7 @@ import { normalizeColumn } from '../../lib/values/column-types';
 import { resolveKeySegments } from './index-keys';
 import {
   Catalog, checkIdentifier, checkName, columnPositions, freezeDefinition, ID_COLUMN, ID_INDEX, normalizeName,
-  type IndexState, type TableState,
+  type AnyTable, type IndexState, type TableState,
 } from './catalog';
 import type { LmdbEnvironment } from './environment';
 import { buildIndex, INTEGER_TYPES } from './records';
@@ -263,7 +263,7 @@ export class LmdbSchema {
 }
 
 /** Integration tables are views over the message log: their indexes (`id_pk`, `create_ts_idx`) are the log's own. */
-function refuseViewIndexes(ts: TableState): void {
+function refuseViewIndexes(ts: AnyTable): asserts ts is TableState {
   if (ts.topicId !== undefined) {
     throw new EngineError('INVALID_INDEX_DEFINITION', {
       reason: `"${ts.def.name}" is an integration table (a view over the message log): its indexes are fixed (id_pk, create_ts_idx)`,

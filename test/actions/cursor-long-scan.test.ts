@@ -5,7 +5,7 @@
  * test/rest/long-scan.test.ts, through POST /api.
  */
 import assert from 'node:assert/strict';
-import type { CursorSlices, StoragePort } from '../../kernel/storage/storage-port';
+import type { ReadSlices, StoragePort } from '../../kernel/storage/storage-port';
 import type { TestServer } from '../helpers/server';
 import { admin, db, login, ok, post, startActionServer } from './action-client';
 
@@ -13,8 +13,8 @@ const ROWS = 50_000;
 /** n of the only two rows with kind 'rare', far into the index. */
 const RARE = [ROWS - 5, ROWS - 2];
 
-type Walk = 'fetch' | 'fetchSliced' | 'skip' | 'skipSliced';
-const WALKS: readonly Walk[] = ['fetch', 'fetchSliced', 'skip', 'skipSliced'];
+type Walk = 'fetch' | 'skip';
+const WALKS: readonly Walk[] = ['fetch', 'skip'];
 
 describe('actions: long cursor walks', function () {
   this.timeout(60_000);
@@ -22,11 +22,11 @@ describe('actions: long cursor walks', function () {
   let token: string;
   let storage: StoragePort;
   let openCursor: StoragePort['openCursor'];
-  /** Called when a cursor starts to fetch or skip (plain or sliced), while armed. */
+  /** Called when a cursor starts to fetch or skip, while armed. */
   let walking: (() => void) | undefined;
-  /** The walking methods called on cursors, in order. */
-  const calls: Walk[] = [];
-  /** While set, the slices of sliced operations make no progress (their walk waits for the test). */
+  /** The walking operations run on cursors, in order: `fetch at once`, `skip in slices`... */
+  const calls: string[] = [];
+  /** While set, operations run in slices make no progress (their walk waits for the test). */
   let held: Promise<void> | undefined;
 
   before(async () => {
@@ -42,17 +42,21 @@ describe('actions: long cursor walks', function () {
     openCursor = storage.openCursor.bind(storage);
     storage.openCursor = (...args) => {
       const cursor = openCursor(...args);
-      const methods = cursor as unknown as Record<Walk, ((...params: unknown[]) => unknown) | undefined>;
+      const methods = cursor as unknown as Record<Walk, (...params: unknown[]) => ReadSlices<unknown>>;
       for (const name of WALKS) {
         const method = methods[name];
-        if (method === undefined) continue;
         methods[name] = (...params: unknown[]) => {
           walking?.();
-          calls.push(name);
-          const result = method.apply(cursor, params);
-          if (!name.endsWith('Sliced')) return result;
-          const operation = result as CursorSlices<unknown>;
-          return { next: (maxVisits: number) => (held !== undefined ? { done: false } : operation.next(maxVisits)) };
+          const operation = method.apply(cursor, params);
+          let first = true;
+          return {
+            next: (maxVisits: number) => {
+              const inSlices = maxVisits !== Number.POSITIVE_INFINITY;
+              if (first) calls.push(`${name} ${inSlices ? 'in slices' : 'at once'}`);
+              first = false;
+              return held !== undefined && inSlices ? { done: false } : operation.next(maxVisits);
+            },
+          };
         };
       }
       return cursor;
@@ -164,7 +168,7 @@ describe('actions: long cursor walks', function () {
     calls.length = 0;
     const opened = await ok(server, db('getRecordsByIndex', token, { tableName: 'readings', indexName: 'by_n', returnCursor: true, skipRecords: 30_000 }));
     assert.deepEqual(ns(await fetch(opened.cursorId, { fetchRecords: 2, skipRecords: 1000 })), [31_000, 31_001]);
-    assert.deepEqual(calls, ['skipSliced', 'skip', 'fetch']);
+    assert.deepEqual(calls, ['skip in slices', 'skip at once', 'fetch at once']);
     const fetched = await fetch(opened.cursorId, { fetchRecords: -2, skipRecords: 21_000 });
     assert.deepEqual(ns(fetched), [10_000, 9_999], "skipped 30,000 down to 10,001");
     assert.equal(fetched.moreRecords, true);

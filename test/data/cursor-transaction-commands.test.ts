@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { CommandContext } from '../../kernel/bus/command';
 import type { ApiSessionSettings } from '../../kernel/sessions/api-sessions';
-import type { RecordCursor } from '../../kernel/storage/storage-port';
+import type { ReadSlices, RecordCursor } from '../../kernel/storage/storage-port';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import { CursorRegistry } from '../../plugins/data/cursor-registry';
 import { TransactionRegistry } from '../../plugins/data/transaction-commands';
@@ -116,7 +116,8 @@ describe('data commands: cursors and transactions', () => {
 
     it('the registry expires idle cursors on the engine clock', () => {
       let closed = 0;
-      const fake: RecordCursor = { fetch: () => [], skip: () => 0, exhausted: true, hasMore: () => false, moveTo: () => undefined, close: () => { closed++; } };
+      const done = <T>(value: T): ReadSlices<T> => ({ next: () => ({ done: true, value }) });
+      const fake: RecordCursor = { fetch: () => done([]), skip: () => done(0), hasMore: () => done(false), moveTo: () => undefined, close: () => { closed++; } };
       const clock = new ManualClock(0);
       const expiry = new IdleExpiry(clock);
       const registry = new CursorRegistry(expiry, () => 1000);

@@ -27,12 +27,12 @@ describe('REST: long scans', () => {
 
   it('answers another request while a filter walks every row', async () => {
     const storage = server.engine.need('storage') as StoragePort;
-    const openScan = storage.openScan!.bind(storage);
+    const readRecords = storage.readRecords.bind(storage);
     let scanStarted!: () => void;
     const started = new Promise<void>((resolve) => { scanStarted = resolve; });
-    storage.openScan = (...args) => {
+    storage.readRecords = (...args) => {
       scanStarted();
-      return openScan(...args);
+      return readRecords(...args);
     };
     const finished: string[] = [];
     try {
@@ -45,7 +45,7 @@ describe('REST: long scans', () => {
       assert.deepEqual(ok(found)._records, []);
       assert.equal(answered.status, 200);
     } finally {
-      storage.openScan = openScan;
+      storage.readRecords = readRecords;
     }
     assert.deepEqual(finished, ['health', 'query']);
   });

@@ -11,6 +11,7 @@ import type { PersistedTable } from '../../plugins/storage-lmdb/catalog';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { INDEX_KEY_FORMAT } from '../../plugins/storage-lmdb/schema';
 import { tempDataDir } from '../helpers/server';
+import { readAll } from '../../kernel/storage/stored-values';
 import { positionalRows } from '../../kernel/storage/positional-rows';
 
 /** Makes the folder look like one an older build wrote: no key-format entry, and `tamper` applied. */
@@ -26,7 +27,7 @@ async function asOlderBuild(dataDir: string, tamper: (root: ReturnType<typeof op
 }
 
 function words(store: StoragePort): string[] {
-  return store.readRecords('main', 'words', { index: 'by_word' }).map((r) => r.row.word as string);
+  return readAll(store.readRecords('main', 'words', { index: 'by_word' })).map((r) => r.values[0] as string);
 }
 
 describe('lmdb storage: index-key format', () => {

@@ -17,7 +17,7 @@ const { openLmdbStorage } = require(process.argv[2]);
 (async () => {
   const store = await openLmdbStorage({ dataDir: process.argv[3], defaultDatabase: 'main' });
   await store.createTable('main', 'acks', [{ name: 'v', type: 'integer' }]);
-  await store.ensureTopic('dur/t');
+  await store.messageLog.ensureTopic('dur/t');
   process.stdout.write('ready\\n');
   const message = (i) => ({ createTs: '2024-01-01T00:00:00.000', payload: { type: 'string', value: 'm' + i }, qos: 1,
     retain: false, contentType: null, correlationData: null, responseTopic: null, expirySeconds: null,
@@ -34,7 +34,7 @@ const { openLmdbStorage } = require(process.argv[2]);
         const got = await store.insertValues('main', 'acks', { table: store.getTable('main', 'acks'), ids, values });
         process.stdout.write('r ' + got.join(' ') + '\\n');
       } else {
-        const ids = await store.appendMessages('dur/t', [message(n), message(n)]);
+        const ids = await store.messageLog.append([{ topic: 'dur/t', message: message(n) }, { topic: 'dur/t', message: message(n) }]);
         process.stdout.write('m ' + ids.join(' ') + '\\n');
       }
     }
@@ -84,7 +84,7 @@ describe('lmdb storage: durability', function () {
       const got = store.getRecords('main', 'acks', ids);
       const missing = ids.filter((_, i) => got[i] === undefined);
       assert.deepEqual(missing, [], `${missing.length} acknowledged records lost`);
-      const info = store.getTopic('dur/t')!;
+      const info = store.messageLog.getTopic('dur/t')!;
       const msgIds = [...messages];
       const msgs = store.getRecords('main', info.table, msgIds);
       assert.deepEqual(msgIds.filter((_, i) => msgs[i] === undefined), []);

@@ -16,6 +16,7 @@ import { LmdbEnvironment } from '../../plugins/storage-lmdb/environment';
 import { ScannedBlock } from '../../plugins/storage-lmdb/log-blocks';
 import { migrateLegacyLog } from '../../plugins/storage-lmdb/log-migration';
 import { LOG_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
+import { readAll } from '../../kernel/storage/stored-values';
 
 const message = logMessage;
 const tempDir = (): string => tempLogDir('review');
@@ -244,11 +245,11 @@ describe('lmdb message log review', function () {
     for (const createTs of ts) await log.append([{ topic: 'ts', message: message(0, { createTs }) }]);
     const got = log.readTopic('ts', { limit: 10 }).map((m) => m.createTs);
     assert.deepEqual(got, ['2024-01-01T00:00:05.000', '2024-01-01T00:00:05.000', '2024-01-01T00:00:09.000', '2024-01-01T00:00:09.000']);
-    const info = store.getTopic('ts')!;
-    const byIndex = store.readRecords('main', info.table, { index: 'create_ts_idx', reverse: true }).map((r) => r.id);
+    const info = log.getTopic('ts')!;
+    const byIndex = readAll(store.readRecords('main', info.table, { index: 'create_ts_idx', reverse: true })).map((r) => r.id);
     const ids = log.readTopic('ts', { limit: 10 }).map((m) => m.sequence);
     assert.deepEqual(byIndex, [...ids].reverse());
-    const since = store.readMessages('ts', { startFrom: 'head', since: '2024-01-01T00:00:06.000', limit: 10 }).map((r) => r.id);
+    const since = readAll(store.readRecords('main', info.table, { index: 'create_ts_idx', range: { lower: { values: ['2024-01-01T00:00:06.000'], inclusive: true } } })).map((r) => r.id);
     assert.deepEqual(since, ids.slice(2));
   });
 
@@ -279,7 +280,7 @@ describe('lmdb message log review', function () {
     assert.deepEqual(log.readTopic('k', { limit: 100 }).map((m) => m.sequence), left);
     assert.equal(log.countTopic('k'), left.length);
     assert.equal(log.countTopic('k', second[12]), left.length - 2);
-    assert.equal(store.countRecords('main', store.getTopic('k')!.table), left.length);
+    assert.equal(store.countRecords('main', log.getTopic('k')!.table), left.length);
     assert.equal(first.every((q) => log.read(q) === undefined), true);
   });
 

@@ -12,6 +12,7 @@ import type { LogAppend } from '../../kernel/storage/message-log-port';
 import { open } from 'lmdb';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { LOG_DB, LOG_INDEX_DB, type LmdbMessageLog } from '../../plugins/storage-lmdb/message-log';
+import { readAll, rowOf } from '../../kernel/storage/stored-values';
 
 const TOPICS = 100_000;
 const BATCH = 10_000;
@@ -49,17 +50,18 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
     assert.equal(tables.length, TOPICS);
     for (const i of [0, 1, 4095, 4096, 50_000, TOPICS - 1]) {
       const topic = topicOf(i);
-      const info = store.getTopic(topic)!;
+      const info = log.getTopic(topic)!;
       assert.ok(info, topic);
       assert.ok(tables.includes(info.table));
       assert.equal(store.countRecords('main', info.table), 1);
-      const [record] = store.readRecords('main', info.table, {});
+      const [record] = readAll(store.readRecords('main', info.table, {}));
       assert.equal(record.id, i + 1, 'the message id is its sequence');
-      assert.deepEqual(record.row.source_payload, { type: 'json', value: JSON.stringify({ i }) });
-      assert.equal(record.row.mqtt_qos, i % 3);
+      const row = rowOf(store.getTable('main', info.table), record.id, record.values);
+      assert.deepEqual(row.source_payload, { type: 'json', value: JSON.stringify({ i }) });
+      assert.equal(row.mqtt_qos, i % 3);
       assert.deepEqual(store.getRecords('main', info.table, [i + 1, i + 2])[1], undefined);
       assert.deepEqual(log.readTopic(topic, { limit: 5 }).map((m) => m.sequence), [i + 1]);
-      assert.deepEqual(store.readMessages(topic, { startFrom: 'head', limit: 5 }).map((r) => r.id), [i + 1]);
+      assert.deepEqual(readAll(store.readRecords('main', info.table, { limit: 5 })).map((r) => r.id), [i + 1]);
     }
     const page = log.readFrom(4090, 10);
     assert.deepEqual(page.map((m) => m.sequence), Array.from({ length: 10 }, (_, k) => 4091 + k));
@@ -81,8 +83,8 @@ describe('lmdb storage: the message log at 100,000 topics', function () {
     await store.close();
     store = await openLmdbStorage({ dataDir: dir, defaultDatabase: 'main' });
     check();
-    assert.deepEqual(await store.appendMessages('one/more', [message(TOPICS)]), [TOPICS + 1]);
-    assert.equal(store.listTopics().length, TOPICS + 1);
+    assert.deepEqual(await store.messageLog.append([{ topic: 'one/more', message: message(TOPICS) }]), [TOPICS + 1]);
+    assert.equal(store.messageLog.listTopics().length, TOPICS + 1);
   });
 
   it('keeps a topic longer than an LMDB key (up to 65,500 bytes) across a reopen', async () => {

@@ -12,6 +12,7 @@
  * messages), state entry (sessions, retained pointers, configuration) and internal store of each
  * is compared with the digest of the store that produced them.
  */
+import { readAll } from '../../kernel/storage/stored-values';
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,9 +70,9 @@ async function digest(store: StoragePort, internalStores: string[]): Promise<Rec
   for (const database of store.listDatabases()) {
     for (const name of store.listTables(database)) {
       const def = store.getTable(database, name);
-      const rows = store.readRecords(database, name, {});
+      const rows = readAll(store.readRecords(database, name, {}));
       const indexes: Record<string, number[]> = {};
-      for (const index of def.indexes) indexes[index.name] = store.readRecords(database, name, { index: index.name }).map((r) => r.id);
+      for (const index of def.indexes) indexes[index.name] = readAll(store.readRecords(database, name, { index: index.name })).map((r) => r.id);
       tables[`${database}.${name}`] = { def, rows, indexes };
     }
   }
