@@ -11,9 +11,9 @@ import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
 import { EngineError, newErrorReference } from '../../kernel/errors';
 import type { ClientConnection } from '../../kernel/sessions/client-connections';
-import type { Delivery, Session, SessionOutlet } from '../messaging/session';
-import type { PublishOrigin } from '../messaging/publish-batch';
-import type { CoreMessage } from '../messaging/message';
+import type { Delivery, PublishOrigin, SessionOutlet } from '../../kernel/messaging/session-types';
+import type { SessionHandle } from '../../kernel/messaging/message-core-port';
+import type { CoreMessage } from '../../kernel/messaging/message';
 import type { Broker } from './broker';
 import { REASON } from './reason-codes';
 import { encodeAck, encodePublish } from './outbound';
@@ -106,7 +106,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** The keep alive the client is held to, in ms (0: none). Read by the broker's one timer. */
   keepAliveMs = 0;
   /** The message core's session, once CONNECT is accepted. */
-  session?: Session;
+  session?: SessionHandle;
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
   private flags = SEND_WILL_ON_CLOSE;
@@ -333,7 +333,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.stream.cork();
       this.broker.uncorkLater(this);
     }
-    this.broker.core.stats.bytesSent += bytes.length;
+    this.broker.core.countBytesSent(bytes.length);
     return this.stream.write(bytes);
   }
 
@@ -409,7 +409,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   mayPause(): boolean {
     const session = this.session;
-    return session === undefined || (session.inflightCount === 0 && !session.lagging);
+    return session === undefined || !this.broker.core.hasPendingDeliveries(session);
   }
 
   pausePublishing(): void {
@@ -463,7 +463,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed') return;
     const now = (this.broker.now = this.broker.engine.clock.now());
     this.activeAt = smallTime(now);
-    this.broker.core.stats.bytesReceived += chunk.length;
+    this.broker.core.countBytesReceived(chunk.length);
     if (this.state === 'new' && this.parser === undefined) {
       // The usual first chunk, one plain 3.1.1 CONNECT, is read without borrowing a parser.
       const connect = readSimpleConnect(chunk);
@@ -619,9 +619,9 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (packet.qos === 0) return packet.dup ? DUP_ON_QOS_0 : undefined;
     // 3.1.1 clients are not told a Receive Maximum: held to the protocol's largest.
     if (!v5) return qosPublishViolation(packet, this.readExtras.unacknowledged, SERVER_RECEIVE_MAXIMUM);
-    const received = this.session?.qos2Received;
+    const session = this.session;
     // A QoS 2 PUBLISH again (DUP) whose PUBREL has not come takes no new place.
-    if (packet.qos === 2 && received?.has(packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);
+    if (packet.qos === 2 && session !== undefined && this.broker.core.hasReceivedQos2(session, packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);
     // In flight: QoS 1 being stored (no PUBACK yet) and QoS 2 until its PUBREL (PUBCOMP answers it).
     const extra = this.readExtras;
     const inFlight = extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (extra.qos2AwaitingRelease?.size ?? 0);

@@ -5,8 +5,7 @@
  * something of their own (subscription identifiers, a topic alias, a message expiry that counts
  * down) are encoded for one client.
  */
-import type { CoreMessage, QoS } from '../messaging/message';
-import { remainingLifetime } from '../messaging/message';
+import { remainingLifetime, type CoreMessage, type QoS } from '../../kernel/messaging/message';
 import { encodePublish as encodePublishPacket } from './wire/publish-encoder';
 
 /** The cache slot of a form: level 4/5 × QoS 0..2 × RETAIN. */

@@ -11,13 +11,12 @@ import { EngineError, toEngineError } from '../../../kernel/errors';
 import type { Principal } from '../../../kernel/auth/principal';
 import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
-import { SESSION_NEVER_EXPIRES, type WillMessage } from '../../messaging/session';
-import type { QoS } from '../../messaging/message';
+import { CONNECT_COMMAND, SESSION_NEVER_EXPIRES, type WillMessage } from '../../../kernel/messaging/session-types';
+import type { QoS } from '../../../kernel/messaging/message';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
 
-import { CONNECT_COMMAND } from '../../messaging/message-core';
 
 /**
  * Handles a CONNECT. Synchronous when no password is to be checked (anonymous clients, session

@@ -21,7 +21,7 @@ export function handleDisconnect(connection: Connection, packet: IDisconnectPack
   const reasonCode = length > 0 ? packet.reasonCode ?? 0 : 0;
   connection.broker.log.debug({ clientId: connection.clientId, reasonCode, reasonString: properties?.reasonString }, 'client disconnected');
   if (connection.protocolVersion === 5 && requestedExpiry !== undefined && connection.session) {
-    connection.session.expiryInterval = requestedExpiry;
+    connection.broker.core.setExpiryInterval(connection.session, requestedExpiry);
   }
   connection.sendWillOnClose = connection.protocolVersion === 5 && reasonCode === REASON.DISCONNECT_WITH_WILL;
   connection.close();

@@ -5,8 +5,8 @@
  * the retained messages each asks for are sent.
  */
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
-import type { QoS } from '../../messaging/message';
-import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
+import type { QoS } from '../../../kernel/messaging/message';
+import { MAX_SUBSCRIPTION_IDENTIFIER, type SubscriptionOptions } from '../../../kernel/messaging/session-types';
 import { parseSharedFilter, topicFilterProblem } from '../../messaging/subscription-tree';
 import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
@@ -37,11 +37,11 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
     if (problem) return connection.close(REASON.PROTOCOL_ERROR, `invalid topic filter: ${problem}`);
     // One client holds at most MAX_SUBSCRIPTIONS filters (a flood of SUBSCRIBEs pins no memory):
     // MQTT 5 0x97 quota exceeded, 3.1.1 0x80 [MQTT-3.9.3].
-    if (session.subscriptionCount >= MAX_SUBSCRIPTIONS && !session.subscriptions.has(filter)) {
+    if (core.atSubscriptionLimit(session, filter)) {
       codes.push(v5 ? REASON.QUOTA_EXCEEDED : 0x80);
       continue;
     }
-    if (!core.maySubscribe(session.principal, filter)) {
+    if (!core.maySubscribe(connection.principal!, filter)) {
       connection.broker.log.debug({ clientId: connection.clientId, filter }, 'SUBSCRIBE not authorized');
       codes.push(refused);
       continue;
