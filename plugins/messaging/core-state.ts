@@ -10,7 +10,7 @@ import { fromLogged, type CoreMessage } from './message';
 import { Session, type StoredSession } from './session';
 
 /** State key: retained pointers are durable for every message up to this sequence. */
-const RETAINED_CHECKPOINT = 'retained-checkpoint';
+const RETAINED_CHECKPOINT = 'retained-checkpoint'; // lead: move to log.localState after merge
 /** Messages read from the log per step when the retained pointers are replayed. */
 const REPLAY_CHUNK = 256;
 

@@ -15,7 +15,7 @@ import type { Delivery, PublishOrigin, SessionOutlet } from '../../kernel/messag
 import type { SessionHandle } from '../../kernel/messaging/message-core-port';
 import type { CoreMessage } from '../../kernel/messaging/message';
 import type { Broker } from './broker';
-import { REASON } from './reason-codes';
+import { REASON, RETURN_CODE_311 } from './reason-codes';
 import { encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
@@ -668,7 +668,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed') return;
     if (this.state === 'new' && /protocol version/i.test(error.message)) {
       // A CONNECT of a level mqtt-packet cannot read: CONNACK 0x01 in the 3.1.1 encoding [MQTT-3.1.2-2].
-      this.send({ cmd: 'connack', returnCode: 0x01, sessionPresent: false });
+      this.send({ cmd: 'connack', returnCode: RETURN_CODE_311.UNACCEPTABLE_PROTOCOL_VERSION, sessionPresent: false });
       return this.close();
     }
     if (this.broker.log.isLevelEnabled('debug')) this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
@@ -707,7 +707,7 @@ const CONNACK_311_ACCEPTED = [Buffer.from([0x20, 2, 0, 0]), Buffer.from([0x20, 2
 
 /** A 3.1.1 CONNACK (the one packet every client gets; no encoder objects per CONNECT). */
 function connack311(sessionPresent: boolean, returnCode: number): Buffer {
-  if (returnCode === 0) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
+  if (returnCode === RETURN_CODE_311.ACCEPTED) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
   // Session Present is 0 in a refusal [MQTT-3.2.2-4].
   return Buffer.from([0x20, 2, 0, returnCode]);
 }

@@ -8,7 +8,7 @@
 import type { IPubackPacket, IPubcompPacket, IPubrecPacket, IPubrelPacket } from 'mqtt-packet';
 import type { Connection } from '../connection';
 import { encodeAck } from '../outbound';
-import { REASON } from '../reason-codes';
+import { isFailure, REASON } from '../reason-codes';
 
 export function handlePuback(connection: Connection, packet: IPubackPacket): void {
   const session = connection.session;
@@ -20,13 +20,13 @@ export function handlePubrec(connection: Connection, packet: IPubrecPacket): voi
   if (!session) return;
   const packetId = packet.messageId ?? 0;
   const core = connection.broker.core;
-  if ((packet.reasonCode ?? 0) >= 0x80) {
+  if (isFailure(packet.reasonCode ?? REASON.SUCCESS)) {
     // The client refused the message: the delivery ends here (MQTT 5 §4.3.3).
     if (core.acknowledge(session, packetId, 'pubrec')) core.acknowledge(session, packetId, 'pubcomp');
     return;
   }
   const known = core.acknowledge(session, packetId, 'pubrec') || core.awaitsPubcomp(session, packetId);
-  connection.writeAnswer(encodeAck('pubrel', packetId, connection.protocolVersion, known ? 0 : REASON.PACKET_IDENTIFIER_NOT_FOUND));
+  connection.writeAnswer(encodeAck('pubrel', packetId, connection.protocolVersion, known ? REASON.SUCCESS : REASON.PACKET_IDENTIFIER_NOT_FOUND));
 }
 
 export function handlePubcomp(connection: Connection, packet: IPubcompPacket): void {
@@ -40,5 +40,5 @@ export function handlePubrel(connection: Connection, packet: IPubrelPacket): voi
   const packetId = packet.messageId ?? 0;
   const known = connection.broker.core.releasedQos2(session, packetId);
   connection.released(packetId);
-  connection.writeAnswer(encodeAck('pubcomp', packetId, connection.protocolVersion, known ? 0 : REASON.PACKET_IDENTIFIER_NOT_FOUND));
+  connection.writeAnswer(encodeAck('pubcomp', packetId, connection.protocolVersion, known ? REASON.SUCCESS : REASON.PACKET_IDENTIFIER_NOT_FOUND));
 }

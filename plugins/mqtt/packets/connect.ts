@@ -54,7 +54,7 @@ export function handleConnect(connection: Connection, packet: IConnectPacket): v
 
   // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
   if (v5 && properties?.authenticationMethod !== undefined) {
-    return refuse(connection, { code: 0x8c, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
+    return refuse(connection, { code: REASON.BAD_AUTHENTICATION_METHOD, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
   }
 
   // Keep alive. mqtt_max_keepalive (0 = no cap) is sent to MQTT 5 clients as Server Keep Alive,
