@@ -275,10 +275,6 @@ export class MessageCore implements MessageCorePort {
     this.lifecycle.closeSession(session, outlet, sendWill);
   }
 
-  endSession(session: Session): void {
-    this.lifecycle.endSession(session);
-  }
-
   /** The client's output drained: a session that lagged for it is served from the log. */
   writable(session: Session): void {
     if (session.lagging || session.retainedPending) this.catchUp.schedule(session);
@@ -287,10 +283,6 @@ export class MessageCore implements MessageCorePort {
 
   hasPendingDeliveries(session: Session): boolean {
     return session.inflightCount > 0 || session.lagging;
-  }
-
-  markDirty(session: Session): void {
-    this.state.markDirty(session);
   }
 
   // ---- subscriptions ---------------------------------------------------------------------
