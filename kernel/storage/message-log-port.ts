@@ -66,8 +66,8 @@ export interface LogStatePort {
 
 /**
  * Told of every message once it is durable (`MessageLogPort.follow`): the messages of one commit
- * of appends, in sequence order, whoever appended them. It must not throw (the log drops what it
- * throws) and must not keep the array past the call.
+ * of appends, in sequence order, whoever appended them. It must not throw (what it throws is
+ * reported as a process warning; the append is answered all the same).
  */
 export type LogFollower = (messages: readonly LoggedMessage[]) => void;
 

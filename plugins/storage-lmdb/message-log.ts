@@ -539,8 +539,12 @@ export class LmdbMessageLog implements MessageLogPort {
     for (const listener of this.followers) {
       try {
         listener(logged);
-      } catch {
-        // A follower's fault is its own (the message core logs its routing faults): the append stays answered.
+      } catch (error) {
+        // A follower's fault is its own (the message core logs its routing faults): the append
+        // stays answered, the other followers are told, and the fault is not hidden.
+        const warning = new Error(`a message log follower threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        warning.name = 'LogFollowerFault';
+        process.emitWarning(warning);
       }
     }
   }

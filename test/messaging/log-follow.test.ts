@@ -71,6 +71,30 @@ describe('routing follows the message log', function () {
     }
   });
 
+  it('a follower that throws does not fail the append nor silence the other followers; the fault is reported as a process warning', async () => {
+    const root = unique('follow-fault');
+    const warned = new Promise<Error>((resolve) => {
+      const onWarning = (warning: Error): void => {
+        if (warning.name !== 'LogFollowerFault') return;
+        process.off('warning', onWarning);
+        resolve(warning);
+      };
+      process.on('warning', onWarning);
+    });
+    const seen: number[] = [];
+    const stopFaulty = log.follow(() => { throw new Error('a follower failed (test)'); });
+    const stopOther = log.follow((messages) => { for (const m of messages) seen.push(m.sequence); });
+    try {
+      const sequences = await log.append([{ topic: `${root}/a`, message: input('still stored') }]);
+      assert.deepEqual(seen, sequences, 'the other follower is told');
+      assert.equal(log.read(sequences[0])?.topic, `${root}/a`);
+      assert.match((await warned).message, /a follower failed \(test\)/);
+    } finally {
+      stopFaulty();
+      stopOther();
+    }
+  });
+
   it('a message appended to the log by another component reaches MQTT subscribers, and a retained one is retained', async () => {
     const root = unique('appended');
     const live = await connectClient(server);
