@@ -17,7 +17,7 @@ import type { CoreMessage } from '../../kernel/messaging/message';
 import type { Broker } from './broker';
 import { attachStream } from './stream-listeners';
 import { REASON, RETURN_CODE_311 } from './reason-codes';
-import { CONNACK_SENT, ConnectionExtras, CORKED, DRAINING, NO_EXTRAS, PAUSED_BY_CORE, SEND_WILL_ON_CLOSE, WATCHING_DRAIN } from './connection-extras';
+import { CONNACK_SENT, ConnectionFields, DRAINING, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
 import { connack311, encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
@@ -57,7 +57,7 @@ export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
  */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
 
-export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
+export class Connection extends ConnectionFields implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
   protocolVersion = 4;
@@ -69,21 +69,10 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   session?: SessionHandle;
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
-  private flags = SEND_WILL_ON_CLOSE;
   private activeAt: number;
   private readonly openedAtOffset: number;
   /** The peer's address, read from the socket when first needed (see `address`). */
   private addressText: string | undefined;
-  private extra?: ConnectionExtras;
-
-  private get extras(): ConnectionExtras {
-    return (this.extra ??= new ConnectionExtras());
-  }
-
-  private get readExtras(): Readonly<ConnectionExtras> {
-    return this.extra ?? NO_EXTRAS;
-  }
-
   /** The peer's address ('' when unknown). */
   get address(): string {
     // A TCP/TLS socket is asked only when needed: reading it makes Node keep an object per socket.
@@ -117,52 +106,9 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return time - this.openedAtOffset;
   }
 
-  /** The JSON-action session whose token this connection logged in with (closed when it ends). */
-  get apiSessionId(): string | undefined { return this.readExtras.apiSessionId; }
-  set apiSessionId(value: string | undefined) { this.extras.apiSessionId = value; }
-  /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
-  get clientMaxPacketSize(): number { return this.readExtras.clientMaxPacketSize; }
-  set clientMaxPacketSize(value: number) { this.extras.clientMaxPacketSize = value; }
-  /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
-  get sessionExpiryInterval(): number { return this.readExtras.sessionExpiryInterval; }
-  set sessionExpiryInterval(value: number) { this.extras.sessionExpiryInterval = value; }
-  /** The client's Receive Maximum (MQTT 5; 3.1.1 clients get the broker's window). */
-  get receiveMaximum(): number { return this.readExtras.receiveMaximum; }
-  set receiveMaximum(value: number) { this.extras.receiveMaximum = value; }
-  /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
-  get clientTopicAliasMaximum(): number { return this.readExtras.clientTopicAliasMaximum; }
-  set clientTopicAliasMaximum(value: number) { this.extras.clientTopicAliasMaximum = value; }
-  get publishDecisionsGeneration(): number { return this.readExtras.publishDecisionsGeneration; }
-  set publishDecisionsGeneration(value: number) { this.extras.publishDecisionsGeneration = value; }
-  /** Characters of the topics held by inbound aliases (bounded). */
-  get inboundAliasBytes(): number { return this.readExtras.inboundAliasBytes; }
-  set inboundAliasBytes(value: number) { this.extras.inboundAliasBytes = value; }
-  /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
-  get unacknowledged(): number { return this.readExtras.unacknowledged; }
-  set unacknowledged(value: number) { this.extras.unacknowledged = value; }
-  /** The client's QoS 1/2 messages its Receive Maximum counts: QoS 1 being stored (no PUBACK yet), QoS 2 until its PUBREL. */
-  get inFlightFromClient(): number {
-    const extra = this.readExtras;
-    return extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (extra.qos2AwaitingRelease?.size ?? 0);
-  }
-
-  /** The will goes out when the connection ends (not after a normal DISCONNECT). */
-  get sendWillOnClose(): boolean { return (this.flags & SEND_WILL_ON_CLOSE) !== 0; }
-  set sendWillOnClose(value: boolean) { this.setFlag(SEND_WILL_ON_CLOSE, value); }
-  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
-  get corked(): boolean { return (this.flags & CORKED) !== 0; }
-  set corked(value: boolean) { this.setFlag(CORKED, value); }
-
-  private setFlag(flag: number, value: boolean): void {
-    this.flags = value ? this.flags | flag : this.flags & ~flag;
-  }
-
-  private hasFlag(flag: number): boolean {
-    return (this.flags & flag) !== 0;
-  }
-
   /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
   constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
+    super();
     // Keep alive and the CONNECT timeout run on the engine clock (tests move it instead of waiting).
     this.openedAtOffset = this.activeAt = smallTime(broker.engine.clock.now());
     this.addressText = address;
@@ -170,40 +116,6 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
     // Listeners shared by every connection (no closures per connection: thousands stay idle).
     attachStream(this, stream);
-  }
-
-  /** Aliases the broker assigned towards the client: topic → alias. */
-  get outboundAliases(): Map<string, number> {
-    return (this.extras.outboundAliases ??= new Map());
-  }
-
-  /** Aliases the client set: alias → topic. */
-  get inboundAliases(): Map<number, string> {
-    return (this.extras.inboundAliases ??= new Map());
-  }
-
-  /** Publish decisions of this connection's principal, per topic, for one roles generation. */
-  get publishDecisions(): Map<string, boolean> {
-    return (this.extras.publishDecisions ??= new Map());
-  }
-
-  /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
-  get qos2Storing(): Set<number> {
-    return (this.extras.qos2Storing ??= new Set());
-  }
-
-  /**
-   * QoS 2 packet ids received on this connection and not yet released (PUBREL). Not the session's
-   * `qos2Received`: Receive Maximum holds per network connection, and a resumed session's ids from
-   * an earlier connection take no place in this one's [MQTT 5 §4.9].
-   */
-  get qos2AwaitingRelease(): Set<number> {
-    return (this.extras.qos2AwaitingRelease ??= new Set());
-  }
-
-  /** A QoS 2 message's PUBREL came, or it was not stored: it takes no place any more. */
-  released(packetId: number): void {
-    this.extra?.qos2AwaitingRelease?.delete(packetId);
   }
 
   /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
