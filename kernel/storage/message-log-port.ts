@@ -64,6 +64,13 @@ export interface LogStatePort {
   remove(key: string): Promise<void>;
 }
 
+/**
+ * Told of every message once it is durable (`MessageLogPort.follow`): the messages of one commit
+ * of appends, in sequence order, whoever appended them. It must not throw (what it throws is
+ * reported as a process warning; the append is answered all the same).
+ */
+export type LogFollower = (messages: readonly LoggedMessage[]) => void;
+
 export interface MessageLogPort {
   /**
    * Durable state of the message core, committed with the appends (LogStatePort): what every node
@@ -91,6 +98,13 @@ export interface MessageLogPort {
    * Rejects only when the commit fails (nothing stored) or `messages` is not an array.
    */
   appendEach(messages: LogAppend[]): Promise<Array<number | EngineError>>;
+  /**
+   * Follows the log: `listener` receives the messages of each durable append (an `appendEach`:
+   * only those stored), as one array in sequence order, once they are durable and readable, before
+   * the append's own promise resolves. Returns the function that stops it. This is how the message
+   * core routes every message, whoever appended it (docs/architecture.md, "Message core layout").
+   */
+  follow(listener: LogFollower): () => void;
   /** Up to `limit` messages of all topics with a sequence greater than `after`, in sequence order. */
   readFrom(after: number, limit: number): LoggedMessage[];
   /** One topic's messages by sequence range; an unknown topic reads as empty. */

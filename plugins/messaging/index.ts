@@ -12,13 +12,13 @@ import { registerRetrieveCommand } from './retrieve';
 import { registerSessionCommands } from './session-commands';
 import { registerExploreCommands } from './explore-commands';
 import { registerTopicDeletion } from './topic-deletion';
-import { startRetention, type TopicRetention } from './retention';
+import { startRetention } from './retention';
+import { registerTopicConfiguration } from './topic-configuration';
 import { SysTopics } from './sys-topics';
 
 declare module '../../kernel/services' {
   interface EngineServices {
     messaging: MessageCore;
-    topicRetention: TopicRetention;
   }
 }
 
@@ -29,6 +29,7 @@ export default definePlugin({
     registerRetrieveCommand(engine);
     const core = new MessageCore(engine);
     engine.provide('messaging', core);
+    engine.provide('messageCore', core);
     registerPublishCommand(engine, core);
     registerSessionCommands(engine, core);
     registerExploreCommands(engine, core, registerTopicDeletion(engine, core));
@@ -39,6 +40,8 @@ export default definePlugin({
       sys.stop();
       await core.close();
     });
-    engine.provide('topicRetention', startRetention(engine, core)); // after the close above: stops first
+    const retention = startRetention(engine, core); // after the close above: stops first
+    engine.provide('topicRetention', retention);
+    registerTopicConfiguration(engine, retention);
   },
 });

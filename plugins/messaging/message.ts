@@ -1,59 +1,15 @@
 /**
- * A message as the message core carries it (protocol neutral; the MQTT 5 properties are the richest
- * shape any protocol gives a message), and its two conversions to and from the message log.
+ * A message's two conversions to and from the message log (the message itself, CoreMessage, is
+ * declared in kernel/messaging/message.ts, where protocols find it).
  */
 import { isUtf8 } from 'node:buffer';
 import type { LoggedMessage, LogAppend } from '../../kernel/storage/message-log-port';
 import type { VariantValue } from '../../kernel/storage/types';
+import type { CoreMessage, MessageProperties, QoS } from '../../kernel/messaging/message';
 import { msToTimestamp, timestampToMs } from '../../lib/values/timestamps';
 
-export type QoS = 0 | 1 | 2;
-
-/** One MQTT 5 User Property: a name (`key`) and a value. */
-export interface UserProperty {
-  key: string;
-  value: string;
-}
-
-/**
- * User properties in the order they were published, repeated names included: they are forwarded
- * so [MQTT-3.3.2-17, MQTT-3.3.2-18]. The log stores the same shape.
- */
-export type UserProperties = UserProperty[];
-
-export interface MessageProperties {
-  payloadFormatIndicator?: boolean;
-  /** Seconds the message lives after it was published (MQTT 5 Message Expiry Interval). */
-  messageExpiryInterval?: number;
-  contentType?: string;
-  responseTopic?: string;
-  correlationData?: Buffer;
-  userProperties?: UserProperties;
-}
-
-export interface CoreMessage {
-  topic: string;
-  /** The exact bytes published: subscribers receive these. */
-  payload: Buffer;
-  qos: QoS;
-  retain: boolean;
-  properties?: MessageProperties;
-  /** Client name of the publisher (null: published by the server itself). */
-  publisher: string | null;
-  /** Engine clock, ms, when the core took the message. */
-  createdAt: number;
-  /** Its message id in the log, set once stored (0: not stored, e.g. `$SYS`). */
-  sequence: number;
-  /** Encodings cached by the protocol plugins, so a message is encoded once per form. */
-  wire?: Array<Buffer | undefined>;
-}
-
-/** Seconds left before the message expires (undefined: it never does; ≤ 0: it has). */
-export function remainingLifetime(message: CoreMessage, now: number): number | undefined {
-  const interval = message.properties?.messageExpiryInterval;
-  if (interval === undefined) return undefined;
-  return interval - Math.floor((now - message.createdAt) / 1000);
-}
+export type { CoreMessage, MessageProperties, QoS, UserProperties, UserProperty } from '../../kernel/messaging/message';
+export { remainingLifetime } from '../../kernel/messaging/message';
 
 /** JSON text starts with one of these bytes (after optional whitespace). */
 function mayBeJson(byte: number): boolean {

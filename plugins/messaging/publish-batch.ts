@@ -1,28 +1,16 @@
 /**
- * Gathers the publishes of one event-loop turn into ONE `messageLog.append` (one LMDB commit,
- * shared with the state writes of the same turn), and hands them back, stored, in order, once
- * that commit is durable. No closure or promise per message: the publisher of each message is
- * kept in a parallel array and told with `stored(token, ok)`. The log takes each message on its
- * own (`appendEach`): one it refuses is not stored and the rest of the turn is.
+ * Gathers the publishes of one event-loop turn into ONE `messageLog.appendEach` (one LMDB commit,
+ * shared with the state writes of the same turn). The log's follower routes them once durable
+ * (routing.ts); this only tells the publishers, in order, once that commit is durable. No closure
+ * or promise per message: the publisher of each message is kept in a parallel array and told with
+ * `stored(token, ok)`. The log takes each message on its own: one it refuses is not stored and the
+ * rest of the turn is.
  */
-import type { MessageLogPort } from '../../kernel/storage/message-log-port';
+import type { LogAppend, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { logTimestamp, toLogAppend, type CoreMessage } from './message';
+import type { PublishOrigin } from '../../kernel/messaging/session-types';
 
-/** Who is told when a message is durable (an MQTT connection acknowledging a packet id). */
-export interface PublishOrigin {
-  /**
-   * false when pausing it would stop its own acknowledgements (it has messages in flight to it):
-   * a client that publishes and subscribes is never paused for the subscribers it feeds.
-   */
-  mayPause(): boolean;
-  /** Stop reading publishes (a target lags, or the log's backlog is high) until resumed. */
-  pausePublishing(): void;
-  resumePublishing(): void;
-  /** `ok`: stored; else it was not (the commit failed, or the log refused this message). */
-  stored(token: number, ok: boolean, message: CoreMessage): void;
-  /** Telling it threw: it alone ends (an MQTT connection closes), the turn's other publishers are still told. */
-  fail(error: unknown, during: string): void;
-}
+export type { PublishOrigin } from '../../kernel/messaging/session-types';
 
 /**
  * Messages one turn gathers before its publishers pause until the next turn. libuv reads each
@@ -40,7 +28,7 @@ interface Turn {
   held: PublishOrigin | null;
 }
 
-export class PublishBatch {
+export class PublishBatch<Expected> {
   private turn: Turn | null = null;
   /** Messages taken (this turn's and those handed to the log) whose commit is not durable yet. */
   backlog = 0;
@@ -48,8 +36,10 @@ export class PublishBatch {
   constructor(
     private readonly log: MessageLogPort,
     private readonly now: () => number,
-    /** Runs, in log order, with each turn's messages once durable (sequence set), and who published them. */
-    private readonly onDurable: (messages: CoreMessage[], origins: ReadonlyArray<PublishOrigin | null>) => void,
+    /** Runs as a turn is handed to the log: the router expects these messages back from the log's follower. */
+    private readonly expect: (entries: LogAppend[], messages: CoreMessage[]) => Expected,
+    /** Runs once the turn is durable (and routed), with the publishers of the stored messages; null origins: it failed. */
+    private readonly onSettled: (expected: Expected, origins: ReadonlyArray<PublishOrigin | null> | null) => void,
     /** Runs before the turn's append is issued (so state writes of the turn join its commit). */
     private readonly beforeFlush: () => void,
     private readonly onFailure: (error: unknown, count: number) => void,
@@ -57,7 +47,7 @@ export class PublishBatch {
     private readonly onTurnFull: (origin: PublishOrigin) => void,
     /** The turn was handed to the log: publishers held by a full turn may read again. */
     private readonly onNextTurn: () => void,
-    /** Routing a durable turn threw (a fault, not a client's doing): logged; its publishers are still told. */
+    /** Settling a durable turn threw (a fault, not a client's doing): logged; its publishers are still told. */
     private readonly onFault: (error: unknown) => void,
   ) {}
 
@@ -89,6 +79,7 @@ export class PublishBatch {
     const entries = new Array(n);
     for (let i = 0; i < n; i++) entries[i] = toLogAppend(messages[i], createTs);
     this.onNextTurn();
+    const expected = this.expect(entries, messages);
     // Each entry on its own: the turn holds many clients' messages, one refused fails alone.
     this.log.appendEach(entries).then((sequences) => {
       this.backlog -= n;
@@ -102,24 +93,25 @@ export class PublishBatch {
         }
       }
       if (refused === 0) {
-        this.route(messages, origins);
+        this.settle(expected, origins);
         for (let i = 0; i < n; i++) tell(origins[i], tokens[i], true, messages[i]);
         return;
       }
       const isStored = (i: number): boolean => typeof sequences[i] === 'number';
-      this.route(messages.filter((_, i) => isStored(i)), origins.filter((_, i) => isStored(i)));
+      this.settle(expected, origins.filter((_, i) => isStored(i)));
       for (let i = 0; i < n; i++) tell(origins[i], tokens[i], isStored(i), messages[i]);
     }, (error: unknown) => {
       this.backlog -= n;
+      this.settle(expected, null);
       this.onFailure(error, n);
       for (let i = 0; i < n; i++) tell(origins[i], tokens[i], false, messages[i]);
     }).catch(this.onFault);
   }
 
-  /** Hands a durable turn to the core; a fault there still lets its publishers be told. */
-  private route(messages: CoreMessage[], origins: ReadonlyArray<PublishOrigin | null>): void {
+  /** Hands a settled turn to the core; a fault there still lets its publishers be told. */
+  private settle(expected: Expected, origins: ReadonlyArray<PublishOrigin | null> | null): void {
     try {
-      this.onDurable(messages, origins);
+      this.onSettled(expected, origins);
     } catch (error) {
       this.onFault(error);
     }

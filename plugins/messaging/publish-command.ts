@@ -8,35 +8,17 @@
 import { isUtf8 } from 'node:buffer';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { CoreMessage, MessageProperties, QoS } from './message';
+import type { CoreMessage, MessageProperties } from './message';
 import { PUBLISH_COMMAND, type MessageCore } from './message-core';
-import { topicNameProblem } from '../../kernel/topic-name';
+import type { PublishParamsMessage, PublishResult } from '../../kernel/messaging/commands';
 
-export interface PublishParamsMessage {
-  topic: string;
-  /** The payload bytes: text (UTF-8) or, with `payloadEncoding: "base64"`, base64. */
-  payload: string;
-  payloadEncoding?: 'utf8' | 'base64';
-  qos?: QoS;
-  retain?: boolean;
-  contentType?: string;
-  responseTopic?: string;
-  /** Base64. */
-  correlationData?: string;
-  messageExpiryInterval?: number;
-  payloadFormatIndicator?: boolean;
-  userProperties?: Array<{ key: string; value: string }>;
-}
+export type { PublishParamsMessage, PublishResult } from '../../kernel/messaging/commands';
+import { topicNameProblem } from '../../kernel/topic-name';
 
 export interface PublishParams {
   messages: PublishParamsMessage[];
   /** The client name the messages are published as (MQTT publisher; No Local compares it). */
   clientName?: string;
-}
-
-export interface PublishResult {
-  /** Message ids (log sequences), in input order. */
-  ids: number[];
 }
 
 const STRING = { type: 'string' } as const;

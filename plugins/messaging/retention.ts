@@ -16,34 +16,10 @@ import { parseSharedFilter, topicMatches } from '../../kernel/auth/topic-filter'
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { timestampToMs } from '../../lib/values/timestamps';
 import type { MessageCore } from './message-core';
+import type { RetentionPolicy, RetentionStatus, TopicRetentionPort, TopicTrim } from '../../kernel/messaging/commands';
 import { topicNameProblem } from '../../kernel/topic-name';
 
-export interface RetentionPolicy {
-  /** Messages older than this (by create_ts) go. */
-  maxAgeSeconds?: number;
-  /** Only the newest this many stay. */
-  maxMessages?: number;
-}
-
-export interface RetentionStatus {
-  policy: RetentionPolicy | null;
-  /** Messages trimmed by retention since the engine started. */
-  trimmedMessages: number;
-  /** Clients whose sessions held the last run's trim back (they still owe older messages). */
-  heldBackBy: string[];
-}
-
-/** What one run did to one topic. */
-export interface TopicTrim {
-  topic: string;
-  /** Messages removed. */
-  trimmed: number;
-  /** The highest sequence the limits asked to trim (0: none). */
-  wanted: number;
-  /** The highest sequence trimmed up to, after holding back (0: none). */
-  upTo: number;
-  heldBackBy: string[];
-}
+export type { RetentionPolicy, RetentionStatus, TopicTrim } from '../../kernel/messaging/commands';
 
 const CONFIG_PREFIX = 'topic-config/';
 const RUN_INTERVAL_MS = 10_000;
@@ -61,7 +37,7 @@ function cleanPolicy(policy: RetentionPolicy): RetentionPolicy {
   return out;
 }
 
-export class TopicRetention {
+export class TopicRetention implements TopicRetentionPort {
   private readonly policies = new Map<string, RetentionPolicy>();
   private readonly trimmedTotals = new Map<string, number>();
   private readonly heldBack = new Map<string, string[]>();
@@ -130,8 +106,8 @@ export class TopicRetention {
   private async trim(topic: string, policy: RetentionPolicy, now: number): Promise<TopicTrim> {
     const wanted = Math.max(this.countBoundary(topic, policy), await this.ageBoundary(topic, policy, now));
     const { upTo, heldBackBy } = this.holdBack(topic, wanted);
-    const retained = this.core?.retained.get(topic)?.sequence;
-    const trimmed = upTo > 0 ? await this.log.trimTopic(topic, upTo, retained !== undefined && retained > 0 ? retained : undefined) : 0;
+    const retained = this.core?.retainedSequence(topic);
+    const trimmed = upTo > 0 ? await this.log.trimTopic(topic, upTo, retained) : 0;
     if (trimmed > 0) this.trimmedTotals.set(topic, (this.trimmedTotals.get(topic) ?? 0) + trimmed);
     if (this.policies.has(topic)) this.heldBack.set(topic, heldBackBy);
     return { topic, trimmed, wanted, upTo, heldBackBy };

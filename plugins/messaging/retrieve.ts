@@ -17,11 +17,12 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
+import type { LoggedMessage } from '../../kernel/storage/message-log-port';
 import { bytesToWire, JSON_TEXT_ENCODING, type BinaryFormat } from '../../lib/values/wire-format';
 import { timestampToMs } from '../../lib/values/timestamps';
 import { jsonTextDepthExceeds } from '../../lib/values/json-depth';
 import { MAX_TOPIC_NAME_BYTES, topicNameTooLong } from '../../kernel/topic-name';
+import { firstSince } from '../../kernel/messaging/log-search';
 
 export const MAX_MESSAGES_PER_CALL = 100_000;
 export const DEFAULT_MAX_MESSAGES = 20;
@@ -122,26 +123,6 @@ export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
     && timestampToMs(message.createTs) + message.expirySeconds * 1000 <= nowMs;
 }
 
-/** The first sequence of the topic whose createTs is at or after `since` (undefined: none). */
-export function firstSince(log: MessageLogPort, topic: string, since: string): number | undefined {
-  const first = log.readTopic(topic, { limit: 1 })[0];
-  const last = log.readTopic(topic, { limit: 1, reverse: true })[0];
-  if (!first || !last || last.createTs < since) return undefined;
-  if (first.createTs >= since) return first.sequence;
-  // P(s) = "the first message at or after s was created at or after since" is monotone in s;
-  // P(lo) is false and P(hi) true throughout.
-  const at = (s: number): LoggedMessage => log.readTopic(topic, { from: s, limit: 1 })[0];
-  let lo = first.sequence;
-  let hi = last.sequence;
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (at(mid).createTs >= since) hi = mid;
-    else lo = mid;
-  }
-  return at(hi).sequence;
-}
-
-/** A message in the spec's shape (getMessagesFromMqTopic, getMessagesFromMqApiSession). */
 export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (p.includeMessageMetadata) {

@@ -16,12 +16,14 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { QoS } from './message';
 import { CONNECT_COMMAND, type MessageCore } from './message-core';
 import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type Session, type SubscriptionOptions } from './session';
 import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter';
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
+import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
+
+export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
 interface ReadParams extends ShapeOptions {
   clientName: string;
@@ -30,26 +32,6 @@ interface ReadParams extends ShapeOptions {
 }
 
 const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
-
-export interface SubscriptionChange {
-  action: 'add' | 'remove';
-  topicFilter: string;
-  qos?: QoS;
-  subscriptionIdentifier?: number;
-  /** false: the client does not receive what it published itself (MQTT No Local). */
-  receiveMyMessages?: boolean;
-  receiveRetainedMessages?: 'onSubscription' | 'onNewSubscription' | 'never';
-  receiveRetainedFlagAsPublished?: boolean;
-  includeExpiredMessages?: boolean;
-  binaryFormat?: 'hex' | 'base64' | 'byteArray';
-}
-
-export interface SubscriptionChangeResult {
-  topicFilter: string;
-  matchingTopics: string[];
-  errorCode: number;
-  errorMessage: string;
-}
 
 export interface SessionSummary {
   clientName: string;

@@ -13,43 +13,10 @@
 import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
 import type { CoreMessage, QoS } from './message';
+import type { SessionOutlet, SubscriptionOptions, WillMessage } from '../../kernel/messaging/session-types';
 
-export interface SubscriptionOptions {
-  qos: QoS;
-  noLocal: boolean;
-  retainAsPublished: boolean;
-  retainHandling: 0 | 1 | 2;
-  subscriptionIdentifier?: number;
-  /** The log's last sequence when it was made: older messages are not for it (set by the core). */
-  since?: number;
-  /** MQ API sessions: expired messages are returned too (marked), and how binary values are written. */
-  includeExpired?: boolean;
-  binaryFormat?: 'hex' | 'base64' | 'byteArray';
-}
-
-/** What the core hands a protocol to send one message to its client. */
-export interface Delivery {
-  message: CoreMessage;
-  qos: QoS;
-  retain: boolean;
-  /** 0 for QoS 0. */
-  packetId: number;
-  dup: boolean;
-  /** Identifiers of every subscription that matched (MQTT 5). */
-  subscriptionIds?: number[];
-}
-
-/** The connection side of a session, implemented by each protocol. */
-export interface SessionOutlet {
-  /** Messages of QoS 1 and 2 the client accepts unacknowledged (its Receive Maximum). */
-  readonly receiveMaximum: number;
-  /** false while the client's unsent output is over its high-water mark. */
-  writable(): boolean;
-  /** false when it was not sent (larger than the client accepts [MQTT-3.1.2-25]). */
-  deliver(delivery: Delivery): boolean;
-  /** A QoS 2 message whose PUBREC came before a reconnect: PUBREL again [MQTT-4.4.0-1]. */
-  resendPubrel(packetId: number): void;
-}
+export type { Delivery, SessionOutlet, SubscriptionOptions, WillMessage } from '../../kernel/messaging/session-types';
+export { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, SESSION_NEVER_EXPIRES } from '../../kernel/messaging/session-types';
 
 export type InflightState = 'publish' | 'pubrel';
 
@@ -63,13 +30,6 @@ export interface InflightEntry {
   subscriptionIds?: number[];
   /** Written to the client (false while it waits for its entry to be durable, see MessageCore.deliver). */
   sent: boolean;
-}
-
-/** A will message, published when the connection ends without a normal DISCONNECT. */
-export interface WillMessage {
-  message: CoreMessage;
-  /** Seconds (MQTT 5 Will Delay Interval). */
-  delay: number;
 }
 
 /** The session as the log's state store keeps it (`session/<clientId>`). */
@@ -114,12 +74,6 @@ export interface StoredWill {
   dueAt: number | null;
 }
 
-/** The largest Subscription Identifier (a variable byte integer) [MQTT-3.8.2.1.2]. */
-export const MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455;
-/** Subscriptions one session may hold (a flood of SUBSCRIBEs pins no memory). */
-export const MAX_SUBSCRIPTIONS = 10_000;
-/** The never-expires value of Session Expiry Interval. */
-export const SESSION_NEVER_EXPIRES = 0xffffffff;
 /** The most QoS 1/2 messages the broker keeps in flight to one client, whatever it accepts. */
 export const MAX_WINDOW = 1024;
 

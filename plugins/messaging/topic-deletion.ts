@@ -8,12 +8,10 @@
  */
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
+import { TOPIC_DELETE_COMMAND, type TopicDeleteParams, type TopicDeleteResult } from '../../kernel/messaging/commands';
 import type { MessageCore } from './message-core';
 
-export const TOPIC_DELETE_COMMAND = 'topic.delete';
-
-export interface TopicDeleteParams { topic: string }
-export interface TopicDeleteResult { topic: string; deletedMessages: number }
+export { TOPIC_DELETE_COMMAND, type TopicDeleteParams, type TopicDeleteResult } from '../../kernel/messaging/commands';
 
 /** Whoever keeps something per topic besides the log (the topic tree's counts) forgets it here. */
 export type TopicDeletedListener = (topic: string) => void;
@@ -36,7 +34,7 @@ export function registerTopicDeletion(engine: Engine, core: MessageCore): { onDe
       // The retained message was one of the deleted messages: new subscribers must not get it.
       core.clearRetained(topic);
       // Decisions cached while the topic had a table name (kernel/auth/resource-aliases.ts) are void.
-      core.rolesGeneration++;
+      core.invalidateDecisions();
       for (const listener of listeners) listener(topic);
       return { topic, deletedMessages };
     },

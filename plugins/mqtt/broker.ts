@@ -9,7 +9,7 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Engine } from '../../kernel/engine';
-import type { MessageCore } from '../messaging/message-core';
+import type { MessageCorePort } from '../../kernel/messaging/message-core-port';
 import { smallTime } from '../../kernel/clock';
 import { Connection } from './connection';
 import { REASON } from './reason-codes';
@@ -29,7 +29,7 @@ export class Broker {
   /** QoS 1/2 PUBLISHes an MQTT 5 client may have unanswered (CONNACK Receive Maximum, `mqtt_receive_maximum`). */
   readonly receiveMaximum: number;
   readonly connections = new Set<Connection>();
-  readonly core: MessageCore;
+  readonly core: MessageCorePort;
   /** The engine clock, read once per chunk received (messages of one chunk share their time). */
   now = 0;
   /** Connections whose output of this turn waits to be written at once. */
@@ -45,7 +45,7 @@ export class Broker {
     this.log = engine.log.child({ plugin: 'mqtt' });
     this.maxPacketSize = engine.settings.mqtt_max_packet_size;
     this.receiveMaximum = engine.settings.mqtt_receive_maximum;
-    this.core = engine.need('messaging');
+    this.core = engine.need('messageCore');
     // A connection logged in with a session token lives only as long as that session (logout,
     // expiry, a password change), as the session's other uses do.
     engine.apiSessions.onEnd((session) => {

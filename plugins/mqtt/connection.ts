@@ -5,29 +5,27 @@
  */
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import mqttPacket, { type Packet, type IConnectPacket, type IPublishPacket } from 'mqtt-packet';
+import mqttPacket, { type Packet, type IConnectPacket } from 'mqtt-packet';
 import { borrowParser, parserIdle, partialPacketLength, releaseParser, type PacketSink } from './parser-pool';
 import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
 import { EngineError, newErrorReference } from '../../kernel/errors';
 import type { ClientConnection } from '../../kernel/sessions/client-connections';
-import type { Delivery, Session, SessionOutlet } from '../messaging/session';
-import type { PublishOrigin } from '../messaging/publish-batch';
-import type { CoreMessage } from '../messaging/message';
+import type { Delivery, PublishOrigin, SessionOutlet } from '../../kernel/messaging/session-types';
+import type { SessionHandle } from '../../kernel/messaging/message-core-port';
+import type { CoreMessage } from '../../kernel/messaging/message';
 import type { Broker } from './broker';
-import { REASON } from './reason-codes';
-import { encodeAck, encodePublish } from './outbound';
+import { attachStream } from './stream-listeners';
+import { REASON, RETURN_CODE_311 } from './reason-codes';
+import { CONNACK_SENT, ConnectionFields, DRAINING, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
+import { connack311, encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
 import { isCutPublish, readSimplePublish } from './wire/simple-publish';
-import { handleDisconnect } from './packets/disconnect';
-import { handlePingreq } from './packets/ping';
-import { handlePublish, publishStored } from './packets/publish';
-import { handlePuback, handlePubcomp, handlePubrec, handlePubrel } from './packets/acks';
-import { handleSubscribe } from './packets/subscribe';
-import { handleUnsubscribe } from './packets/unsubscribe';
-import { DUP_ON_QOS_0, connectViolation, packetViolation, propertiesViolation, qosPublishViolation, type Violation } from './packets/packet-rules';
+import { publishStored } from './packets/publish';
+import { dispatchPacket } from './packets/dispatch';
+import { connectViolation, type Violation } from './packets/packet-rules';
 
 // mqtt-packet otherwise fills a cache of 65,536 two-byte Buffers (~6 MB of heap, and the young
 // generation grown to its maximum) on its first packet. The few packets still encoded with it
@@ -59,45 +57,7 @@ export const SERVER_TOPIC_ALIAS_MAXIMUM = 65535;
  */
 export const SERVER_RECEIVE_MAXIMUM = 65535;
 
-/**
- * What only some connections need (MQTT 5 limits, topic aliases, QoS 1/2 counters, a token
- * login, packets waiting behind CONNECT): created on first write, so an idle 3.1.1 connection
- * does not carry these fields.
- */
-class ConnectionExtras {
-  apiSessionId?: string;
-  clientMaxPacketSize = Infinity;
-  sessionExpiryInterval = 0;
-  receiveMaximum = 65535;
-  clientTopicAliasMaximum = 0;
-  outboundAliases?: Map<string, number>;
-  inboundAliases?: Map<number, string>;
-  publishDecisions?: Map<string, boolean>;
-  qos2Storing?: Set<number>;
-  /** QoS 2 packet ids received on this connection whose PUBREL has not come (its Receive Maximum counts them). */
-  qos2AwaitingRelease?: Set<number>;
-  publishDecisionsGeneration = -1;
-  inboundAliasBytes = 0;
-  unacknowledged = 0;
-  largestDelivery = 0;
-  /** Output the client had not taken at this turn's first write (see DELIVERY_HIGH_WATER). */
-  unsentBeforeTurn = 0;
-  pending?: Packet[];
-  /** The start of a PUBLISH the last chunk ended with (wire/simple-publish.ts `isCutPublish`). */
-  cutPublish?: Buffer;
-}
-/** The defaults, read while a connection has no extras of its own (never written). */
-const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());
-
-// Flags of one Smi field (one field instead of six booleans per connection).
-const SEND_WILL_ON_CLOSE = 1;
-const CONNACK_SENT = 2;
-const CORKED = 4;
-const DRAINING = 8;
-const PAUSED_BY_CORE = 16;
-const WATCHING_DRAIN = 32;
-
-export class Connection implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
+export class Connection extends ConnectionFields implements ClientConnection, SessionOutlet, PublishOrigin, PacketSink {
   state: ConnectionState = 'new';
   /** 4 (3.1.1) or 5 once CONNECT is read; 4 until then (the encoding of a refusal to level 3). */
   protocolVersion = 4;
@@ -106,24 +66,13 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
   /** The keep alive the client is held to, in ms (0: none). Read by the broker's one timer. */
   keepAliveMs = 0;
   /** The message core's session, once CONNECT is accepted. */
-  session?: Session;
+  session?: SessionHandle;
   /** Lent while a packet is partly read (parser-pool.ts). */
   private parser?: ReturnType<typeof borrowParser>;
-  private flags = SEND_WILL_ON_CLOSE;
   private activeAt: number;
   private readonly openedAtOffset: number;
   /** The peer's address, read from the socket when first needed (see `address`). */
   private addressText: string | undefined;
-  private extra?: ConnectionExtras;
-
-  private get extras(): ConnectionExtras {
-    return (this.extra ??= new ConnectionExtras());
-  }
-
-  private get readExtras(): Readonly<ConnectionExtras> {
-    return this.extra ?? NO_EXTRAS;
-  }
-
   /** The peer's address ('' when unknown). */
   get address(): string {
     // A TCP/TLS socket is asked only when needed: reading it makes Node keep an object per socket.
@@ -157,94 +106,16 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     return time - this.openedAtOffset;
   }
 
-  /** The JSON-action session whose token this connection logged in with (closed when it ends). */
-  get apiSessionId(): string | undefined { return this.readExtras.apiSessionId; }
-  set apiSessionId(value: string | undefined) { this.extras.apiSessionId = value; }
-  /** What the client accepts (MQTT 5 Maximum Packet Size); packets larger are not sent [MQTT-3.1.2-25]. */
-  get clientMaxPacketSize(): number { return this.readExtras.clientMaxPacketSize; }
-  set clientMaxPacketSize(value: number) { this.extras.clientMaxPacketSize = value; }
-  /** MQTT 5 Session Expiry Interval the CONNECT asked for (a DISCONNECT may not raise it from 0) [MQTT-3.14.2-2]. */
-  get sessionExpiryInterval(): number { return this.readExtras.sessionExpiryInterval; }
-  set sessionExpiryInterval(value: number) { this.extras.sessionExpiryInterval = value; }
-  /** The client's Receive Maximum (MQTT 5; 3.1.1 clients get the broker's window). */
-  get receiveMaximum(): number { return this.readExtras.receiveMaximum; }
-  set receiveMaximum(value: number) { this.extras.receiveMaximum = value; }
-  /** The client's Topic Alias Maximum: aliases the broker may use towards it. */
-  get clientTopicAliasMaximum(): number { return this.readExtras.clientTopicAliasMaximum; }
-  set clientTopicAliasMaximum(value: number) { this.extras.clientTopicAliasMaximum = value; }
-  get publishDecisionsGeneration(): number { return this.readExtras.publishDecisionsGeneration; }
-  set publishDecisionsGeneration(value: number) { this.extras.publishDecisionsGeneration = value; }
-  /** Characters of the topics held by inbound aliases (bounded). */
-  get inboundAliasBytes(): number { return this.readExtras.inboundAliasBytes; }
-  set inboundAliasBytes(value: number) { this.extras.inboundAliasBytes = value; }
-  /** QoS 1/2 PUBLISHes received and not yet acknowledged (the server's Receive Maximum). */
-  get unacknowledged(): number { return this.readExtras.unacknowledged; }
-  set unacknowledged(value: number) { this.extras.unacknowledged = value; }
-
-  /** The will goes out when the connection ends (not after a normal DISCONNECT). */
-  get sendWillOnClose(): boolean { return (this.flags & SEND_WILL_ON_CLOSE) !== 0; }
-  set sendWillOnClose(value: boolean) { this.setFlag(SEND_WILL_ON_CLOSE, value); }
-  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
-  get corked(): boolean { return (this.flags & CORKED) !== 0; }
-  set corked(value: boolean) { this.setFlag(CORKED, value); }
-
-  private setFlag(flag: number, value: boolean): void {
-    this.flags = value ? this.flags | flag : this.flags & ~flag;
-  }
-
-  private hasFlag(flag: number): boolean {
-    return (this.flags & flag) !== 0;
-  }
-
   /** `address`: given by transports whose stream is not the socket (WebSocket); read from a TCP/TLS socket when needed. */
   constructor(readonly broker: Broker, readonly stream: Duplex, address?: string) {
+    super();
     // Keep alive and the CONNECT timeout run on the engine clock (tests move it instead of waiting).
     this.openedAtOffset = this.activeAt = smallTime(broker.engine.clock.now());
     this.addressText = address;
     // Debug logs name the address of closed connections too.
     if (address === undefined && broker.log.isLevelEnabled('debug')) void this.address;
     // Listeners shared by every connection (no closures per connection: thousands stay idle).
-    (stream as StreamWithConnection)[CONNECTION] = this;
-    stream.on('data', onStreamData);
-    stream.on('error', onStreamError);
-    stream.on('close', onStreamClose);
-    // A socket that does not allow half-open connections ends itself when the peer ends (Node's
-    // own listener); others (the WebSocket stream) are ended here.
-    if (stream.allowHalfOpen) stream.on('end', onStreamEnd);
-  }
-
-  /** Aliases the broker assigned towards the client: topic → alias. */
-  get outboundAliases(): Map<string, number> {
-    return (this.extras.outboundAliases ??= new Map());
-  }
-
-  /** Aliases the client set: alias → topic. */
-  get inboundAliases(): Map<number, string> {
-    return (this.extras.inboundAliases ??= new Map());
-  }
-
-  /** Publish decisions of this connection's principal, per topic, for one roles generation. */
-  get publishDecisions(): Map<string, boolean> {
-    return (this.extras.publishDecisions ??= new Map());
-  }
-
-  /** QoS 2 packet ids whose message is being stored (PUBREC not sent yet). */
-  get qos2Storing(): Set<number> {
-    return (this.extras.qos2Storing ??= new Set());
-  }
-
-  /**
-   * QoS 2 packet ids received on this connection and not yet released (PUBREL). Not the session's
-   * `qos2Received`: Receive Maximum holds per network connection, and a resumed session's ids from
-   * an earlier connection take no place in this one's [MQTT 5 §4.9].
-   */
-  get qos2AwaitingRelease(): Set<number> {
-    return (this.extras.qos2AwaitingRelease ??= new Set());
-  }
-
-  /** A QoS 2 message's PUBREL came, or it was not stored: it takes no place any more. */
-  released(packetId: number): void {
-    this.extra?.qos2AwaitingRelease?.delete(packetId);
+    attachStream(this, stream);
   }
 
   /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
@@ -333,7 +204,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
       this.stream.cork();
       this.broker.uncorkLater(this);
     }
-    this.broker.core.stats.bytesSent += bytes.length;
+    this.broker.core.countBytesSent(bytes.length);
     return this.stream.write(bytes);
   }
 
@@ -409,7 +280,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
 
   mayPause(): boolean {
     const session = this.session;
-    return session === undefined || (session.inflightCount === 0 && !session.lagging);
+    return session === undefined || !this.broker.core.hasPendingDeliveries(session);
   }
 
   pausePublishing(): void {
@@ -463,7 +334,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed') return;
     const now = (this.broker.now = this.broker.engine.clock.now());
     this.activeAt = smallTime(now);
-    this.broker.core.stats.bytesReceived += chunk.length;
+    this.broker.core.countBytesReceived(chunk.length);
     if (this.state === 'new' && this.parser === undefined) {
       // The usual first chunk, one plain 3.1.1 CONNECT, is read without borrowing a parser.
       const connect = readSimpleConnect(chunk);
@@ -577,59 +448,13 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.updateReading();
   }
 
+  /** A connected client's packet to its handler (packets/dispatch.ts). */
   private dispatch(packet: Packet): void {
-    if (packet.cmd === 'publish') {
-      // A 3.1.1 QoS 0 PUBLISH (the commonest packet) passes with three comparisons.
-      if (packet.qos !== 0 || packet.dup || (this.protocolVersion === 5 && packet.properties !== undefined)) {
-        const violation = this.publishViolation(packet);
-        if (violation !== undefined) return this.refuse(violation);
-      }
-      return handlePublish(this, packet);
-    }
-    const violation = packetViolation(packet, this.protocolVersion);
-    if (violation !== undefined) return this.refuse(violation);
-    switch (packet.cmd) {
-      case 'pingreq': return handlePingreq(this);
-      case 'disconnect': return handleDisconnect(this, packet);
-      case 'puback': return handlePuback(this, packet);
-      case 'pubrec': return handlePubrec(this, packet);
-      case 'pubrel': return handlePubrel(this, packet);
-      case 'pubcomp': return handlePubcomp(this, packet);
-      case 'subscribe': return handleSubscribe(this, packet);
-      case 'unsubscribe': return handleUnsubscribe(this, packet);
-      case 'connect':
-        // A second CONNECT is a protocol violation [MQTT-3.1.0-2].
-        return this.close(REASON.PROTOCOL_ERROR, 'a second CONNECT on one connection');
-      case 'auth':
-        // No Authentication Method was accepted in CONNECT, so AUTH is a protocol error [MQTT-4.12.0-6].
-        return this.close(REASON.PROTOCOL_ERROR, 'AUTH without an authentication method');
-      default:
-        // CONNACK, SUBACK, PINGRESP, …: packets only a server sends.
-        return this.close(REASON.PROTOCOL_ERROR, `${packet.cmd} is not a packet a client sends`);
-    }
-  }
-
-  /** The problem of a PUBLISH with QoS 1 or 2 or with properties (see packets/packet-rules.ts). */
-  private publishViolation(packet: IPublishPacket): Violation | undefined {
-    const v5 = this.protocolVersion === 5;
-    if (v5 && packet.properties !== undefined) {
-      const violation = propertiesViolation('publish', packet.properties as Record<string, unknown>);
-      if (violation !== undefined) return violation;
-    }
-    if (packet.qos === 0) return packet.dup ? DUP_ON_QOS_0 : undefined;
-    // 3.1.1 clients are not told a Receive Maximum: held to the protocol's largest.
-    if (!v5) return qosPublishViolation(packet, this.readExtras.unacknowledged, SERVER_RECEIVE_MAXIMUM);
-    const received = this.session?.qos2Received;
-    // A QoS 2 PUBLISH again (DUP) whose PUBREL has not come takes no new place.
-    if (packet.qos === 2 && received?.has(packet.messageId ?? 0)) return qosPublishViolation(packet, 0, Infinity);
-    // In flight: QoS 1 being stored (no PUBACK yet) and QoS 2 until its PUBREL (PUBCOMP answers it).
-    const extra = this.readExtras;
-    const inFlight = extra.unacknowledged - (extra.qos2Storing?.size ?? 0) + (extra.qos2AwaitingRelease?.size ?? 0);
-    return qosPublishViolation(packet, inFlight, this.broker.receiveMaximum);
+    dispatchPacket(this, packet);
   }
 
   /** A packet breaking a rule of the protocol closes the connection; MQTT 5 hears why. */
-  private refuse(violation: Violation): void {
+  refuse(violation: Violation): void {
     if (this.broker.log.isLevelEnabled('debug')) this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: violation.reason }, 'protocol violation');
     this.close(violation.code, violation.reason);
   }
@@ -668,7 +493,7 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     if (this.state === 'closed') return;
     if (this.state === 'new' && /protocol version/i.test(error.message)) {
       // A CONNECT of a level mqtt-packet cannot read: CONNACK 0x01 in the 3.1.1 encoding [MQTT-3.1.2-2].
-      this.send({ cmd: 'connack', returnCode: 0x01, sessionPresent: false });
+      this.send({ cmd: 'connack', returnCode: RETURN_CODE_311.UNACCEPTABLE_PROTOCOL_VERSION, sessionPresent: false });
       return this.close();
     }
     if (this.broker.log.isLevelEnabled('debug')) this.broker.log.debug({ address: this.address, clientId: this.clientId, reason: error.message }, 'malformed packet');
@@ -700,51 +525,4 @@ export class Connection implements ClientConnection, SessionOutlet, PublishOrigi
     this.session = undefined;
     this.broker.core.closeSession(session, this, this.sendWillOnClose);
   }
-}
-
-/** The two accepting 3.1.1 CONNACKs, shared (a socket never changes the bytes it is given). */
-const CONNACK_311_ACCEPTED = [Buffer.from([0x20, 2, 0, 0]), Buffer.from([0x20, 2, 1, 0])];
-
-/** A 3.1.1 CONNACK (the one packet every client gets; no encoder objects per CONNECT). */
-function connack311(sessionPresent: boolean, returnCode: number): Buffer {
-  if (returnCode === 0) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
-  // Session Present is 0 in a refusal [MQTT-3.2.2-4].
-  return Buffer.from([0x20, 2, 0, returnCode]);
-}
-
-const CONNECTION = Symbol('connection');
-type StreamWithConnection = Duplex & { [CONNECTION]: Connection };
-
-/**
- * The guard of a connection's input: whatever throws while a chunk is parsed and its packets
- * handled ends this connection only (`fail`), never the process. One try per chunk, nothing per
- * packet.
- */
-function onStreamData(this: StreamWithConnection, chunk: Buffer): void {
-  const connection = this[CONNECTION];
-  try {
-    connection.onData(chunk);
-  } catch (error) {
-    connection.fail(error, 'reading');
-  }
-}
-
-function onStreamError(this: StreamWithConnection, error: Error): void {
-  const connection = this[CONNECTION];
-  const log = connection.broker.log;
-  if (log.isLevelEnabled('debug')) log.debug({ err: error, address: connection.address }, 'connection error');
-}
-
-function onStreamClose(this: StreamWithConnection): void {
-  const connection = this[CONNECTION];
-  try {
-    connection.onClosed();
-  } catch (error) {
-    // The session's end (its will, its expiry) failed: logged; the connection is gone anyway.
-    connection.fail(error, 'closing');
-  }
-}
-
-function onStreamEnd(this: StreamWithConnection): void {
-  this.end();
 }

@@ -5,8 +5,8 @@
  * something of their own (subscription identifiers, a topic alias, a message expiry that counts
  * down) are encoded for one client.
  */
-import type { CoreMessage, QoS } from '../messaging/message';
-import { remainingLifetime } from '../messaging/message';
+import { remainingLifetime, type CoreMessage, type QoS } from '../../kernel/messaging/message';
+import { RETURN_CODE_311 } from './reason-codes';
 import { encodePublish as encodePublishPacket } from './wire/publish-encoder';
 
 /** The cache slot of a form: level 4/5 × QoS 0..2 × RETAIN. */
@@ -76,4 +76,14 @@ export function encodeAck(type: 'puback' | 'pubrec' | 'pubrel' | 'pubcomp', pack
   const first = type === 'puback' ? 0x40 : type === 'pubrec' ? 0x50 : type === 'pubrel' ? 0x62 : 0x70;
   if (reasonCode === 0 || level !== 5) return Buffer.from([first, 2, packetId >> 8, packetId & 0xff]);
   return Buffer.from([first, 3, packetId >> 8, packetId & 0xff, reasonCode]);
+}
+
+/** The two accepting 3.1.1 CONNACKs, shared (a socket never changes the bytes it is given). */
+const CONNACK_311_ACCEPTED = [Buffer.from([0x20, 2, 0, 0]), Buffer.from([0x20, 2, 1, 0])];
+
+/** A 3.1.1 CONNACK (the one packet every client gets; no encoder objects per CONNECT). */
+export function connack311(sessionPresent: boolean, returnCode: number): Buffer {
+  if (returnCode === RETURN_CODE_311.ACCEPTED) return CONNACK_311_ACCEPTED[sessionPresent ? 1 : 0];
+  // Session Present is 0 in a refusal [MQTT-3.2.2-4].
+  return Buffer.from([0x20, 2, 0, returnCode]);
 }

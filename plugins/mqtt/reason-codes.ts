@@ -1,6 +1,7 @@
 /**
  * The one place an EngineError (or a protocol failure) becomes an MQTT return / reason code:
- * CONNACK return codes of 3.1.1 (section 3.2.2.3) and reason codes of MQTT 5 (section 2.4).
+ * CONNACK return codes of 3.1.1 (section 3.2.2.3), its SUBACK failure code (section 3.9.3) and
+ * reason codes of MQTT 5 (section 2.4). The broker writes no code that is not named here.
  */
 import type { EngineError } from '../../kernel/errors';
 
@@ -21,6 +22,7 @@ export const REASON = {
   BAD_USER_NAME_OR_PASSWORD: 0x86,
   NOT_AUTHORIZED: 0x87,
   SERVER_UNAVAILABLE: 0x88,
+  BAD_AUTHENTICATION_METHOD: 0x8c,
   SERVER_SHUTTING_DOWN: 0x8b,
   KEEP_ALIVE_TIMEOUT: 0x8d,
   SESSION_TAKEN_OVER: 0x8e,
@@ -41,6 +43,14 @@ export const REASON = {
   WILDCARD_SUBSCRIPTIONS_NOT_SUPPORTED: 0xa2,
   CONNECTION_RATE_EXCEEDED: 0x9f,
 } as const;
+
+/** Reason codes from 0x80 on are failures (MQTT 5 §2.4). */
+export function isFailure(reasonCode: number): boolean {
+  return reasonCode >= REASON.UNSPECIFIED_ERROR;
+}
+
+/** The MQTT 3.1.1 SUBACK return code of a refused subscription (section 3.9.3). */
+export const SUBACK_311_FAILURE = 0x80;
 
 /** MQTT 3.1.1 CONNACK return codes (section 3.2.2.3). */
 export const RETURN_CODE_311 = {

@@ -16,7 +16,7 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type {
-  LogAppend, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
+  LogAppend, LogFollower, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { Catalog } from './catalog';
@@ -116,6 +116,8 @@ export class LmdbMessageLog implements MessageLogPort {
    * `durableSeq` never passes an append still in flight (the index's watermark follows it).
    */
   private previousAppend: Promise<unknown> = Promise.resolve();
+  /** Listeners told of each durable append (follow). */
+  private readonly followers = new Set<LogFollower>();
   /** Purges of deleted topics' messages, one after another. */
   private purging: Promise<void> = Promise.resolve();
   /** Retention trims, one after another. */
@@ -496,10 +498,40 @@ export class LmdbMessageLog implements MessageLogPort {
       // Every append numbered before this one is answered: all up to `last` is durable and indexed.
       if (last > this.durableSeq) this.durableSeq = last;
       this.indexEntries(entries);
+      if (this.followers.size > 0) this.tellFollowers(messages, entries);
       return seqsOf(entries);
     }), (error: unknown) => previous.then(() => { throw error; }));
     this.previousAppend = answered.catch(() => undefined);
     return answered;
+  }
+
+  follow(listener: LogFollower): () => void {
+    this.followers.add(listener);
+    return () => { this.followers.delete(listener); };
+  }
+
+  /** A durable append's messages to the followers, as one array (the payloads as appended, not copied). */
+  private tellFollowers(appends: LogAppend[], entries: BlockEntry[]): void {
+    const logged = new Array<LoggedMessage>(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      const m = entries[i].message;
+      logged[i] = {
+        sequence: entries[i].seq, topic: appends[i].topic, createTs: m.createTs, payload: m.payload, qos: m.qos, retain: m.retain,
+        contentType: m.contentType, correlationData: m.correlationData, responseTopic: m.responseTopic, expirySeconds: m.expirySeconds,
+        userProperties: m.userProperties, payloadFormat: m.payloadFormat, publisher: m.publisher,
+      };
+    }
+    for (const listener of this.followers) {
+      try {
+        listener(logged);
+      } catch (error) {
+        // A follower's fault is its own (the message core logs its routing faults): the append
+        // stays answered, the other followers are told, and the fault is not hidden.
+        const warning = new Error(`a message log follower threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        warning.name = 'LogFollowerFault';
+        process.emitWarning(warning);
+      }
+    }
   }
 
   /** Appends messages of one topic (an internal writer's insert into its integration table; its caller turns a throw into a rejection). */

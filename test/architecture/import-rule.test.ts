@@ -10,16 +10,6 @@ import { moduleSpecifiers, ruleBreaks, type ImportEdge } from './import-rule';
 const ROOT = join(__dirname, '..', '..', '..');
 const CHECKED = ['kernel', 'lib', 'plugins'];
 
-/**
- * TEMPORARY: the MQTT plugin and the mq actions still reach into the message core's files while
- * its narrow API (kernel/messaging) is being built. Remove this list once nothing uses it: the
- * test fails on an allowance no import needs any more, so it cannot outlive its reason.
- */
-const TEMPORARY_ALLOWED: ReadonlyArray<{ from: RegExp; to: RegExp; why: string }> = [
-  { from: /^plugins\/mqtt\//, to: /^plugins\/messaging\//, why: 'mqtt → the message core, until its narrow API' },
-  { from: /^plugins\/actions\/apis\/mq-[^/]*\.ts$/, to: /^plugins\/messaging\//, why: 'mq actions → the message core, until its narrow API' },
-];
-
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
     const path = join(folder, name);
@@ -38,11 +28,7 @@ function repositoryBreaks(): ImportEdge[] {
 describe('architecture: the import rule', () => {
   it('no file under kernel/, lib/ or plugins/ imports what its tier may not (kernel → kernel; lib → lib, kernel; a plugin → itself, lib, kernel)', () => {
     const breaks = repositoryBreaks();
-    const allowanceOf = (edge: ImportEdge) => TEMPORARY_ALLOWED.find((a) => a.from.test(edge.file) && a.to.test(edge.target));
-    const offending = breaks.filter((edge) => allowanceOf(edge) === undefined);
-    assert.deepEqual(offending.map((e) => `${e.file} → ${e.target}`), [], 'these imports break the tier rule (docs/architecture.md)');
-    const unused = TEMPORARY_ALLOWED.filter((allowance) => !breaks.some((edge) => allowanceOf(edge) === allowance));
-    assert.deepEqual(unused.map((a) => a.why), [], 'no import needs these temporary allowances any more: remove them from TEMPORARY_ALLOWED');
+    assert.deepEqual(breaks.map((e) => `${e.file} → ${e.target}`), [], 'these imports break the tier rule (docs/architecture.md)');
   });
 
   describe('the checker', () => {

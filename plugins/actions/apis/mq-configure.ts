@@ -1,6 +1,7 @@
 /**
  * configureTopic: a topic's retention limits, by age (`retentionSeconds`) and by count
- * (`retentionMessages`), kept by the messaging plugin's TopicRetention (plugins/messaging/retention.ts),
+ * (`retentionMessages`), set by the message core's command `topic.configure` and kept by the
+ * messaging plugin's TopicRetention (plugins/messaging/retention.ts),
  * which trims the topic's oldest messages at once and every 10 s after, never those a session
  * still has to deliver.
  *
@@ -9,19 +10,13 @@
  * on `topic:<name>`.
  */
 import { EngineError } from '../../../kernel/errors';
+import { TOPIC_CONFIGURE_COMMAND, type TopicConfigureParams } from '../../../kernel/messaging/commands';
 import type { ActionDefinition } from '../action-table';
-import type { RetentionPolicy } from '../../messaging/retention';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { NAME, schema, type Params } from './db/db-call';
 import { checkLocation, MAX_TOPIC_BYTES } from './mq-topics';
 
 const LIMIT = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-
-/** The new value of one limit: the given one (0 or null: none), or the current one when absent. */
-function limit(given: unknown, current: number | undefined): number | undefined {
-  if (given === undefined) return current;
-  return given === null || given === 0 ? undefined : (given as number);
-}
 
 export const configureTopic: ActionDefinition = {
   action: 'configureTopic',
@@ -39,19 +34,14 @@ export const configureTopic: ActionDefinition = {
     const topic = p.topic as string;
     const problem = topicNameProblem(topic);
     if (problem !== null) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: problem });
-    call.engine.authorize(call.ctx!, 'topic.configure', { kind: 'topic', topic });
-    if (!call.engine.has('topicRetention')) {
+    // The message core changes it (plugins/messaging/topic-configuration.ts), authorized as topic.configure.
+    if (!call.engine.bus.has(TOPIC_CONFIGURE_COMMAND)) {
+      call.engine.authorize(call.ctx!, TOPIC_CONFIGURE_COMMAND, { kind: 'topic', topic });
       throw new EngineError('NOT_AVAILABLE', { feature: 'configureTopic', reason: 'load the messaging plugin' });
     }
-    const retention = call.engine.need('topicRetention');
-    const current = retention.get(topic);
-    const policy: RetentionPolicy = {
-      maxAgeSeconds: limit(p.retentionSeconds, current?.maxAgeSeconds),
-      maxMessages: limit(p.retentionMessages, current?.maxMessages),
-    };
-    const stored = await retention.configure(topic, policy);
-    // Trim at once, so the answer's limits already hold (the timer keeps them after).
-    await retention.run(call.engine.clock.now(), [topic]);
-    return { topic, retentionSeconds: stored?.maxAgeSeconds ?? null, retentionMessages: stored?.maxMessages ?? null };
+    const params: TopicConfigureParams = { topic };
+    if (p.retentionSeconds !== undefined) params.retentionSeconds = p.retentionSeconds as number | null;
+    if (p.retentionMessages !== undefined) params.retentionMessages = p.retentionMessages as number | null;
+    return call.engine.bus.execute(TOPIC_CONFIGURE_COMMAND, params, call.ctx!);
   },
 };

@@ -11,7 +11,7 @@ import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
 import type { ColumnDefinition, VariantValue } from '../../../kernel/storage/types';
 import { bytesFromWire, decodeValue, ISO_FORMAT, type BinaryFormat } from '../../../lib/values/wire-format';
-import type { PublishParamsMessage, PublishResult } from '../../messaging/publish-command';
+import type { PublishParamsMessage, PublishResult } from '../../../kernel/messaging/commands';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { NAME, schema, type Params } from './db/db-call';
 import { checkLocation, MAX_TOPIC_BYTES, topicOfTable } from './mq-topics';

@@ -9,11 +9,11 @@
 import { EngineError } from '../../../kernel/errors';
 import type { ActionCall, ActionDefinition } from '../action-table';
 import { enumValue, RESPONSE_OPTION_ENUMS } from '../response-options';
-import type { SubscriptionChange, SubscriptionChangeResult } from '../../messaging/session-commands';
+import type { SubscriptionChange, SubscriptionChangeResult } from '../../../kernel/messaging/commands';
 import { exec, schema, type Params } from './db/db-call';
 import { MAX_TOPIC_BYTES } from './mq-topics';
 import { MAX_CLIENT_NAME_BYTES, MAX_USER_PROPERTY_KEY_BYTES } from './mq-publish';
-import { MAX_SUBSCRIPTION_IDENTIFIER } from '../../messaging/session';
+import { MAX_SUBSCRIPTION_IDENTIFIER } from '../../../kernel/messaging/session-types';
 import { startFrom } from './mq-start-from';
 
 /** A client name is 1 to MAX_CLIENT_NAME_BYTES bytes (the spec allows 0; here it names a session). */

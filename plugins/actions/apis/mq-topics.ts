@@ -8,10 +8,11 @@
  * see; a topic named explicitly that the caller may not see is 12030.
  */
 import { EngineError, isEngineError } from '../../../kernel/errors';
+import { TOPIC_DELETE_COMMAND } from '../../../kernel/messaging/commands';
 import type { LogTopic, MessageLogPort } from '../../../kernel/storage/message-log-port';
 import { MAX_TOPIC_NAME_BYTES } from '../../../kernel/topic-name';
 import type { ActionCall, ActionDefinition } from '../action-table';
-import { firstSince } from '../../messaging/retrieve';
+import { firstSince } from '../../../kernel/messaging/log-search';
 import { msToTimestamp } from '../../../lib/values/timestamps';
 import { NAME, schema, type Params } from './db/db-call';
 
@@ -78,12 +79,7 @@ function selectTopics(call: ActionCall, log: MessageLogPort, names: unknown, com
 
 /** Client names subscribed (directly or in a shared group) to filters matching the topic. */
 function subscribersOf(call: ActionCall, topic: string): string[] {
-  if (!call.engine.has('messaging')) return [];
-  const matches = call.engine.need('messaging').tree.match(topic);
-  const names = new Set<string>();
-  for (const match of matches.direct) names.add(match.subscriber.clientId);
-  for (const group of matches.groups) for (const member of group.members) names.add(member.subscriber.clientId);
-  return [...names].sort();
+  return call.engine.has('messageCore') ? call.engine.need('messageCore').subscribersOf(topic) : [];
 }
 
 /**
@@ -147,8 +143,8 @@ export const topicActions: readonly ActionDefinition[] = [
       checkLocation(call, call.params);
       messageLog(call);
       // The message core deletes it (plugins/messaging/topic-deletion.ts): retained message, counts.
-      if (!call.engine.bus.has('topic.delete')) throw new EngineError('NOT_AVAILABLE', { feature: 'deleteTopic', reason: 'the messaging plugin is not loaded' });
-      return call.engine.bus.execute('topic.delete', { topic: call.params.topic as string }, call.ctx!);
+      if (!call.engine.bus.has(TOPIC_DELETE_COMMAND)) throw new EngineError('NOT_AVAILABLE', { feature: 'deleteTopic', reason: 'the messaging plugin is not loaded' });
+      return call.engine.bus.execute(TOPIC_DELETE_COMMAND, { topic: call.params.topic as string }, call.ctx!);
     },
   },
 ];

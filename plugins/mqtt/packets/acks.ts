@@ -8,7 +8,7 @@
 import type { IPubackPacket, IPubcompPacket, IPubrecPacket, IPubrelPacket } from 'mqtt-packet';
 import type { Connection } from '../connection';
 import { encodeAck } from '../outbound';
-import { REASON } from '../reason-codes';
+import { isFailure, REASON } from '../reason-codes';
 
 export function handlePuback(connection: Connection, packet: IPubackPacket): void {
   const session = connection.session;
@@ -20,14 +20,13 @@ export function handlePubrec(connection: Connection, packet: IPubrecPacket): voi
   if (!session) return;
   const packetId = packet.messageId ?? 0;
   const core = connection.broker.core;
-  if ((packet.reasonCode ?? 0) >= 0x80) {
-    // The client refused the message: the delivery ends here [MQTT-4.3.3-?, MQTT 5 §4.3.3].
-    const entry = session.inflight.get(packetId);
-    if (entry && entry.qos === 2 && core.acknowledge(session, packetId, 'pubrec')) core.acknowledge(session, packetId, 'pubcomp');
+  if (isFailure(packet.reasonCode ?? REASON.SUCCESS)) {
+    // The client refused the message: the delivery ends here (MQTT 5 §4.3.3).
+    if (core.acknowledge(session, packetId, 'pubrec')) core.acknowledge(session, packetId, 'pubcomp');
     return;
   }
-  const known = core.acknowledge(session, packetId, 'pubrec') || session.inflight.get(packetId)?.state === 'pubrel';
-  connection.writeAnswer(encodeAck('pubrel', packetId, connection.protocolVersion, known ? 0 : REASON.PACKET_IDENTIFIER_NOT_FOUND));
+  const known = core.acknowledge(session, packetId, 'pubrec') || core.awaitsPubcomp(session, packetId);
+  connection.writeAnswer(encodeAck('pubrel', packetId, connection.protocolVersion, known ? REASON.SUCCESS : REASON.PACKET_IDENTIFIER_NOT_FOUND));
 }
 
 export function handlePubcomp(connection: Connection, packet: IPubcompPacket): void {
@@ -39,8 +38,7 @@ export function handlePubrel(connection: Connection, packet: IPubrelPacket): voi
   const session = connection.session;
   if (!session) return;
   const packetId = packet.messageId ?? 0;
-  const known = session.qos2Received.delete(packetId);
+  const known = connection.broker.core.releasedQos2(session, packetId);
   connection.released(packetId);
-  if (known && session.persistent) connection.broker.core.markDirty(session);
-  connection.writeAnswer(encodeAck('pubcomp', packetId, connection.protocolVersion, known ? 0 : REASON.PACKET_IDENTIFIER_NOT_FOUND));
+  connection.writeAnswer(encodeAck('pubcomp', packetId, connection.protocolVersion, known ? REASON.SUCCESS : REASON.PACKET_IDENTIFIER_NOT_FOUND));
 }

@@ -11,13 +11,12 @@ import { EngineError, toEngineError } from '../../../kernel/errors';
 import type { Principal } from '../../../kernel/auth/principal';
 import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
-import { SESSION_NEVER_EXPIRES, type WillMessage } from '../../messaging/session';
-import type { QoS } from '../../messaging/message';
+import { CONNECT_COMMAND, SESSION_NEVER_EXPIRES, type WillMessage } from '../../../kernel/messaging/session-types';
+import type { QoS } from '../../../kernel/messaging/message';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
 
-import { CONNECT_COMMAND } from '../../messaging/message-core';
 
 /**
  * Handles a CONNECT. Synchronous when no password is to be checked (anonymous clients, session
@@ -55,7 +54,7 @@ export function handleConnect(connection: Connection, packet: IConnectPacket): v
 
   // Enhanced authentication (MQTT 5 AUTH) is not offered [MQTT-4.12.0-1].
   if (v5 && properties?.authenticationMethod !== undefined) {
-    return refuse(connection, { code: 0x8c, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
+    return refuse(connection, { code: REASON.BAD_AUTHENTICATION_METHOD, reasonString: `authentication method "${properties.authenticationMethod}" is not supported` });
   }
 
   // Keep alive. mqtt_max_keepalive (0 = no cap) is sent to MQTT 5 clients as Server Keep Alive,

@@ -18,10 +18,10 @@ export function handleDisconnect(connection: Connection, packet: IDisconnectPack
     connection.close(REASON.PROTOCOL_ERROR, 'the session expiry interval cannot be set in DISCONNECT when CONNECT set 0');
     return;
   }
-  const reasonCode = length > 0 ? packet.reasonCode ?? 0 : 0;
+  const reasonCode = length > 0 ? packet.reasonCode ?? REASON.SUCCESS : REASON.SUCCESS;
   connection.broker.log.debug({ clientId: connection.clientId, reasonCode, reasonString: properties?.reasonString }, 'client disconnected');
   if (connection.protocolVersion === 5 && requestedExpiry !== undefined && connection.session) {
-    connection.session.expiryInterval = requestedExpiry;
+    connection.broker.core.setExpiryInterval(connection.session, requestedExpiry);
   }
   connection.sendWillOnClose = connection.protocolVersion === 5 && reasonCode === REASON.DISCONNECT_WITH_WILL;
   connection.close();

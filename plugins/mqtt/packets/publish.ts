@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IPublishPacket } from 'mqtt-packet';
-import type { CoreMessage, MessageProperties, QoS } from '../../messaging/message';
+import type { CoreMessage, MessageProperties, QoS } from '../../../kernel/messaging/message';
 import { MAX_TOPIC_NAME_BYTES, topicNameFormProblem, topicNameTooLong } from '../../../kernel/topic-name';
 import type { Connection } from '../connection';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
@@ -58,15 +58,14 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   if (qos > 0) {
     // The same QoS 2 message again while it is being stored: its PUBREC is on its way.
     if (qos === 2 && connection.qos2Storing.has(packetId)) return;
-    if (qos === 2 && session.qos2Received.has(packetId)) {
+    if (qos === 2 && connection.broker.core.hasReceivedQos2(session, packetId)) {
       // Already stored: acknowledged again, not published again [MQTT-4.3.3-10].
       connection.writeAnswer(encodeAck('pubrec', packetId, connection.protocolVersion));
       return;
     }
   }
   const core = connection.broker.core;
-  core.stats.messagesReceived++;
-  session.notePublished(topic, connection.broker.now);
+  core.countPublished(session, topic, connection.broker.now);
 
   if (!(kept ?? decidePublish(connection, topic))) {
     connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');
@@ -98,13 +97,11 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
       // Written with the message's commit: a restart still knows it was received [MQTT-4.3.3-10].
       connection.qos2Storing.add(packetId);
       connection.qos2AwaitingRelease.add(packetId);
-      session.qos2Received.add(packetId);
-      if (session.persistent) core.markDirty(session);
+      core.receivedQos2(session, packetId);
     }
   }
+  // Paused by the core while the log's backlog is high: this publisher waits until it drains.
   core.publish(message, connection, packetId * 4 + qos);
-  // The log's backlog is high: this publisher waits until it drains.
-  if (core.overloaded) core.pausePublisher(connection);
 }
 
 /**
@@ -129,7 +126,7 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   if (qos === 2) connection.qos2Storing.delete(packetId);
   // Not stored: the client's resend (also after a reconnect) must be stored, not acknowledged.
   if (!ok && qos === 2) {
-    connection.session?.qos2Received.delete(packetId);
+    if (connection.session) connection.broker.core.releasedQos2(connection.session, packetId);
     connection.released(packetId);
   }
   if (connection.state !== 'connected') return;
@@ -162,7 +159,7 @@ function setInboundAlias(connection: Connection, alias: number, topic: string): 
 
 /** The connection's publish decision for the topic, if it keeps one (none once roles changed). */
 function keptDecision(connection: Connection, topic: string): boolean | undefined {
-  const generation = connection.broker.core.rolesGeneration;
+  const generation = connection.broker.core.authorizationGeneration;
   const decisions = connection.publishDecisions;
   if (connection.publishDecisionsGeneration !== generation) {
     decisions.clear();

@@ -5,11 +5,11 @@
  * the retained messages each asks for are sent.
  */
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
-import type { QoS } from '../../messaging/message';
-import { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, type SubscriptionOptions } from '../../messaging/session';
+import type { QoS } from '../../../kernel/messaging/message';
+import { MAX_SUBSCRIPTION_IDENTIFIER, type SubscriptionOptions } from '../../../kernel/messaging/session-types';
 import { parseSharedFilter, topicFilterProblem } from '../../../kernel/auth/topic-filter';
 import type { Connection } from '../connection';
-import { REASON } from '../reason-codes';
+import { REASON, SUBACK_311_FAILURE } from '../reason-codes';
 
 
 export function handleSubscribe(connection: Connection, packet: ISubscribePacket): void {
@@ -21,7 +21,7 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
   if (subscriptionIdentifier !== undefined && (subscriptionIdentifier < 1 || subscriptionIdentifier > MAX_SUBSCRIPTION_IDENTIFIER)) {
     return connection.close(REASON.PROTOCOL_ERROR, 'a subscription identifier is between 1 and 268435455');
   }
-  const refused = v5 ? REASON.NOT_AUTHORIZED : 0x80;
+  const refused = v5 ? REASON.NOT_AUTHORIZED : SUBACK_311_FAILURE;
   const codes: number[] = [];
   const granted: Array<{ filter: string; options: SubscriptionOptions; existed: boolean }> = [];
   for (const subscription of packet.subscriptions as ISubscription[]) {
@@ -37,11 +37,11 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
     if (problem) return connection.close(REASON.PROTOCOL_ERROR, `invalid topic filter: ${problem}`);
     // One client holds at most MAX_SUBSCRIPTIONS filters (a flood of SUBSCRIBEs pins no memory):
     // MQTT 5 0x97 quota exceeded, 3.1.1 0x80 [MQTT-3.9.3].
-    if (session.subscriptionCount >= MAX_SUBSCRIPTIONS && !session.subscriptions.has(filter)) {
-      codes.push(v5 ? REASON.QUOTA_EXCEEDED : 0x80);
+    if (core.atSubscriptionLimit(session, filter)) {
+      codes.push(v5 ? REASON.QUOTA_EXCEEDED : SUBACK_311_FAILURE);
       continue;
     }
-    if (!core.maySubscribe(session.principal, filter)) {
+    if (!core.maySubscribe(connection.principal!, filter)) {
       connection.broker.log.debug({ clientId: connection.clientId, filter }, 'SUBSCRIBE not authorized');
       codes.push(refused);
       continue;
@@ -58,7 +58,7 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
     granted.push({ filter, options, existed });
   }
   connection.send(v5
-    ? { cmd: 'suback', messageId: packet.messageId, granted: codes, reasonCode: 0, properties: {} }
+    ? { cmd: 'suback', messageId: packet.messageId, granted: codes, reasonCode: REASON.SUCCESS, properties: {} }
     : { cmd: 'suback', messageId: packet.messageId, granted: codes });
   for (const { filter, options, existed } of granted) core.sendRetained(session, filter, options, existed);
 }

@@ -14,7 +14,7 @@
  * internals of mqtt-packet 9: making a parser throws if a release renames them.
  */
 import mqttPacket, { type Parser } from 'mqtt-packet';
-import type { UserProperties } from '../../messaging/message';
+import type { UserProperties } from '../../../kernel/messaging/message';
 
 /** The ordered user properties of a parsed properties object. */
 const IN_ORDER = Symbol('userPropertiesInOrder');

@@ -7,7 +7,7 @@
  * first and the packet written into one Buffer, and the bytes of a message's own properties are
  * computed once per message (they are the same for every subscriber) and copied after that.
  */
-import type { MessageProperties, QoS, UserProperty } from '../../messaging/message';
+import type { MessageProperties, QoS, UserProperty } from '../../../kernel/messaging/message';
 
 /**
  * The properties a message carries from hop to hop. Its Message Expiry Interval is not read from

@@ -1,0 +1,108 @@
+/**
+ * Parameters and answers of the message core's commands on the bus, for their callers (the mq
+ * actions): `mq.publish`, the session commands, `topic.configure`; and the topic retention
+ * service (`engine.need('topicRetention')`).
+ */
+import type { QoS } from './message';
+
+export interface PublishParamsMessage {
+  topic: string;
+  /** The payload bytes: text (UTF-8) or, with `payloadEncoding: "base64"`, base64. */
+  payload: string;
+  payloadEncoding?: 'utf8' | 'base64';
+  qos?: QoS;
+  retain?: boolean;
+  contentType?: string;
+  responseTopic?: string;
+  /** Base64. */
+  correlationData?: string;
+  messageExpiryInterval?: number;
+  payloadFormatIndicator?: boolean;
+  userProperties?: Array<{ key: string; value: string }>;
+}
+
+export interface PublishResult {
+  /** Message ids (log sequences), in input order. */
+  ids: number[];
+}
+
+export interface SubscriptionChange {
+  action: 'add' | 'remove';
+  topicFilter: string;
+  qos?: QoS;
+  subscriptionIdentifier?: number;
+  /** false: the client does not receive what it published itself (MQTT No Local). */
+  receiveMyMessages?: boolean;
+  receiveRetainedMessages?: 'onSubscription' | 'onNewSubscription' | 'never';
+  receiveRetainedFlagAsPublished?: boolean;
+  includeExpiredMessages?: boolean;
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
+}
+
+export interface SubscriptionChangeResult {
+  topicFilter: string;
+  matchingTopics: string[];
+  errorCode: number;
+  errorMessage: string;
+}
+
+export interface RetentionPolicy {
+  /** Messages older than this (by create_ts) go. */
+  maxAgeSeconds?: number;
+  /** Only the newest this many stay. */
+  maxMessages?: number;
+}
+
+export interface RetentionStatus {
+  policy: RetentionPolicy | null;
+  /** Messages trimmed by retention since the engine started. */
+  trimmedMessages: number;
+  /** Clients whose sessions held the last run's trim back (they still owe older messages). */
+  heldBackBy: string[];
+}
+
+/** What one retention run did to one topic. */
+export interface TopicTrim {
+  topic: string;
+  /** Messages removed. */
+  trimmed: number;
+  /** The highest sequence the limits asked to trim (0: none). */
+  wanted: number;
+  /** The highest sequence trimmed up to, after holding back (0: none). */
+  upTo: number;
+  heldBackBy: string[];
+}
+
+/** `topic.configure`: a topic's retention limits; absent keeps a limit, null or 0 removes it. */
+export const TOPIC_CONFIGURE_COMMAND = 'topic.configure';
+export interface TopicConfigureParams {
+  topic: string;
+  retentionSeconds?: number | null;
+  retentionMessages?: number | null;
+}
+export interface TopicConfigureResult {
+  topic: string;
+  retentionSeconds: number | null;
+  retentionMessages: number | null;
+}
+
+/** `topic.delete`: a topic, its messages, its integration table and its retained message. */
+export const TOPIC_DELETE_COMMAND = 'topic.delete';
+export interface TopicDeleteParams { topic: string }
+export interface TopicDeleteResult { topic: string; deletedMessages: number }
+
+/** Topic retention as its users see it (the service `topicRetention`). */
+export interface TopicRetentionPort {
+  /** A topic's policy (undefined: none). */
+  get(topic: string): RetentionPolicy | undefined;
+  status(topic: string): RetentionStatus;
+  /** Trims what the policies ask (all topics, or those named), never what a session still owes. */
+  run(now: number, topics?: string[]): Promise<TopicTrim[]>;
+}
+
+declare module '../services' {
+  interface EngineServices {
+    /** Topic retention (provided by the messaging plugin). */
+    topicRetention: TopicRetentionPort;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * `topic.configure`: the one way a topic's configuration (its retention limits) changes. The
+ * configureTopic action runs it; authorized on `topic:<name>` like `table.alter` on its
+ * integration table (kernel/auth/resource-aliases.ts). The limits hold at once: the topic is
+ * trimmed before the answer, and every 10 s after by TopicRetention.
+ */
+import type { Engine } from '../../kernel/engine';
+import { EngineError } from '../../kernel/errors';
+import { topicNameProblem } from '../../kernel/topic-name';
+import {
+  TOPIC_CONFIGURE_COMMAND, type RetentionPolicy, type TopicConfigureParams, type TopicConfigureResult,
+} from '../../kernel/messaging/commands';
+import type { TopicRetention } from './retention';
+
+const LIMIT = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/** The new value of one limit: the given one (0 or null: none), or the current one when absent. */
+function limit(given: number | null | undefined, current: number | undefined): number | undefined {
+  if (given === undefined) return current;
+  return given === null || given === 0 ? undefined : given;
+}
+
+export function registerTopicConfiguration(engine: Engine, retention: TopicRetention): void {
+  engine.bus.register<TopicConfigureParams, TopicConfigureResult>({
+    name: TOPIC_CONFIGURE_COMMAND,
+    summary: "Set a topic's retention: the oldest messages beyond an age or a count are trimmed (never those a session still owes).",
+    params: {
+      type: 'object', required: ['topic'], additionalProperties: false,
+      properties: { topic: { type: 'string', minLength: 1, maxLength: 65_500 }, retentionSeconds: LIMIT, retentionMessages: LIMIT },
+    },
+    resource: (p) => ({ kind: 'topic', topic: p.topic }),
+    handler: async (p) => {
+      const topic = p.topic;
+      const problem = topicNameProblem(topic);
+      if (problem !== null) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: problem });
+      const current = retention.get(topic);
+      const policy: RetentionPolicy = {
+        maxAgeSeconds: limit(p.retentionSeconds, current?.maxAgeSeconds),
+        maxMessages: limit(p.retentionMessages, current?.maxMessages),
+      };
+      const stored = await retention.configure(topic, policy);
+      // Trim at once, so the answer's limits already hold (the timer keeps them after).
+      await retention.run(engine.clock.now(), [topic]);
+      return { topic, retentionSeconds: stored?.maxAgeSeconds ?? null, retentionMessages: stored?.maxMessages ?? null };
+    },
+  });
+}
