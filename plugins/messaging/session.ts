@@ -89,7 +89,8 @@ class SessionExtras {
   qos2Received?: Set<number>;
   receiveDecisions?: Map<string, boolean>;
   receiveDecisionsGeneration = -1;
-  lastProgress = 0;
+  /** -Infinity: never served while lagging, so never a slow target (performance.now() starts near 0). */
+  lastProgress = -Infinity;
   will?: WillMessage;
   willDueAt?: number;
   skipQos0UpTo = 0;

@@ -3,9 +3,10 @@
  * imports only lib/ and kernel/, the kernel imports neither (import-rule.ts; docs/architecture.md).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
-import { moduleSpecifiers, ruleBreaks, type ImportEdge } from './import-rule';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, sep } from 'node:path';
+import { moduleSpecifiers, ruleBreaks, SOURCE_FILE, type ImportEdge } from './import-rule';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CHECKED = ['kernel', 'lib', 'plugins'];
@@ -14,13 +15,13 @@ function sourceFiles(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
     const path = join(folder, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
+    return SOURCE_FILE.test(name) ? [path] : [];
   });
 }
 
-function repositoryBreaks(): ImportEdge[] {
-  return CHECKED.flatMap((tier) => sourceFiles(join(ROOT, tier))).flatMap((path) => {
-    const file = relative(ROOT, path).split(sep).join('/');
+function repositoryBreaks(root = ROOT): ImportEdge[] {
+  return CHECKED.flatMap((tier) => sourceFiles(join(root, tier))).flatMap((path) => {
+    const file = relative(root, path).split(sep).join('/');
     return ruleBreaks(file, readFileSync(path, 'utf8'));
   });
 }
@@ -41,11 +42,12 @@ describe('architecture: the import rule', () => {
         "import './e';",
         "const f = import('./f');",
         "const g = require('./g');",
+        "const j = require.resolve('./j');",
         "let h: import('./h').H;",
         "declare module './i' { interface I { x: 1 } }",
         "import fs from 'node:fs';",
       ].join('\n');
-      assert.deepEqual(moduleSpecifiers('x.ts', text), ['./a', '../b', './c', './d', './e', './f', './g', './h', './i', 'node:fs']);
+      assert.deepEqual(moduleSpecifiers('x.ts', text), ['./a', '../b', './c', './d', './e', './f', './g', './j', './h', './i', 'node:fs']);
     });
 
     it('names a plugin importing another plugin, lib/ importing a plugin, and the kernel importing lib/ or a plugin', () => {
@@ -53,6 +55,31 @@ describe('architecture: the import rule', () => {
       assert.deepEqual(ruleBreaks('lib/values/x.ts', "import { y } from '../../plugins/data/y';"), [{ file: 'lib/values/x.ts', target: 'plugins/data/y' }]);
       assert.deepEqual(ruleBreaks('kernel/x.ts', "export { y } from '../lib/y';"), [{ file: 'kernel/x.ts', target: 'lib/y' }]);
       assert.deepEqual(ruleBreaks('kernel/auth/x.ts', "const y = import('../../plugins/http/y');"), [{ file: 'kernel/auth/x.ts', target: 'plugins/http/y' }]);
+    });
+
+    it('names an import by absolute path, whatever it points at (no tier imports that way)', () => {
+      assert.deepEqual(ruleBreaks('plugins/rest/x.ts', "import { y } from '/srv/engine/plugins/data/y';"), [{ file: 'plugins/rest/x.ts', target: '/srv/engine/plugins/data/y' }]);
+    });
+
+    it('reads every source tsc compiles or Node loads, not only .ts: a .cts file (imported as ./x.cjs) or .mts file is read too', () => {
+      const root = mkdtempSync(join(tmpdir(), 'engine-import-rule-'));
+      try {
+        const files: Record<string, string> = {
+          'plugins/a/index.ts': "import { y } from './c.cjs';\nexport const x = y;\n",
+          'plugins/a/c.cts': "import { secret } from '../b/internal';\nexport const y = secret;\n",
+          'plugins/a/m.mts': "export { secret } from '../b/internal.js';\n",
+          'plugins/b/internal.ts': 'export const secret = 1;\n',
+          'kernel/clock.ts': 'export {};\n',
+          'lib/sorted.ts': 'export {};\n',
+        };
+        for (const [file, text] of Object.entries(files)) {
+          mkdirSync(dirname(join(root, file)), { recursive: true });
+          writeFileSync(join(root, file), text);
+        }
+        assert.deepEqual(repositoryBreaks(root).map((e) => `${e.file} → ${e.target}`), ['plugins/a/c.cts → plugins/b/internal', 'plugins/a/m.mts → plugins/b/internal']);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
     });
 
     it('lets a plugin import its own files, lib/, the kernel and packages, and lib/ import the kernel', () => {

@@ -11,7 +11,13 @@
 import { posix } from 'node:path';
 import ts from 'typescript';
 
-/** Every module a source names: import / export … from, import(), require(), import('x').T, declare module. */
+/**
+ * The files the rule reads: every source tsc compiles or Node loads, not only `.ts` (a `.cts` file
+ * imported as `./x.cjs` is compiled too), declaration files included.
+ */
+export const SOURCE_FILE = /\.[cm]?[jt]sx?$/;
+
+/** Every module a source names: import / export … from, import(), require(), require.resolve(), import('x').T, declare module. */
 export function moduleSpecifiers(fileName: string, text: string): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const found: string[] = [];
@@ -26,7 +32,8 @@ export function moduleSpecifiers(fileName: string, text: string): string[] {
     else if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const isImport = callee.kind === ts.SyntaxKind.ImportKeyword;
-      const isRequire = ts.isIdentifier(callee) && callee.text === 'require';
+      const isRequire = (ts.isIdentifier(callee) && callee.text === 'require')
+        || (ts.isPropertyAccessExpression(callee) && callee.name.text === 'resolve' && ts.isIdentifier(callee.expression) && callee.expression.text === 'require');
       if ((isImport || isRequire) && node.arguments.length > 0) add(node.arguments[0]);
     }
     ts.forEachChild(node, visit);
@@ -63,7 +70,8 @@ export function ruleBreaks(file: string, text: string): ImportEdge[] {
   const breaks: ImportEdge[] = [];
   for (const specifier of moduleSpecifiers(file, text)) {
     if (!specifier.startsWith('.') && !specifier.startsWith('/')) continue; // a package
-    const target = posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.(js|ts)$/, '');
+    // An absolute path is in no tier: the rule cannot place it, so it always breaks the rule.
+    const target = specifier.startsWith('/') ? specifier : posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.(js|ts)$/, '');
     if (posix.basename(target) === 'package.json') continue; // the repository's manifest (read from dist/ at run time), not code
     if (!allowed.includes(tierOf(target))) breaks.push({ file, target });
   }

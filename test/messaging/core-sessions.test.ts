@@ -93,6 +93,41 @@ describe('message core sessions (through the MessageCore API)', function () {
     assert.deepEqual(consuming.calls, [], 'one that must read its own acknowledgements is never paused');
   });
 
+  it('a resumed session not yet served (between CONNECT and CONNACK) does not pause publishers, however young the process', async function () {
+    const topic = `${uniqueName('young')}/t`;
+    const clientId = uniqueName('young');
+    const first = new FakeOutlet(10);
+    const { session } = core.openSession(clientId, ADMIN, { cleanStart: true, expiryInterval: 3600, kind: 'mqApi' }, first);
+    core.subscribe(session, topic, subscription(1));
+    core.closeSession(session, first, false);
+    const again = new FakeOutlet(10);
+    const reopened = core.openSession(clientId, ADMIN, { cleanStart: false, expiryInterval: 0, kind: 'mqApi' }, again);
+    open.push([reopened.session, again]);
+    assert.equal(reopened.present, true);
+    assert.equal(reopened.session.lagging, true, 'not resumed yet: it lags until the protocol answers the connect');
+    const calls: string[] = [];
+    let storedAll!: () => void;
+    const stored = new Promise<void>((resolve) => { storedAll = resolve; });
+    const publisher = {
+      mayPause: () => true,
+      pausePublishing: () => { calls.push('pause'); },
+      resumePublishing: () => { calls.push('resume'); },
+      stored: () => storedAll(),
+      fail: (error: unknown) => { throw error; },
+    };
+    // A process a second old, as right after a restart when persistent clients reconnect: the
+    // session never made progress, so it is not a slow target whatever the elapsed-time clock reads.
+    const realNow = performance.now;
+    performance.now = () => 1000;
+    try {
+      core.publish(coreMessage(topic, 'm', 1), publisher, 1);
+      await stored;
+    } finally {
+      performance.now = realNow;
+    }
+    assert.deepEqual(calls, [], 'the publisher is not paused for a session that has not been served yet');
+  });
+
   it('a full window makes the session lag; it gets the rest in order, none twice, as it acknowledges', async function () {
     const topic = `${uniqueName('window')}/t`;
     const outlet = new FakeOutlet(2);
