@@ -168,7 +168,9 @@ export function parseTimestamp(text: string): string | null {
   if (ms < 0) return null;
   if (offsetMs === 0) return `${date}T${formatTimeMs(ms)}`;
   const total = timestampToMs(`${date}T${formatTimeMs(ms)}`) - offsetMs;
-  return msToTimestamp(total);
+  const canonical = msToTimestamp(total);
+  // The offset can carry the instant out of years 0001-9999, which no canonical form holds.
+  return isCanonicalTimestamp(canonical) ? canonical : null;
 }
 
 /** Days since 1970-01-01 of a canonical date (negative before). */

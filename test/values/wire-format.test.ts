@@ -153,6 +153,12 @@ describe('values/wire-format', () => {
       assert.equal(parseTimestamp('2024-02-30T00:00:00'), null);
       assert.equal(parseTimestamp('2024-07-11T25:00:00'), null);
     });
+    it('refuse a zone offset that carries the instant out of years 0001-9999 (its canonical form does not exist)', () => {
+      assert.equal(parseTimestamp('0001-01-01T00:30:00+01:00'), null);
+      assert.equal(parseTimestamp('9999-12-31T23:30-01:00'), null);
+      assert.equal(parseTimestamp('0001-01-01T01:30:00+01:00'), '0001-01-01T00:30:00.000');
+      assert.equal(parseTimestamp('9999-12-31T22:30-01:00'), '9999-12-31T23:30:00.000');
+    });
     it('take text already in canonical form as it is, and check it all the same', () => {
       const ts = '2024-07-11T21:18:01.250';
       assert.equal(parseTimestamp(ts), ts);
