@@ -14,6 +14,7 @@
  * Its integration table is a view over the log and its index (topic-table-view.ts). Reads of the
  * log are in log-reads.ts; here: appends, topics, purges of deleted topics and trims.
  */
+import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
   LogAppend, LogFollower, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
@@ -130,6 +131,8 @@ export class LmdbMessageLog implements MessageLogPort {
     schema: LmdbSchema,
     private readonly defaultDatabase: string,
     private readonly operations: OperationLog,
+    /** Times the topics ensureTopic creates. */
+    private readonly clock: Clock,
   ) {
     this.log = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' }) as BlockDb;
     this.topicIndex = new TopicIndex(env, () => this.durableSeq);
@@ -206,7 +209,7 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.operations.submit({ op: 'topic.create', topic, time: entryTime() });
+    return this.operations.submit({ op: 'topic.create', topic, time: entryTime(this.clock) });
   }
 
   /** Applies a `topic.create` entry (apply-entry.ts): the topic's entry, created at `time` when absent. */
