@@ -34,3 +34,10 @@ export type * from './storage/storage-port';
 export type * from './storage/message-log-port';
 export type * from './storage/types';
 export type * from './storage/filter-ast';
+
+// The message core's port, provided by the messaging plugin as `messageCore` (typed
+// `engine.need('messageCore')`), with the messages, sessions and commands it speaks of.
+export type * from './messaging/message-core-port';
+export type * from './messaging/message';
+export type * from './messaging/session-types';
+export type * from './messaging/commands';

@@ -1,7 +1,9 @@
 /**
  * The shapes the server sends the explorer, written once: the results of the message core's
  * explore commands (plugins/messaging/explore-commands.ts, reached as the mq actions
- * browseTopics, getMqOverview, deleteRetainedMessages, disconnectMqClient, deleteMqSessions) and
+ * browseTopics, getMqOverview, listRetainedMessages, deleteRetainedMessages, disconnectMqClient,
+ * deleteMqSessions), of the session commands (plugins/messaging/session-commands.ts: listMqSessions,
+ * describeMqSessions), the messages the mq reads answer (plugins/messaging/retrieve.ts) and
  * the events stream (plugins/explorer/events.ts). The server and the app (apps/explorer/src) both
  * import these types.
  *
@@ -85,4 +87,114 @@ export interface DisconnectClientResult {
 export interface DeleteSessionsResult {
   count: number;
   clientNames: string[];
+}
+
+/** A session as the mq session actions list it (`mq.listSessions`, listMqSessions; plugins/messaging/session-commands.ts). */
+export interface MqSessionSummary {
+  clientName: string;
+  kind: 'mqtt' | 'mqApi';
+  owner: string;
+  connected: boolean;
+  subscriptionCount: number;
+}
+
+/** `mq.listSessions` (listMqSessions): one page, and how many sessions match. */
+export interface MqSessionPage {
+  total: number;
+  sessions: MqSessionSummary[];
+}
+
+/**
+ * A session's subscription as `mq.describeSessions` lists it: its filter and the options the
+ * message core keeps (MQTT 5 names: noLocal, retainAsPublished, retainHandling), not the
+ * changeSubscriptions parameters they were given as.
+ */
+export interface MqSessionSubscription {
+  topicFilter: string;
+  qos: 0 | 1 | 2;
+  noLocal: boolean;
+  retainAsPublished: boolean;
+  /** 0: retained messages on every subscribe, 1: only on a new subscription, 2: never. */
+  retainHandling: 0 | 1 | 2;
+  subscriptionIdentifier?: number;
+  /** The log's last sequence when the subscription was made: older messages are not for it. */
+  since?: number;
+  /** MQ API sessions: expired messages are read too (marked), and how binary values are written. */
+  includeExpired?: boolean;
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
+}
+
+/** `mq.describeSessions` (describeMqSessions): one session in full. */
+export interface MqSessionDescription extends MqSessionSummary {
+  subscriptions: MqSessionSubscription[];
+  /** Topics of the log its subscriptions match (at most 1,000). */
+  subscribedTopics: string[];
+  /** Topics it published to (at most 1,000). */
+  publishedTopics: string[];
+  messagesPublished: number;
+  messagesReceived: number;
+  /** ISO 8601 (UTC) time of its last publish; null: none since the server started. */
+  lastPublishedAt: string | null;
+  lastReceivedAt: string | null;
+  /** Messages per second since the session was created (or the server started). */
+  publishRate: number;
+  receiveRate: number;
+  /** Messages of the log after its position (an upper bound of what it still has to read). */
+  position: number;
+  expiryInterval: number;
+}
+
+/** An MQTT 5 user property of a message. */
+export interface UserProperty {
+  key: string;
+  value: string;
+}
+
+/**
+ * A message as the mq reads answer it (getMessagesFromMqTopic, getMessagesFromMqApiSession,
+ * listRetainedMessages; plugins/messaging/retrieve.ts shapeMessage): the fields present follow
+ * the call's include options. A type alias, assignable to Record<string, unknown>.
+ */
+export type ShapedMessage = {
+  /** includeMessageMetadata: the message's id in the log, its create_ts (canonical, no zone). */
+  id?: number;
+  timestamp?: string;
+  error?: boolean;
+  log?: null;
+  payload: unknown;
+  /** Set when a JSON payload nested too deeply is answered as its text. */
+  payloadEncoding?: string;
+  /** Set when the payload is binary: how it is written. */
+  binaryFormat?: 'hex' | 'base64' | 'byteArray';
+  /** includeMqttProperties: '' for an absent text property. */
+  qos?: number;
+  retain?: boolean;
+  contentType?: string;
+  /** Written like a binary payload ('' when absent). */
+  correlationData?: string | number[];
+  responseTopic?: string;
+  expirySeconds?: number | null;
+  userProperties?: UserProperty[] | null;
+  payloadFormatIndicator?: number;
+  publisher?: string;
+  /** includeOtherFields. */
+  topic?: string;
+  messageHasExpired?: true;
+};
+
+/** A message read with its metadata and MQTT properties (as the explorer reads them). */
+export type StoredMessage = ShapedMessage & Required<Pick<ShapedMessage,
+  'id' | 'timestamp' | 'qos' | 'retain' | 'contentType' | 'correlationData' | 'responseTopic' | 'expirySeconds'
+  | 'userProperties' | 'payloadFormatIndicator' | 'publisher'>>;
+
+/** A retained message (`mq.listRetained`, listRetainedMessages): with its topic and its payload's size in bytes. */
+export type RetainedMessage = StoredMessage & {
+  topic: string;
+  size: number;
+};
+
+/** `mq.listRetained` (listRetainedMessages): one page in topic order, and how many topics match. */
+export interface RetainedPage {
+  total: number;
+  messages: RetainedMessage[];
 }

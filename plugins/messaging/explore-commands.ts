@@ -19,7 +19,9 @@ import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
 import { topicFilterProblem } from '../../kernel/auth/topic-filter';
 import { TopicCounts } from './topic-counts';
-import type { BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, TopicNodeSummary } from '../../lib/explorer/api-types';
+import type {
+  BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, RetainedMessage, RetainedPage, TopicNodeSummary,
+} from '../../lib/explorer/api-types';
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';
 import { sessionFor, visible } from './session-commands';
@@ -164,7 +166,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     },
   });
 
-  bus.register<{ topicFilter?: string; offset?: number; limit?: number; binaryFormat?: BinaryFormat }, { total: number; messages: Array<Record<string, unknown>> }>({
+  bus.register<{ topicFilter?: string; offset?: number; limit?: number; binaryFormat?: BinaryFormat }, RetainedPage>({
     name: 'mq.listRetained',
     summary: 'Retained messages whose topics match a filter (default `#`), in topic order, paged.',
     params: {
@@ -182,12 +184,13 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
       const offset = p.offset ?? 0;
       const log = engine.need('storage').messageLog;
       const now = engine.clock.now();
-      const messages: Array<Record<string, unknown>> = [];
+      const messages: RetainedMessage[] = [];
       for (const topic of topics.slice(offset, offset + (p.limit ?? 100))) {
         const entry = core.retained.get(topic);
         const logged = entry && entry.sequence !== 0 ? log.read(entry.sequence) : undefined;
         if (!logged) continue;
-        const shaped = shapeMessage(logged, { includeMessageMetadata: true, includeMqttProperties: true, includeOtherFields: true }, p.binaryFormat ?? 'hex', hasExpired(logged, now));
+        // With metadata, MQTT properties and other fields: every field of a retained message but its size.
+        const shaped = shapeMessage(logged, { includeMessageMetadata: true, includeMqttProperties: true, includeOtherFields: true }, p.binaryFormat ?? 'hex', hasExpired(logged, now)) as RetainedMessage;
         shaped.size = logged.payload.type === 'binary' ? logged.payload.value.length : Buffer.byteLength(String(logged.payload.value));
         messages.push(shaped);
       }

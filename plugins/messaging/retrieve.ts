@@ -22,6 +22,7 @@ import { bytesToWire, JSON_TEXT_ENCODING, type BinaryFormat } from '../../lib/va
 import { timestampToMs } from '../../lib/values/timestamps';
 import { jsonTextDepthExceeds } from '../../lib/values/json-depth';
 import { MAX_TOPIC_NAME_BYTES, topicNameTooLong } from '../../kernel/topic-name';
+import type { ShapedMessage } from '../../lib/explorer/api-types';
 import { firstSince } from '../../kernel/messaging/log-search';
 
 export const MAX_MESSAGES_PER_CALL = 100_000;
@@ -54,7 +55,7 @@ export type ShapeOptions = Pick<RetrieveParams, 'includeMessageMetadata' | 'incl
 
 export interface RetrieveResult {
   topic: string;
-  messages: Array<Record<string, unknown>>;
+  messages: ShapedMessage[];
 }
 
 const NAME = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -123,8 +124,9 @@ export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
     && timestampToMs(message.createTs) + message.expirySeconds * 1000 <= nowMs;
 }
 
-export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean): ShapedMessage {
+  // Filled in the order the fields are answered (metadata first); the payload is always set.
+  const out = {} as ShapedMessage;
   if (p.includeMessageMetadata) {
     out.id = message.sequence;
     out.timestamp = message.createTs;
@@ -172,7 +174,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     if (filter === 'only' && !expired) return null;
     return expired;
   };
-  const messages: Array<Record<string, unknown>> = [];
+  const messages: ShapedMessage[] = [];
   const startFrom = p.startFrom ?? 'tail';
   // The highest sequence read (endBefore), undefined: the topic's last.
   let last: number | undefined;

@@ -22,6 +22,7 @@ import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kerne
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
+import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage } from '../../lib/explorer/api-types';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -32,32 +33,6 @@ interface ReadParams extends ShapeOptions {
 }
 
 const CLIENT_NAME = { type: 'string', minLength: 1, maxLength: 65_550 } as const;
-
-export interface SessionSummary {
-  clientName: string;
-  kind: 'mqtt' | 'mqApi';
-  owner: string;
-  connected: boolean;
-  subscriptionCount: number;
-}
-
-export interface SessionDescription extends SessionSummary {
-  subscriptions: Array<{ topicFilter: string } & SubscriptionOptions>;
-  /** Topics of the log its subscriptions match (at most 1,000). */
-  subscribedTopics: string[];
-  /** Topics it published to (at most 1,000). */
-  publishedTopics: string[];
-  messagesPublished: number;
-  messagesReceived: number;
-  lastPublishedAt: number | null;
-  lastReceivedAt: number | null;
-  /** Messages per second since the session was created (or the server started). */
-  publishRate: number;
-  receiveRate: number;
-  /** Messages of the log after its position (an upper bound of what it still has to read). */
-  position: number;
-  expiryInterval: number;
-}
 
 /**
  * The session named `clientName` if the caller may use it (MessageCore.mayUseSession): the right
@@ -77,7 +52,7 @@ const clientResource = (p: { clientName: string }) => ({ kind: 'client' as const
 export function registerSessionCommands(engine: Engine, core: MessageCore): void {
   const bus = engine.bus;
 
-  bus.register<{ clientName: string }, SessionSummary>({
+  bus.register<{ clientName: string }, MqSessionSummary>({
     name: 'mq.createApiSession',
     summary: 'Create an MQ API session (a client name read through mq.readSession); 14221 when the name is in use.',
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
@@ -88,7 +63,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<ReadParams, { clientName: string; messages: Array<Record<string, unknown>> }>({
+  bus.register<ReadParams, { clientName: string; messages: ShapedMessage[] }>({
     name: 'mq.readSession',
     summary: "A session's next messages from its position in the log (the position moves past them).",
     params: {
@@ -149,7 +124,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ clientName: string; startFrom: 'head' | 'tail' | number | { since: string } }, SessionSummary & { position: number }>({
+  bus.register<{ clientName: string; startFrom: 'head' | 'tail' | number | { since: string } }, MqSessionSummary & { position: number }>({
     name: 'mq.repositionSession',
     summary: "Move an MQ API session's position in the log: to its head, its tail, a message id or a time.",
     params: {
@@ -185,7 +160,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ filter?: string; offset?: number; limit?: number }, { total: number; sessions: SessionSummary[] }>({
+  bus.register<{ filter?: string; offset?: number; limit?: number }, MqSessionPage>({
     name: 'mq.listSessions',
     summary: 'The sessions (MQTT and MQ API) whose client names the caller may use, by client name; `filter` keeps names containing it (case-insensitive).',
     params: {
@@ -206,7 +181,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ clientNames?: string[] }, { sessions: SessionDescription[] }>({
+  bus.register<{ clientNames?: string[] }, { sessions: MqSessionDescription[] }>({
     name: 'mq.describeSessions',
     summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given).',
     params: {
@@ -230,11 +205,11 @@ export function visible(core: MessageCore, ctx: CommandContext): Session[] {
   return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
 }
 
-function summary(s: Session): SessionSummary {
+function summary(s: Session): MqSessionSummary {
   return { clientName: s.clientId, kind: s.kind, owner: s.owner, connected: s.online, subscriptionCount: s.subscriptionCount };
 }
 
-function describe(engine: Engine, core: MessageCore, s: Session): SessionDescription {
+function describe(engine: Engine, core: MessageCore, s: Session): MqSessionDescription {
   const now = engine.clock.now();
   const seconds = Math.max(1, (now - s.createdAt) / 1000);
   const subscriptions = s.subscriptionCount === 0 ? [] : [...s.subscriptions].map(([topicFilter, options]) => ({ topicFilter, ...options }));
@@ -246,13 +221,18 @@ function describe(engine: Engine, core: MessageCore, s: Session): SessionDescrip
     publishedTopics: [...(s.publishedTopics ?? [])].sort(),
     messagesPublished: s.published,
     messagesReceived: s.received,
-    lastPublishedAt: s.lastPublishedAt || null,
-    lastReceivedAt: s.lastReceivedAt || null,
+    lastPublishedAt: isoTime(s.lastPublishedAt),
+    lastReceivedAt: isoTime(s.lastReceivedAt),
     publishRate: s.published / seconds,
     receiveRate: s.received / seconds,
     position: s.position,
     expiryInterval: s.expiryInterval,
   };
+}
+
+/** An engine time (epoch ms; 0: never) as the answers write it. */
+function isoTime(ms: number): string | null {
+  return ms ? new Date(ms).toISOString() : null;
 }
 
 /** One add or remove; its own errorCode (0: done) so one bad filter does not undo the others. */

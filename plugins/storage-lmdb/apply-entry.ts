@@ -14,6 +14,7 @@
  * turn's entries still share one durable commit. A message append numbers its messages when it is
  * submitted (before the commit), in that same order.
  */
+import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
   EntryTime, OperationEntry, OperationListener, OperationsPort, RecordsDeleteEntry, RecordsInsertEntry, RecordsUpdateEntry,
@@ -37,9 +38,9 @@ export interface EntryTargets {
   internal(name: string): LmdbInternalStore<unknown>;
 }
 
-/** The time of a write made now. */
-export function entryTime(): EntryTime {
-  return new Date().toISOString();
+/** The time of a write made now, on the store's clock (the engine's one clock: kernel/clock.ts). */
+export function entryTime(clock: Clock): EntryTime {
+  return new Date(clock.now()).toISOString();
 }
 
 /** An entry's time as a canonical timestamp (no zone), the form of `create_ts` and timestamp columns. */

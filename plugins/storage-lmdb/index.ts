@@ -15,6 +15,7 @@ export default definePlugin({
       defaultDatabase: engine.settings.default_database_name,
       log,
       unsafeNoSync,
+      clock: engine.clock,
     });
     engine.provide('storage', storage);
     engine.onClose(() => storage.close());

@@ -2,6 +2,7 @@
  * The StoragePort on LMDB: records, reads, cursors and transactions here; databases, tables and
  * indexes in schema.ts; topics and the message log in message-log.ts; internal stores (docs/storage.md).
  */
+import { systemClock, type Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
   InternalStore, MessageInput, PositionalRows, ReadOptions, ReadSlices, RecordCursor, StoragePort,
@@ -33,6 +34,8 @@ export interface LmdbStorageOptions {
   log?: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
   /** Commit without syncing to disk: only for the test that proves the durability test can fail. */
   unsafeNoSync?: boolean;
+  /** The clock that times every write (automatic times, createdAt): the engine's (default: the system clock). */
+  clock?: Clock;
 }
 
 export async function openLmdbStorage(options: LmdbStorageOptions): Promise<StoragePort> {
@@ -53,6 +56,8 @@ export class LmdbStorage implements StoragePort {
   private readonly schema: LmdbSchema;
   private readonly topics: LmdbMessageLog;
   private readonly log: LmdbStorageOptions['log'];
+  /** Times every write entry. */
+  private readonly clock: Clock;
   /** Every write goes through it as an operation entry (apply-entry.ts). */
   private readonly entries = new OperationLog();
 
@@ -60,11 +65,12 @@ export class LmdbStorage implements StoragePort {
     this.dataDir = options.dataDir;
     this.defaultDatabase = checkName(options.defaultDatabase, 'defaultDatabase');
     this.log = options.log;
+    this.clock = options.clock ?? systemClock;
     this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.entries);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
-    this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase, this.entries);
+    this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase, this.entries, this.clock);
     this.entries.targets = {
       env: this.env, catalog: this.catalog, schema: this.schema, log: this.topics, state: this.topics.state,
       internal: (name) => this.internalStore(name),
@@ -79,7 +85,7 @@ export class LmdbStorage implements StoragePort {
     this.topics.load();
     if (!this.catalog.hasDatabase(this.defaultDatabase)) {
       const name = this.defaultDatabase;
-      await this.entries.submit({ op: 'database.create', name, time: entryTime() });
+      await this.entries.submit({ op: 'database.create', name, time: entryTime(this.clock) });
       this.log?.info(`storage: created the default database "${name}" in ${this.dataDir}`);
     }
     const rebuilt = await this.schema.upgradeIndexKeys();
@@ -111,7 +117,7 @@ export class LmdbStorage implements StoragePort {
   async createDatabase(name: string): Promise<void> {
     const db = checkName(name, 'database');
     if (this.catalog.hasDatabase(db)) throw new EngineError('DATABASE_EXISTS', { database: db });
-    await this.entries.submit({ op: 'database.create', name: db, time: entryTime() });
+    await this.entries.submit({ op: 'database.create', name: db, time: entryTime(this.clock) });
   }
 
   listDatabases(): string[] { return this.schema.listDatabases(); }
@@ -131,7 +137,7 @@ export class LmdbStorage implements StoragePort {
     const name = checkIdentifier(table, 'table');
     this.catalog.tablesOf(db);
     if (this.catalog.findTable(db, name)) throw new EngineError('TABLE_EXISTS', { database: db, table: name });
-    return this.entries.submit<TableDefinition>({ op: 'table.create', database: db, table: name, columns, time: entryTime() });
+    return this.entries.submit<TableDefinition>({ op: 'table.create', database: db, table: name, columns, time: entryTime(this.clock) });
   }
 
   getTable(database: string, table: string): TableDefinition { return this.schema.getTable(database, table); }
@@ -182,7 +188,7 @@ export class LmdbStorage implements StoragePort {
     const view = this.catalog.table(database, table);
     if (view.topicId !== undefined && options?.allowIntegrationTables === true && options.transactionId === undefined) {
       checkArray(rows, 'records');
-      const time = canonicalTime(entryTime());
+      const time = canonicalTime(entryTime(this.clock));
       return this.topics.appendTo(view.def.topic!, rows.map((row) => rowToMessage(row, time)));
     }
     const ts = this.writable(database, table, options);
@@ -222,7 +228,7 @@ export class LmdbStorage implements StoragePort {
 
   /** Rows checked for their columns (`undefined`: not supplied) as a `records.insert` entry, or into the transaction. */
   private insertPrepared(ts: TableState, ids: Array<RecordId | null>, values: unknown[][], options: WriteOptions | undefined): Promise<RecordId[]> {
-    const time = entryTime();
+    const time = entryTime(this.clock);
     if (options?.transactionId !== undefined) {
       const prepared = new Array<PreparedRow>(ids.length);
       for (let i = 0; i < ids.length; i++) prepared[i] = { id: ids[i], values: values[i] };
@@ -269,7 +275,7 @@ export class LmdbStorage implements StoragePort {
   private async update(database: string, table: string, records: StoredRecord[], mode: 'replace' | 'patch', options?: WriteOptions): Promise<void> {
     const ts = this.writable(database, table, options);
     checkArray(records, 'records');
-    const time = entryTime();
+    const time = entryTime(this.clock);
     if (options?.transactionId !== undefined) {
       this.transactions.update(options.transactionId, ts, records, mode, time);
       return;

@@ -12,8 +12,10 @@
  *
  * No named database per topic: a topic is a catalog entry and a key range of `log:chunks`.
  * Its integration table is a view over the log and its index (topic-table-view.ts). Reads of the
- * log are in log-reads.ts; here: appends, topics, purges of deleted topics and trims.
+ * log are in log-reads.ts, purges of deleted topics and trims in log-purge.ts, the checks of a
+ * message in log-message-check.ts; here: appends, topics and followers.
  */
+import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
   LogAppend, LogFollower, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
@@ -22,10 +24,11 @@ import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { Catalog } from './catalog';
 import type { LmdbEnvironment } from './environment';
 import { LmdbLogState, LOCAL_STATE_DB, LOG_STATE_DB } from './log-state';
-import { isCanonicalTimestamp } from '../../lib/values/timestamps';
 import {
-  BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, inputOf, ScannedBlock, type BlockEntry,
+  BLOCK_MAX_ENTRIES, BLOCK_TARGET_BYTES, encodeBlock, ScannedBlock, type BlockEntry,
 } from './log-blocks';
+import { checkMessage, invalidMessage } from './log-message-check';
+import { LogPurges } from './log-purge';
 import { LogReads, type BlockDb } from './log-reads';
 import { migrateLegacyLog } from './log-migration';
 import { CHUNK_DB, TopicIndex } from './topic-index';
@@ -36,41 +39,6 @@ import { TopicTableViews, type TopicTableView } from './topic-table-view';
 
 export const LOG_DB = 'log:blocks';
 export const LOG_INDEX_DB = CHUNK_DB;
-const MAX_SEQ = Number.MAX_SAFE_INTEGER;
-
-/** Messages a deleted topic's purge (or a trim) removes per commit (a few milliseconds each). */
-const PURGE_CHUNK = 2000;
-
-function invalidMessage(reason: string): EngineError {
-  return new EngineError('INVALID_PARAMETER', { param: 'messages', reason });
-}
-
-/** The last create_ts found canonical: the messages of a turn share one. */
-let checkedCreateTs = '';
-
-function checkMessage(message: MessageInput): void {
-  if (message === null || typeof message !== 'object') throw invalidMessage('a message is an object');
-  // create_ts never goes back along the log (compared as text), so one bad value would stick.
-  if (message.createTs !== checkedCreateTs) {
-    if (typeof message.createTs !== 'string' || !isCanonicalTimestamp(message.createTs)) {
-      throw invalidMessage('createTs must be a canonical timestamp (YYYY-MM-DDThh:mm:ss.sss)');
-    }
-    checkedCreateTs = message.createTs;
-  }
-  if (message.qos !== undefined && message.qos !== 0 && message.qos !== 1 && message.qos !== 2) throw invalidMessage('qos is 0, 1 or 2');
-  const payload = message.payload;
-  if (payload === null || typeof payload !== 'object' || typeof payload.type !== 'string') {
-    throw invalidMessage('payload must be a variant value');
-  }
-  const value = (payload as { value: unknown }).value;
-  const valid = payload.type === 'binary' ? value instanceof Uint8Array
-    : payload.type === 'boolean' ? typeof value === 'boolean'
-      : (payload.type === 'json' || payload.type === 'string') && typeof value === 'string';
-  if (!valid) throw invalidMessage('payload must be a variant value');
-  if (message.publisher !== undefined && message.publisher !== null && typeof message.publisher !== 'string') {
-    throw invalidMessage('publisher is a string');
-  }
-}
 
 /** Entries to append, checked: the appends kept and their block entries, in order. */
 interface CheckedAppend {
@@ -118,11 +86,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private previousAppend: Promise<unknown> = Promise.resolve();
   /** Listeners told of each durable append (follow). */
   private readonly followers = new Set<LogFollower>();
-  /** Purges of deleted topics' messages, one after another. */
-  private purging: Promise<void> = Promise.resolve();
-  /** Retention trims, one after another. */
-  private trimming: Promise<number> = Promise.resolve(0);
-  private closing = false;
+  /** Purges of deleted topics' messages and trims (log-purge.ts). */
+  private readonly purges: LogPurges;
 
   constructor(
     private readonly env: LmdbEnvironment,
@@ -130,12 +95,15 @@ export class LmdbMessageLog implements MessageLogPort {
     schema: LmdbSchema,
     private readonly defaultDatabase: string,
     private readonly operations: OperationLog,
+    /** Times the topics ensureTopic creates. */
+    private readonly clock: Clock,
   ) {
     this.log = env.root.openDB<Buffer, number>(LOG_DB, { encoding: 'binary' }) as BlockDb;
     this.topicIndex = new TopicIndex(env, () => this.durableSeq);
     this.state = new LmdbLogState(env, LOG_STATE_DB, operations);
     this.localState = new LmdbLogState(env, LOCAL_STATE_DB, null);
     this.reads = new LogReads(this.log, catalog, this.topicIndex);
+    this.purges = new LogPurges(env, catalog, this.log, this.reads, this.topicIndex, () => this.nextSeq);
     this.tables = new TopicTableViews(this.reads, catalog.topicsById, schema, defaultDatabase);
     catalog.views = {
       table: (info) => this.tables.table(info),
@@ -165,33 +133,7 @@ export class LmdbMessageLog implements MessageLogPort {
         if (this.catalog.topicsById.has(topicId) || purging.has(topicId)) this.topicIndex.add(topicId, block.seqs[i]);
       }
     }
-    for (const topicId of this.catalog.purgesPending) void this.purge(topicId);
-  }
-
-  /**
-   * Inside a write: removes messages (ascending sequences) from their blocks, each block written
-   * again without them or removed when emptied.
-   */
-  private removeMessagesInTxn(seqs: number[]): void {
-    let i = 0;
-    while (i < seqs.length) {
-      const block = this.reads.blockOf(seqs[i]);
-      if (block === undefined || block.lastSeq < seqs[i]) { i++; continue; }
-      const gone = new Set<number>();
-      while (i < seqs.length && seqs[i] <= block.lastSeq) gone.add(seqs[i++]);
-      const kept: BlockEntry[] = [];
-      for (let j = 0; j < block.count; j++) {
-        if (!gone.has(block.seqs[j])) kept.push({ seq: block.seqs[j], topicId: block.topicIds[j], message: inputOf(block.values(j)) });
-      }
-      this.reads.forgetBlock(block.key);
-      if (kept.length === block.count) continue;
-      if (kept.length === 0) {
-        this.log.remove(block.key);
-        continue;
-      }
-      // The key stays (a block's key is where lookups of its sequences land), its first entry may go.
-      this.log.put(block.key, encodeBlock(kept, 0, kept.length, block.key));
-    }
+    for (const topicId of this.catalog.purgesPending) void this.purges.purge(topicId);
   }
 
   // ---- topics --------------------------------------------------------------------------------
@@ -206,7 +148,7 @@ export class LmdbMessageLog implements MessageLogPort {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.operations.submit({ op: 'topic.create', topic, time: entryTime() });
+    return this.operations.submit({ op: 'topic.create', topic, time: entryTime(this.clock) });
   }
 
   /** Applies a `topic.create` entry (apply-entry.ts): the topic's entry, created at `time` when absent. */
@@ -266,27 +208,7 @@ export class LmdbMessageLog implements MessageLogPort {
     // were just deleted: record it with the delete, so no sequence is ever handed out twice.
     this.env.catalog.put(['log-seq'], this.nextSeq);
     this.env.catalog.put(['purge', info.topicId], true);
-    setImmediate(() => void this.purge(info.topicId));
-  }
-
-  /**
-   * Removes a deleted topic's messages (index and log), PURGE_CHUNK per commit, so a topic of
-   * millions of messages never holds the event loop (the broker shares it). Its mark goes with
-   * the last chunk; a purge cut short by a close or a crash goes on at the next open.
-   */
-  private purge(topicId: number): Promise<void> {
-    this.purging = this.purging.then(async () => {
-      for (let more = true; more && !this.closing;) {
-        more = await this.env.write(() => {
-          const removed = this.topicIndex.removeInTxn(topicId, MAX_SEQ, PURGE_CHUNK);
-          this.removeMessagesInTxn(removed);
-          if (removed.length < PURGE_CHUNK) this.env.catalog.remove(['purge', topicId]);
-          return removed.length === PURGE_CHUNK;
-        });
-        this.reads.forgetBlocks(); // a reader may have cached a block as it was before this commit
-      }
-    }).catch(() => undefined); // an environment closed meanwhile: the mark stays, the next open goes on
-    return this.purging;
+    setImmediate(() => void this.purges.purge(info.topicId));
   }
 
   /**
@@ -303,42 +225,15 @@ export class LmdbMessageLog implements MessageLogPort {
 
   /** Applies a `topic.trim` entry (apply-entry.ts). */
   applyTrim(topic: string, upToSequence: number, keep?: number): Promise<number> {
-    const run = this.trimming.then(async () => {
-      const info = this.catalog.topics.get(topic);
-      const upTo = Math.floor(Number(upToSequence));
-      if (!info || !(upTo >= 1)) return 0;
-      const { topicId } = info;
-      let removed = 0;
-      for (let more = true; more && !this.closing;) {
-        more = await this.env.write(() => {
-          // The topic may have been deleted (and its purge begun) since: its messages are not ours.
-          if (this.catalog.topicsById.get(topicId) !== info) return false;
-          const gone = this.topicIndex.removeInTxn(topicId, upTo, PURGE_CHUNK, keep);
-          this.removeMessagesInTxn(gone);
-          // The next sequence is the last block's last sequence + 1 on open: keep it when the newest go.
-          if (gone.length > 0) this.env.catalog.put(['log-seq'], this.nextSeq);
-          removed += gone.length;
-          return gone.length === PURGE_CHUNK;
-        });
-        this.reads.forgetBlocks(); // a reader may have cached a block as it was before this commit
-      }
-      return removed;
-    });
-    this.trimming = run.catch(() => 0);
-    return run;
+    return this.purges.trim(topic, upToSequence, keep);
   }
 
   /** Resolves when the purges scheduled so far have finished (or stopped at a close). */
-  async purged(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve)); // a delete schedules its purge on the next turn
-    await this.purging;
-  }
+  purged(): Promise<void> { return this.purges.purged(); }
 
   /** Before the environment closes: stops purging after the current chunk, writes the index. */
   async close(): Promise<void> {
-    this.closing = true;
-    await this.purging;
-    await this.trimming;
+    await this.purges.close();
     await this.topicIndex.close();
   }
 
@@ -586,12 +481,7 @@ export class LmdbMessageLog implements MessageLogPort {
       if (byId.has(entries[i].topicId)) this.topicIndex.add(entries[i].topicId, entries[i].seq);
       else (orphans ??= []).push(entries[i].seq);
     }
-    if (orphans === undefined || this.closing) return;
-    const seqs = orphans;
-    // With the purges (`purged()` waits for it too).
-    this.purging = this.purging
-      .then(() => this.env.write(() => this.removeMessagesInTxn(seqs)))
-      .then(() => this.reads.forgetBlocks(), () => undefined);
+    if (orphans !== undefined) this.purges.removeOrphans(orphans);
   }
 
   // ---- reads (log-reads.ts) -----------------------------------------------------------------

@@ -83,6 +83,17 @@ describe('explorer: clients', function () {
     await fresh.getByRole('region', { name: 'Client ops-api-reader' }).getByRole('group', { name: 'Kind' }).getByText('MQ API').waitFor();
   });
 
+  it("shows a subscription's options as the server keeps them (identifier, no local, retain as published, retain handling)", async () => {
+    const client = await connect('ops-options', false);
+    await client.subscribeAsync('ops/options/#', { qos: 1, nl: true, rap: true, rh: 2, properties: { subscriptionIdentifier: 7 } });
+    await client.subscribeAsync('ops/plain', { qos: 0 });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/clients/ops-options');
+    const subscriptions = page.getByRole('region', { name: 'Client ops-options' }).getByRole('region', { name: 'Subscriptions' });
+    await subscriptions.getByRole('row', { name: /ops\/options\/#/ }).getByText('id 7, no local, retain as published, retained: never', { exact: true }).waitFor();
+    await subscriptions.getByRole('row', { name: /ops\/plain/ }).getByText('—', { exact: true }).waitFor();
+  });
+
   it('"Remove disconnected sessions" shows the count first, then removes them', async () => {
     const keeper = await connect('ops-keeper', true);
     for (const name of ['ops-gone-1', 'ops-gone-2']) (await connect(name, true)).end(true);

@@ -36,6 +36,14 @@ function importsShared(source: ts.SourceFile): boolean {
     && /(^|\/)lib\/explorer\/api-types(\.js)?$/.test(node.moduleSpecifier.text));
 }
 
+/** The shapes declared there, each once: the explore commands', the events stream's, the sessions' and the messages' the mq reads answer. */
+const SHAPES = [
+  'TopicNodeSummary', 'BrowseTopicsResult', 'BusyTopic', 'Overview', 'ActiveTopic', 'Activity',
+  'DeleteRetainedResult', 'DisconnectClientResult', 'DeleteSessionsResult',
+  'MqSessionSummary', 'MqSessionPage', 'MqSessionSubscription', 'MqSessionDescription',
+  'UserProperty', 'ShapedMessage', 'StoredMessage', 'RetainedMessage', 'RetainedPage',
+];
+
 describe('explorer API types (lib/explorer/api-types.d.ts)', () => {
   const shared = parse(SHARED);
   const names = declaredTypes(shared);
@@ -44,7 +52,7 @@ describe('explorer API types (lib/explorer/api-types.d.ts)', () => {
   const library = sourceFiles(join(ROOT, 'lib')).filter((file) => file !== SHARED).map(parse);
 
   it('type-checks on its own with no DOM and no Node types, and imports nothing', () => {
-    assert.ok(names.includes('Overview') && names.includes('TopicNodeSummary'), `declares ${names.join(', ')}`);
+    assert.deepEqual([...names].sort(), [...SHAPES].sort());
     assert.equal(shared.statements.filter((node) => ts.isImportDeclaration(node)).length, 0);
     const program = ts.createProgram([SHARED], { strict: true, noEmit: true, skipLibCheck: false, lib: ['lib.es2022.d.ts'], types: [] });
     const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
@@ -56,6 +64,11 @@ describe('explorer API types (lib/explorer/api-types.d.ts)', () => {
     assert.ok(importers.some((file) => file.startsWith('plugins/messaging/')), `server importers: ${importers.join(', ')}`);
     assert.ok(importers.some((file) => file.startsWith('plugins/explorer/')), `server importers: ${importers.join(', ')}`);
     assert.ok(importers.some((file) => file.startsWith('apps/explorer/src/')), `app importers: ${importers.join(', ')}`);
+    // The sessions' and the messages' shapes too, on both sides.
+    for (const file of ['plugins/messaging/session-commands.ts', 'plugins/messaging/retrieve.ts', 'plugins/messaging/explore-commands.ts',
+      'apps/explorer/src/screens/clients/types.ts', 'apps/explorer/src/screens/retained/types.ts', 'apps/explorer/src/screens/topics/format.ts']) {
+      assert.ok(importers.includes(file), `${file} imports the shared shapes (importers: ${importers.join(', ')})`);
+    }
     const again = [...server, ...app, ...library].flatMap((source) => declaredTypes(source).filter((name) => names.includes(name)).map((name) => `${relative(ROOT, source.fileName)}: ${name}`));
     assert.deepEqual(again, []);
   });

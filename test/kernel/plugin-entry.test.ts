@@ -1,8 +1,10 @@
 /**
  * The package entry (package.json `exports`/`main`/`types` → dist/kernel/index) as a third-party
- * plugin author meets it: examples/hello-plugin.ts is copied to a folder outside the repository
- * whose node_modules/engine is this package, type-checked and built there with the TypeScript
- * compiler, and the built file is loaded by a real engine whose `plugins` setting names it.
+ * plugin author meets it: the examples (examples/hello-plugin.ts, a command and a route;
+ * examples/announce-plugin.ts, a publish through the message core's port) are copied to a folder
+ * outside the repository whose node_modules/engine is this package, type-checked and built there
+ * with the TypeScript compiler, and each built file is loaded by a real engine whose `plugins`
+ * setting names it.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,24 +14,26 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { call, startServer } from '../helpers/server';
+import { brokerUrl, connectOk } from '../mqtt/mqtt-helpers';
+import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const EXAMPLE = join(ROOT, 'examples', 'hello-plugin.ts');
+const EXAMPLES = ['hello-plugin.ts', 'announce-plugin.ts'];
 
 describe('package entry for plugin authors (kernel/index.ts)', function () {
   this.timeout(120000); // type-checking the declaration files of fastify and pino takes a while under load
 
   const author = mkdtempSync(join(tmpdir(), 'engine-plugin-author-'));
   const linked = join(author, 'node_modules', 'engine');
-  const built = join(author, 'out', 'hello-plugin.js');
+  const built = (name: string): string => join(author, 'out', name);
   let program: ts.Program;
 
   before(() => {
     mkdirSync(join(author, 'node_modules'));
     symlinkSync(ROOT, linked, 'dir'); // as `npm install engine` (or `npm link`) would leave it
     mkdirSync(join(author, 'src'));
-    copyFileSync(EXAMPLE, join(author, 'src', 'hello-plugin.ts'));
-    program = ts.createProgram([join(author, 'src', 'hello-plugin.ts')], {
+    for (const example of EXAMPLES) copyFileSync(join(ROOT, 'examples', example), join(author, 'src', example));
+    program = ts.createProgram(EXAMPLES.map((example) => join(author, 'src', example)), {
       strict: true,
       target: ts.ScriptTarget.ES2022,
       module: ts.ModuleKind.CommonJS,
@@ -56,12 +60,14 @@ describe('package entry for plugin authors (kernel/index.ts)', function () {
     assert.equal(resolved.resolvedModule?.resolvedFileName, join(ROOT, 'dist', 'kernel', 'index.d.ts'));
   });
 
-  it('examples/hello-plugin.ts imports only the package entry', () => {
-    const imports = [...readFileSync(EXAMPLE, 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
-    assert.deepEqual(imports, ['engine']);
+  it('the examples import only the package entry', () => {
+    for (const example of EXAMPLES) {
+      const imports = [...readFileSync(join(ROOT, 'examples', example), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
+      assert.deepEqual(imports, ['engine'], example);
+    }
   });
 
-  it('the example type-checks against the entry with no errors, reaching no plugin internals', () => {
+  it('the examples type-check against the entry with no errors (engine.need typed for http and messageCore), reaching no plugin internals', () => {
     const problems = ts.getPreEmitDiagnostics(program)
       .filter((diagnostic) => !diagnostic.file?.fileName.includes('/node_modules/')) // other packages' declarations are theirs
       .map((diagnostic) => ts.formatDiagnostic(diagnostic, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => author, getNewLine: () => '\n' }));
@@ -81,13 +87,32 @@ describe('package entry for plugin authors (kernel/index.ts)', function () {
   it('the built plugin, named in the plugins setting, answers through a real engine', async () => {
     const emitted = program.emit();
     assert.equal(emitted.emitSkipped, false);
-    const server = await startServer({ plugins: ['http', built], plugin_options: { hello: { greeting: 'Hi' } } });
+    const server = await startServer({ plugins: ['http', built('hello-plugin.js')], plugin_options: { hello: { greeting: 'Hi' } } });
     try {
       assert.deepEqual(server.engine.plugins.map((plugin) => plugin.name), ['http', 'hello']);
       const reply = await call('GET', `${server.http}/hello?name=Ann`);
       assert.equal(reply.status, 200);
       assert.deepEqual(reply.json, { message: 'Hi, Ann (from admin)' });
     } finally {
+      await server.close();
+    }
+  });
+
+  it('the built announce plugin publishes through the message core\'s port: an MQTT subscriber gets the message', async () => {
+    const emitted = program.emit();
+    assert.equal(emitted.emitSkipped, false);
+    const server = await startServer({ plugins: ['storage-lmdb', 'messaging', 'mqtt', built('announce-plugin.js')] });
+    const { client } = await connectOk(brokerUrl(server), { protocolVersion: 5, clientId: 'listener', username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+    try {
+      await client.subscribeAsync('announcements/#', { qos: 1 });
+      const arrived = new Promise<{ topic: string; text: string; contentType?: string }>((resolve) => {
+        client.once('message', (topic, payload, packet) => resolve({ topic, text: payload.toString(), contentType: packet.properties?.contentType }));
+      });
+      const answer = await server.engine.bus.execute<{ sequence: number }>('announce.post', { channel: 'ops', text: 'maintenance at noon' }, { principal: SYSTEM_PRINCIPAL, origin: 'test' });
+      assert.ok(answer.sequence >= 1, `stored as message ${answer.sequence}`);
+      assert.deepEqual(await arrived, { topic: 'announcements/ops', text: 'maintenance at noon', contentType: 'text/plain' });
+    } finally {
+      client.end(true);
       await server.close();
     }
   });

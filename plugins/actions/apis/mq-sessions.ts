@@ -129,16 +129,9 @@ export const mqSessionActions: readonly ActionDefinition[] = [
     action: 'describeMqSessions',
     summary: 'Subscriptions, subscribed topics and statistics of sessions.',
     params: schema({ clientNames: { type: 'array', items: { type: 'string' }, maxItems: 1000 } }),
-    async handler(call: ActionCall) {
+    handler(call: ActionCall) {
       const p = call.params as Params;
-      const result = await exec<{ sessions: Array<Record<string, unknown>> }>(call, 'mq.describeSessions', p.clientNames === undefined ? {} : { clientNames: p.clientNames });
-      return {
-        sessions: result.sessions.map((s) => ({
-          ...s,
-          lastPublishedAt: s.lastPublishedAt === null ? null : new Date(s.lastPublishedAt as number).toISOString(),
-          lastReceivedAt: s.lastReceivedAt === null ? null : new Date(s.lastReceivedAt as number).toISOString(),
-        })),
-      };
+      return exec(call, 'mq.describeSessions', p.clientNames === undefined ? {} : { clientNames: p.clientNames });
     },
   },
   {

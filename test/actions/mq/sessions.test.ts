@@ -108,6 +108,9 @@ describe('mq actions: subscribeToMq and MQ API sessions', function () {
     const described = await ok(server, mq('describeMqSessions', token, { clientNames: [clientName] }));
     assert.deepEqual(described.sessions[0].publishedTopics, [topic]);
     assert.equal(described.sessions[0].messagesPublished, 3);
+    // Times as ISO 8601 (UTC).
+    assert.match(described.sessions[0].lastPublishedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.match(described.sessions[0].lastReceivedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   it('an MQTT publish (3.1.1 and 5) reaches an MQ API session: getMessagesFromMqApiSession returns it with its properties', async function () {

@@ -12,14 +12,14 @@ import { subscribeEvents } from '../../events.js';
 import { formatAgo, formatCount, formatDuration, formatRate, formatTime, topicHref } from '../../format.js';
 import { ConfirmDialog } from './confirm.js';
 import { ConnectedBadge, DisconnectDialog } from './list.js';
-import { KIND_TEXT, type SessionDescription, type Subscription } from './types.js';
+import { KIND_TEXT, type MqSessionDescription, type MqSessionSubscription } from './types.js';
 
 /** The session-not-found error code (14237). */
 const SESSION_NOT_FOUND = 14237;
 const TOPICS_SHOWN = 200;
 
 export function ClientDetail({ clientName }: { clientName: string }) {
-  const [session, setSession] = useState<SessionDescription | null>(null);
+  const [session, setSession] = useState<MqSessionDescription | null>(null);
   const [missing, setMissing] = useState(false);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -28,7 +28,7 @@ export function ClientDetail({ clientName }: { clientName: string }) {
 
   useEffect(() => {
     const abort = new AbortController();
-    call<{ sessions: SessionDescription[] }>('mq', 'describeMqSessions', { clientNames: [clientName] }, abort.signal)
+    call<{ sessions: MqSessionDescription[] }>('mq', 'describeMqSessions', { clientNames: [clientName] }, abort.signal)
       .then((result) => {
         const found = result.sessions.find((s) => s.clientName === clientName) ?? null;
         setSession(found);
@@ -82,7 +82,7 @@ export function ClientDetail({ clientName }: { clientName: string }) {
     </section>`;
 }
 
-function Description({ session }: { session: SessionDescription }) {
+function Description({ session }: { session: MqSessionDescription }) {
   return html`
     <div class="counters" aria-label="Statistics">
       ${stat('Kind', KIND_TEXT[session.kind] ?? session.kind)}
@@ -117,13 +117,17 @@ function stat(label: string, value: string, title?: string) {
   return html`<div class="counter" role="group" aria-label=${label} title=${title}><div class="value ops-small">${value}</div><div class="label">${label}</div></div>`;
 }
 
-function options(s: Subscription): string {
+/** How retained messages reach a new subscription (retainHandling 1, 2), in the words of changeSubscriptions. */
+const RETAIN_HANDLING_TEXT = { 1: 'onNewSubscription', 2: 'never' } as const;
+
+/** The options a subscription is listed with (MQTT 5 names, as the server keeps them). */
+function options(s: MqSessionSubscription): string {
   const parts: string[] = [];
-  if (s.subscriptionIdentifier !== undefined && s.subscriptionIdentifier !== null) parts.push(`id ${s.subscriptionIdentifier}`);
-  if (s.receiveMyMessages === false) parts.push('no local');
-  if (s.receiveRetainedFlagAsPublished) parts.push('retain as published');
-  if (s.receiveRetainedMessages && s.receiveRetainedMessages !== 'onSubscription') parts.push(`retained: ${s.receiveRetainedMessages}`);
-  if (s.includeExpiredMessages) parts.push('expired included');
+  if (s.subscriptionIdentifier !== undefined) parts.push(`id ${s.subscriptionIdentifier}`);
+  if (s.noLocal) parts.push('no local');
+  if (s.retainAsPublished) parts.push('retain as published');
+  if (s.retainHandling !== 0) parts.push(`retained: ${RETAIN_HANDLING_TEXT[s.retainHandling]}`);
+  if (s.includeExpired) parts.push('expired included');
   if (s.binaryFormat) parts.push(`binary as ${s.binaryFormat}`);
   return parts.join(', ') || '—';
 }

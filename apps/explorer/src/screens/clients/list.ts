@@ -14,7 +14,7 @@ import { formatCount } from '../../format.js';
 import { ConfirmDialog } from './confirm.js';
 import { Pager, pageFrom } from './pager.js';
 import { SearchBox } from './search.js';
-import { KIND_TEXT, type SessionSummary } from './types.js';
+import { KIND_TEXT, type MqSessionPage, type MqSessionSummary } from './types.js';
 
 const PAGE_SIZE = 50;
 /** Client names listed in the removal dialog (the count covers all). */
@@ -27,7 +27,7 @@ type Dialog =
 export function ClientList({ query }: { query: Record<string, string> }) {
   const filter = query.filter ?? '';
   const page = pageFrom(query.page);
-  const [sessions, setSessions] = useState<SessionSummary[] | null>(null);
+  const [sessions, setSessions] = useState<MqSessionSummary[] | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -37,10 +37,10 @@ export function ClientList({ query }: { query: Record<string, string> }) {
 
   useEffect(() => {
     const abort = new AbortController();
-    call<{ sessions: SessionSummary[]; total?: number }>('mq', 'listMqSessions', { filter, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }, abort.signal)
+    call<MqSessionPage>('mq', 'listMqSessions', { filter, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }, abort.signal)
       .then((result) => {
         setSessions(result.sessions);
-        setTotal(result.total ?? result.sessions.length);
+        setTotal(result.total);
         setError('');
       })
       .catch((e) => { if (!abort.signal.aborted) setError(errorText(e)); });

@@ -1,27 +1,5 @@
-/** A listRetainedMessages message (the getMessagesFromMqTopic shape with metadata and MQTT properties). */
-export interface RetainedMessage {
-  topic: string;
-  id?: number | string;
-  timestamp?: string;
-  qos?: number;
-  retain?: boolean;
-  payload: unknown;
-  binaryFormat?: string;
-  contentType?: string;
-  correlationData?: string;
-  responseTopic?: string;
-  expirySeconds?: number | null;
-  userProperties?: Array<{ key: string; value: string }>;
-  payloadFormatIndicator?: number | boolean;
-  publisher?: string;
-  messageHasExpired?: boolean;
-  [field: string]: unknown;
-}
-
-export interface RetainedPage {
-  total: number;
-  messages: RetainedMessage[];
-}
+/** A listRetainedMessages message and page (the getMessagesFromMqTopic shape with metadata, MQTT properties, topic and size), shared with the server. */
+export type { RetainedMessage, RetainedPage } from '../../../../../lib/explorer/api-types.js';
 
 /** The Retained screen's route for a filter (and page) or one topic. */
 export function retainedHash(filter: string, topic?: string, page?: number): { screen: string; path?: string[]; query: Record<string, string | number | undefined> } {

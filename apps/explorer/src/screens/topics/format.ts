@@ -3,11 +3,10 @@
  * (getMessagesFromMqTopic with metadata and MQTT properties, binaryFormat base64) or from the live
  * MQTT tail; payload bytes and text views (pretty JSON, raw, hex, base64); JSON paths for charts.
  */
+import type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
 
-export interface UserProperty {
-  key: string;
-  value: string;
-}
+/** A stored message as getMessagesFromMqTopic returns it (metadata, MQTT properties, base64), shared with the server. */
+export type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
 
 export interface TopicMessage {
   /** Unique within a list (the log id, or a live sequence number). */
@@ -33,25 +32,6 @@ export interface TopicMessage {
   payloadFormatIndicator?: boolean;
   publisher?: string;
   expired?: boolean;
-}
-
-/** A stored message as getMessagesFromMqTopic returns it (metadata, MQTT properties, base64). */
-export interface StoredMessage {
-  id: number;
-  timestamp: string;
-  payload: unknown;
-  binaryFormat?: string;
-  topic?: string;
-  qos?: number;
-  retain?: boolean;
-  contentType?: string;
-  correlationData?: string;
-  responseTopic?: string;
-  expirySeconds?: number | null;
-  userProperties?: UserProperty[] | null;
-  payloadFormatIndicator?: boolean | number | null;
-  publisher?: string | null;
-  messageHasExpired?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -154,7 +134,8 @@ export function fromStored(message: StoredMessage, topic: string): TopicMessage 
     retain: message.retain ?? false,
     contentType: message.contentType || undefined,
     responseTopic: message.responseTopic || undefined,
-    correlationData: message.correlationData ? base64ToBytes(message.correlationData) : undefined,
+    // Read with binaryFormat base64: a string ('' when absent).
+    correlationData: typeof message.correlationData === 'string' && message.correlationData ? base64ToBytes(message.correlationData) : undefined,
     expirySeconds: message.expirySeconds ?? undefined,
     userProperties: message.userProperties ?? [],
     payloadFormatIndicator: message.payloadFormatIndicator === null || message.payloadFormatIndicator === undefined ? undefined : Boolean(message.payloadFormatIndicator),
