@@ -119,7 +119,8 @@ export class TransactionManager {
     if (missing > 0) {
       fixed = numbered(await this.operations.submit<number>({ op: 'ids.reserve', database: ts.def.database, table: ts.def.name, count: missing, above: maxDeclared }));
       tx = this.get(id); // rolled back meanwhile: TRANSACTION_NOT_FOUND
-      // Again with the reserved ids, against what the transaction wrote meanwhile.
+      // Again with the reserved ids (a key may hold the id), against what the transaction wrote meanwhile.
+      for (const row of fixed) checkIndexKeys(ts, row.id!, row.values);
       this.checkUnique(tx, ts, fixed);
     }
     const overlay = this.overlayOf(tx, ts);
