@@ -111,14 +111,18 @@ export class TransactionManager {
       seen.add(row.id);
       if (row.id > maxDeclared) maxDeclared = row.id;
     }
-    let next = 0;
-    if (missing > 0) {
-      next = await this.operations.submit<number>({ op: 'ids.reserve', database: ts.def.database, table: ts.def.name, count: missing, above: maxDeclared });
-      tx = this.get(id); // rolled back meanwhile: TRANSACTION_NOT_FOUND
-    }
-    const fixed: PreparedRow[] = rows.map((row) => ({ id: row.id ?? next++, values: row.values }));
+    const numbered = (first: number): PreparedRow[] => rows.map((row) => ({ id: row.id ?? first++, values: row.values }));
+    let fixed = numbered(Math.max(ts.nextId, maxDeclared + 1));
+    // Checked before ids are reserved: a refused insert uses up no ids (as before entries).
     for (const row of fixed) checkIndexKeys(ts, row.id!, row.values);
     this.checkUnique(tx, ts, fixed);
+    if (missing > 0) {
+      fixed = numbered(await this.operations.submit<number>({ op: 'ids.reserve', database: ts.def.database, table: ts.def.name, count: missing, above: maxDeclared }));
+      tx = this.get(id); // rolled back meanwhile: TRANSACTION_NOT_FOUND
+      // Again with the reserved ids (a key may hold the id), against what the transaction wrote meanwhile.
+      for (const row of fixed) checkIndexKeys(ts, row.id!, row.values);
+      this.checkUnique(tx, ts, fixed);
+    }
     const overlay = this.overlayOf(tx, ts);
     for (const row of fixed) overlay.set(row.id!, row.values);
     const ids = fixed.map((row) => row.id!);

@@ -384,6 +384,18 @@ describe('actions: db api', function () {
       await fails(server, db('insertRecords', token, { tableName: 'tx', sourceData: [{ a: 3 }], transactionId: 'nope' }), 4081);
     });
 
+    it('an insert a transaction refuses (a unique key taken) uses up no record ids', async function () {
+      await ok(server, db('createTable', token, { tableName: 'txu', fields: [{ name: 'a', type: 'integer' }] }));
+      await ok(server, db('createIndex', token, { tableName: 'txu', indexName: 'by_a', unique: true, fields: [{ name: 'a' }] }));
+      const first = await ok(server, db('insertRecords', token, { tableName: 'txu', sourceData: [{ a: 1 }] }));
+      assert.deepEqual(first.ids, [1]);
+      const { transactionId } = await ok(server, db('createTransaction', token));
+      await fails(server, db('insertRecords', token, { tableName: 'txu', sourceData: [{ a: 5 }, { a: 1 }], transactionId }), 2);
+      await ok(server, db('rollbackTransaction', token, { transactionId }));
+      const next = await ok(server, db('insertRecords', token, { tableName: 'txu', sourceData: [{ a: 2 }] }));
+      assert.deepEqual(next.ids, [2]);
+    });
+
     it('a transaction belongs to its session', async function () {
       const { transactionId } = await ok(server, db('createTransaction', token));
       const other = await login(server);

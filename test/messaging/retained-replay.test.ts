@@ -1,8 +1,9 @@
 /**
  * A retained message's pointer (`retained/<topic>`) is written in the commit after the message's
- * own; at start the core reads again the messages after `retained-checkpoint`. The crash between
- * the two commits is simulated by undoing the pointer writes in the data folder (storage alone)
- * and moving the checkpoint back to 0, then starting the full server on the same folder.
+ * own; at start the core reads again the messages after `retained-checkpoint`, kept in the log's
+ * per-process state (`localState`). The crash between the two commits is simulated by undoing the
+ * pointer writes in the data folder (storage alone) and moving the checkpoint back to 0, then
+ * starting the full server on the same folder.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -37,10 +38,10 @@ describe('retained pointers replayed after a crash between the message and its p
   }
 
   /** Opens the data folder with the storage alone and changes the message core's state as a crash would have left it. */
-  async function withStorageAlone(change: (state: ReturnType<typeof stateOf>) => Promise<void>): Promise<void> {
+  async function withStorageAlone(change: (state: ReturnType<typeof stateOf>, local: ReturnType<typeof localStateOf>) => Promise<void>): Promise<void> {
     const storageOnly = await startServer({ plugins: ['storage-lmdb'], data_dir: dataDir });
     try {
-      await change(stateOf(storageOnly));
+      await change(stateOf(storageOnly), localStateOf(storageOnly));
     } finally {
       await storageOnly.close({ keepData: true });
     }
@@ -48,6 +49,10 @@ describe('retained pointers replayed after a crash between the message and its p
 
   function stateOf(s: TestServer) {
     return s.engine.need('storage').messageLog.state;
+  }
+
+  function localStateOf(s: TestServer) {
+    return s.engine.need('storage').messageLog.localState;
   }
 
   it('a new subscriber gets the retained message whose pointer was lost; an empty retained message after one clears it', async function () {
@@ -62,18 +67,24 @@ describe('retained pointers replayed after a crash between the message and its p
     await publish(`${uniqueName('replay')}/other`, 'after');
     assert.equal(stateOf(server).get(`retained/${kept}`), keptId);
     assert.equal(stateOf(server).get(`retained/${cleared}`), undefined);
+    // The sweep a server running over a second makes: the checkpoint passes every routed message.
+    server.engine.need('messaging').sweep();
+    assert.ok((localStateOf(server).get(CHECKPOINT) as number) > keptId);
     await server.close({ keepData: true });
     server = undefined;
 
-    // The crash window: the messages are durable, the pointer writes after them are not.
-    await withStorageAlone(async (state) => {
+    // The crash window: the messages are durable, the pointer writes after them are not (nor the
+    // checkpoint past them). An earlier version kept the checkpoint in the shared state: 0 there too.
+    await withStorageAlone(async (state, local) => {
       await state.remove(`retained/${kept}`);
       await state.put(`retained/${cleared}`, clearedId);
+      await local.put(CHECKPOINT, 0);
       await state.put(CHECKPOINT, 0);
     });
-    await withStorageAlone(async (state) => {
+    await withStorageAlone(async (state, local) => {
       assert.equal(state.get(`retained/${kept}`), undefined);
       assert.equal(state.get(`retained/${cleared}`), clearedId);
+      assert.equal(local.get(CHECKPOINT), 0);
       assert.equal(state.get(CHECKPOINT), 0);
     });
 
@@ -95,5 +106,6 @@ describe('retained pointers replayed after a crash between the message and its p
 
     assert.equal(stateOf(server).get(`retained/${kept}`), keptId, 'the replay writes the lost pointer again');
     assert.equal(stateOf(server).get(`retained/${cleared}`), undefined, 'the replay removes the pointer the empty message cleared');
+    assert.equal(stateOf(server).get(CHECKPOINT), undefined, 'the checkpoint an earlier version shared is removed there');
   });
 });
