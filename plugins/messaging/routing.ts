@@ -87,8 +87,13 @@ export class Router {
   /** The published objects of a commit of the core's own (those the log refused are not in it). */
   private ownMessages(own: OwnAppend, logged: readonly LoggedMessage[]): CoreMessage[] {
     const { entries, messages } = own;
-    if (logged.length === entries.length) {
-      for (let i = 0; i < logged.length; i++) messages[i].sequence = logged[i].sequence;
+    const n = logged.length;
+    if (n === entries.length && logged[n - 1].sequence - logged[0].sequence === n - 1) {
+      // All stored, numbered in a row (one append call is): the sequences follow from the first.
+      // Reading each logged entry instead cost about a microsecond a message in fan-in (the
+      // follower's fresh objects, touched for the first time here), a third of the broker's time.
+      const first = logged[0].sequence;
+      for (let i = 0; i < n; i++) messages[i].sequence = first + i;
       return messages;
     }
     const out = new Array<CoreMessage>(logged.length);
