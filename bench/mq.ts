@@ -6,8 +6,8 @@
  * Publish (BENCH_SECONDS per measurement, BENCH_ROUNDS alternating rounds, the median reported):
  *   actions  publishMessagesToMq of 100 messages a call from 4 HTTP connections (autocannon, in
  *            this process); a message counts when its call answered errorCode 0
- *   MQTT     QoS 1 PUBLISH from 4 connections, each keeping 100 un-acked (../shared/tools/
- *            mqtt-bench.mjs, its own process); a message counts when PUBACKed
+ *   MQTT     QoS 1 PUBLISH from 4 connections, each keeping 100 un-acked (the load generator
+ *            named by BENCH_MQTT_TOOL, its own process); a message counts when PUBACKed
  *   Both keep 400 messages in flight, of the same 64-byte payload; the engine stores every
  *   message durably before it answers either.
  *

@@ -1,6 +1,6 @@
 /**
- * Runs the shared MQTT load generator (../shared/tools/mqtt-bench.mjs beside the project, or env
- * BENCH_MQTT_TOOL) in its own process, from the project root (it loads the project's
+ * Runs the MQTT load generator (`mqtt-bench.mjs`, a separate tool, not part of this repository:
+ * env BENCH_MQTT_TOOL names its file; docs/benchmarks.md "MQTT") in its own process, from the project root (it loads the project's
  * mqtt-packet), and returns the JSON line it prints. A run that exceeds its time is killed; a run
  * that fails returns its `error` instead of throwing, so one scenario cannot end the bench.
  */
@@ -32,7 +32,9 @@ export interface GeneratorResult {
 const projectRoot = join(__dirname, '..', '..');
 
 export function generatorPath(): string {
-  return resolve(process.env.BENCH_MQTT_TOOL ?? join(projectRoot, '..', 'shared', 'tools', 'mqtt-bench.mjs'));
+  const tool = process.env.BENCH_MQTT_TOOL;
+  if (tool === undefined || tool === '') throw new Error('the MQTT load generator is not set: set BENCH_MQTT_TOOL to the path of mqtt-bench.mjs');
+  return resolve(tool);
 }
 
 export function checkGenerator(): void {

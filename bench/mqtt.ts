@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- mqtt [--quick] [--only=fanin,fanout,...]`: our MQTT broker against Aedes 1.2,
- * both measured in this run on this machine, driven by the shared load generator
- * (../shared/tools/mqtt-bench.mjs, a process of its own so it shares no event loop with a broker).
+ * both measured in this run on this machine, driven by the MQTT load generator named by
+ * BENCH_MQTT_TOOL (a process of its own so it shares no event loop with a broker).
  *
  * Each scenario starts a fresh broker (ours, then Aedes; never both at once), measures it, and
  * stops it: the connection count and RSS of one scenario cannot leak into the next, and Aedes,
@@ -299,7 +299,7 @@ export function printMqtt(report: MqttReport): void {
     `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory),\n` +
     `each a fresh child process per scenario; both take anonymous clients (ours: mqtt_allow_anonymous with role admin, so\n` +
     `neither checks a password per CONNECT). Ours appends every message (any QoS) to its durable LMDB log before delivering\n` +
-    `or acknowledging it; Aedes keeps messages in memory. Load: ../shared/tools/mqtt-bench.mjs, MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
+    `or acknowledging it; Aedes keeps messages in memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
     `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
   );
   const rows = report.results.flatMap(({ scenario, ours, aedes, bound }) => rowsOf(scenario, ours, aedes, settings, bound));
