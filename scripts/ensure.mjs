@@ -25,6 +25,10 @@ if (!LABEL) fail('usage: node scripts/ensure.mjs start|test|setup');
 const TEST_PACKAGES = [
   { pkg: 'strace', present: () => onPath('strace') },
   { pkg: 'mosquitto-clients', present: () => onPath('mosquitto_pub') && onPath('mosquitto_sub') },
+  // The broker itself: the MQTT benchmark's second reference.
+  { pkg: 'mosquitto', present: () => onPath('mosquitto') || existsSync('/usr/sbin/mosquitto') },
+  // The cluster tests run three of them (plugin cluster-nats, docs/cluster.md).
+  { pkg: 'nats-server', present: () => onPath('nats-server') || existsSync('/usr/sbin/nats-server') },
   { pkg: 'chromium', present: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium') },
 ];
 
