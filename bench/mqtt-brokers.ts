@@ -1,19 +1,34 @@
 /**
- * The two brokers of `npm run bench -- mqtt`, each a child process on 127.0.0.1 and a free port:
+ * The three brokers of `npm run bench -- mqtt`, each a child process on 127.0.0.1 and a free port:
  * ours (`node dist/main.js` with the Node flags of `npm start`, plugins storage-lmdb, messaging and
- * mqtt, a fresh temporary data folder) and Aedes (bench/aedes-server.ts). A broker counts as started
- * once it answers a CONNECT.
+ * mqtt, a fresh temporary data folder), Aedes (bench/aedes-server.ts) and Mosquitto (Debian's
+ * `mosquitto`, written in C: no persistence, anonymous clients, its other settings at their
+ * defaults). A broker counts as started once it answers a CONNECT.
  *
  * The children and folders made here are removed when the bench ends, fails or is interrupted;
  * only those children are ever signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
 import { probeBroker } from './mqtt-probe';
 
-export type BrokerName = 'ours' | 'aedes';
+export type BrokerName = 'ours' | 'aedes' | 'mosquitto';
+
+/** Where Debian puts the broker (/usr/sbin is not on every user's PATH), or the one on PATH. */
+export function mosquittoPath(): string | undefined {
+  const onPath = (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((folder) => join(folder, 'mosquitto'));
+  return [...onPath, '/usr/sbin/mosquitto'].find((candidate) => existsSync(candidate));
+}
+
+/**
+ * Mosquitto's configuration: one listener, anonymous clients, nothing kept on disk (it keeps
+ * messages in memory, as Aedes does), errors only on its output.
+ */
+function mosquittoConfig(port: number): string {
+  return [`listener ${port} ${HOST}`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type error', ''].join('\n');
+}
 
 export interface Broker {
   name: BrokerName;
@@ -73,17 +88,30 @@ function oursEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   };
 }
 
+function spawnBroker(name: BrokerName, port: number, dist: string, dir: string | undefined): ChildProcess {
+  const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
+  switch (name) {
+    case 'ours':
+      return spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio });
+    case 'aedes':
+      return spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], { env: { ...process.env, BENCH_PORT: String(port) }, stdio });
+    case 'mosquitto': {
+      const program = mosquittoPath();
+      if (!program) throw new Error('mosquitto is not installed (npm run setup installs Debian\'s mosquitto)');
+      const config = join(dir as string, 'mosquitto.conf');
+      writeFileSync(config, mosquittoConfig(port));
+      return spawn(program, ['-c', config], { stdio });
+    }
+  }
+}
+
 /** Starts a fresh broker and waits (≤ 30 s) until it answers a CONNECT. */
 export async function startBroker(name: BrokerName): Promise<Broker> {
   installExitHandlers();
   const port = await freePort();
   const dist = join(__dirname, '..');
-  const dir = name === 'ours' ? tempDir('mqtt-ours') : undefined;
-  const child = name === 'ours'
-    ? spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], {
-      env: { ...process.env, BENCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  const dir = name === 'aedes' ? undefined : tempDir(`mqtt-${name}`);
+  const child = spawnBroker(name, port, dist, dir);
   const entry = { child, dir };
   running.add(entry);
   let tail = '';

@@ -1,9 +1,9 @@
 /**
- * `npm run bench -- mqtt [--quick] [--only=fanin,fanout,...]`: our MQTT broker against Aedes 1.2,
- * both measured in this run on this machine, driven by the MQTT load generator named by
+ * `npm run bench -- mqtt [--quick] [--only=fanin,fanout,...]`: our MQTT broker against Aedes 1.2
+ * (Node.js, in memory) and Mosquitto 2 (C, in memory), all measured in this run on this machine, driven by the MQTT load generator named by
  * BENCH_MQTT_TOOL (a process of its own so it shares no event loop with a broker).
  *
- * Each scenario starts a fresh broker (ours, then Aedes; never both at once), measures it, and
+ * Each scenario starts a fresh broker (ours, then Aedes, then Mosquitto; never two at once), measures it, and
  * stops it: the connection count and RSS of one scenario cannot leak into the next, and Aedes,
  * which can overflow its stack when an overload ends (mqemitter recursion), starts clean each time.
  * A scenario that fails against a broker is printed as "n/a (error …)" and the bench goes on.
@@ -14,8 +14,9 @@
  *   fanout        1 QoS 0 publisher → 1 topic → 50 subscribers             delivered msg/s (total)
  *   qos1-w1       1 QoS 1 publisher, 1 PUBLISH un-acked                     acked msg/s, p99 latency
  *   qos1-w100     1 QoS 1 publisher, 100 PUBLISH un-acked                   acked msg/s, p99 latency
- *                 (both QoS 1 scenarios also measure the disk's bound: lmdb-js alone keeping as
- *                 many durable puts in flight, bench/raw-lmdb-window.ts)
+ *   qos1-p16      16 QoS 1 publishers, each 100 PUBLISH un-acked            acked msg/s, p50/p99 latency
+ *                 (the QoS 1 scenarios also measure the disk's bound: lmdb-js alone keeping as
+ *                 many durable puts in flight, 1, 100 and 1,600, bench/raw-lmdb-window.ts)
  *   idle          10,000 connections (100 in flight), held 1 s              connects/s, KiB per connection (RSS)
  *   flood         4 publishers paced at BENCH_MQTT_FLOOD_RATE msg/s (open loop, default 1,000,000)
  *                 while a second client connects, subscribes and round-trips a QoS 1 message,
@@ -28,12 +29,17 @@ import { startBroker, type Broker, type BrokerName } from './mqtt-brokers';
 import { checkGenerator, runGenerator, sleep, type GeneratorResult } from './mqtt-load';
 import { probeBroker, type ProbeResult } from './mqtt-probe';
 
-export const MQTT_SCENARIOS = ['fanin', 'fanin-topics', 'fanout', 'qos1-w1', 'qos1-w100', 'idle', 'flood'] as const;
+export const MQTT_SCENARIOS = ['fanin', 'fanin-topics', 'fanout', 'qos1-w1', 'qos1-w100', 'qos1-p16', 'idle', 'flood'] as const;
 export type MqttScenario = (typeof MQTT_SCENARIOS)[number];
 
 const PAYLOAD = 16;
 const TOPICS = 10_000;
 const FANOUT_SUBSCRIBERS = 50;
+const QOS1_PUBLISHERS = 16;
+/** PUBLISH packets each QoS 1 publisher keeps un-acknowledged in the windowed scenarios. */
+const QOS1_WINDOW = 100;
+const BROKERS: readonly BrokerName[] = ['ours', 'aedes', 'mosquitto'];
+const BROKER_TITLE: Record<BrokerName, string> = { ours: 'ours', aedes: 'Aedes', mosquitto: 'Mosquitto' };
 /** Idle connections cost at most this much broker memory each (the issue's target). */
 const IDLE_TARGET_KIB = 4;
 
@@ -67,7 +73,7 @@ type Bound = { rate: number; error?: undefined } | { error: string };
 
 export interface MqttReport {
   settings: Settings;
-  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; bound?: Bound }>;
+  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; mosquitto: Measured; bound?: Bound }>;
 }
 
 /** lmdb-js alone, `window` durable puts in flight: what any broker storing each message could acknowledge. */
@@ -91,7 +97,8 @@ function loadArgs(scenario: Exclude<MqttScenario, 'idle' | 'flood'>, seconds: nu
     case 'fanin-topics': return ['--scenario', 'fanin', '--pubs', '4', '--topics', String(TOPICS), ...common];
     case 'fanout': return ['--scenario', 'fanout', '--subs', String(FANOUT_SUBSCRIBERS), ...common];
     case 'qos1-w1': return ['--scenario', 'qos1', '--window', '1', ...common];
-    case 'qos1-w100': return ['--scenario', 'qos1', '--window', '100', ...common];
+    case 'qos1-w100': return ['--scenario', 'qos1', '--window', String(QOS1_WINDOW), ...common];
+    case 'qos1-p16': return ['--scenario', 'qos1', '--pubs', String(QOS1_PUBLISHERS), '--window', String(QOS1_WINDOW), ...common];
   }
 }
 
@@ -200,19 +207,31 @@ export async function runMqtt(): Promise<MqttReport> {
   log(`MQTT: ${scenarios.join(', ')}; ${settings.seconds} s per measurement${quick ? ' (quick)' : ''}`);
   const results: MqttReport['results'] = [];
   for (const scenario of scenarios) {
-    log(`${scenario}: ours`);
-    const ours = await measure('ours', scenario, settings);
-    log(`${scenario}: ours ${describe(ours)}; Aedes`);
-    const aedes = await measure('aedes', scenario, settings);
-    log(`${scenario}: Aedes ${describe(aedes)}`);
+    const measured = {} as Record<BrokerName, Measured>;
+    for (const name of BROKERS) {
+      log(`${scenario}: ${BROKER_TITLE[name]}`);
+      measured[name] = await measure(name, scenario, settings);
+      log(`${scenario}: ${BROKER_TITLE[name]} ${describe(measured[name])}`);
+    }
     let bound: Bound | undefined;
-    if (scenario === 'qos1-w1' || scenario === 'qos1-w100') {
-      bound = await measureBound(scenario === 'qos1-w1' ? 1 : 100, settings.seconds);
+    const window = boundWindow(scenario);
+    if (window !== undefined) {
+      bound = await measureBound(window, settings.seconds);
       log(`${scenario}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
     }
-    results.push({ scenario, ours, aedes, bound });
+    results.push({ scenario, ...measured, bound });
   }
   return { settings, results };
+}
+
+/** Durable puts in flight that bound a QoS 1 scenario (all its publishers' windows together). */
+function boundWindow(scenario: MqttScenario): number | undefined {
+  switch (scenario) {
+    case 'qos1-w1': return 1;
+    case 'qos1-w100': return QOS1_WINDOW;
+    case 'qos1-p16': return QOS1_PUBLISHERS * QOS1_WINDOW;
+    default: return undefined;
+  }
 }
 
 function describe(measured: Measured): string {
@@ -229,64 +248,98 @@ function probeText(probe: ProbeResult): string {
   return probe.ok ? `yes (${ms(probe.totalMs)})` : `no (${probe.error})`;
 }
 
-interface Row { label: string; ours: string; aedes: string; ratio: string; target: string; verdict: string }
+interface Row { label: string; ours: string; aedes: string; mosquitto: string; vsAedes: string; vsMosquitto: string; target: string; verdict: string }
 
-function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, settings: Settings, bound?: Bound): Row[] {
+/** A scenario's goal, as a minimum ratio of ours to a reference (or a maximum, for latency). */
+interface Target { text: string; met(ratios: { aedes: number; mosquitto: number; bound: number }): boolean }
+
+const atLeast = (aedes?: number, mosquitto?: number): Target => ({
+  text: [aedes && `≥ ${aedes}× Aedes`, mosquitto && `≥ ${mosquitto}× Mosquitto`].filter(Boolean).join(', '),
+  met: (r) => (aedes === undefined || r.aedes >= aedes) && (mosquitto === undefined || r.mosquitto >= mosquitto),
+});
+
+type Brokers = Record<BrokerName, Measured>;
+
+function rowsOf(scenario: MqttScenario, measured: Brokers, settings: Settings, bound?: Bound): Row[] {
   const na = (m: Measured): string | undefined => (m.error !== undefined ? `n/a (error: ${m.error})` : undefined);
-  const [o, a] = [figures(ours), figures(aedes)];
-  const rateRow = (label: string, target?: number): Row => {
-    const ratio = o && a ? o.rate / a.rate : NaN;
+  const f = { ours: figures(measured.ours), aedes: figures(measured.aedes), mosquitto: figures(measured.mosquitto) };
+  const boundRate = bound?.error === undefined ? bound?.rate : undefined;
+  const cells = (value: (figures: Figures) => string): Pick<Row, 'ours' | 'aedes' | 'mosquitto'> => ({
+    ours: na(measured.ours) ?? (f.ours ? value(f.ours) : '—'),
+    aedes: na(measured.aedes) ?? (f.aedes ? value(f.aedes) : '—'),
+    mosquitto: na(measured.mosquitto) ?? (f.mosquitto ? value(f.mosquitto) : '—'),
+  });
+  const verdictOf = (target: Target | undefined, ratios: { aedes: number; mosquitto: number; bound: number }, needed: number[]): string => {
+    if (!target) return '';
+    return needed.every(Number.isFinite) ? (target.met(ratios) ? 'met' : '**missed**') : 'not measured';
+  };
+  const rateRow = (label: string, target?: Target, boundTarget?: number): Row => {
+    const ours = f.ours?.rate ?? NaN;
+    const ratios = { aedes: ours / (f.aedes?.rate ?? NaN), mosquitto: ours / (f.mosquitto?.rate ?? NaN), bound: ours / (boundRate ?? NaN) };
+    const goal: Target | undefined = boundTarget === undefined ? target : {
+      text: [target?.text, `≥ ${boundTarget}× the disk's bound (${Number.isFinite(ratios.bound) ? formatRatio(ratios.bound) : 'n/a'})`].filter(Boolean).join(', '),
+      met: (r) => (target ? target.met(r) : true) && r.bound >= boundTarget,
+    };
+    const needed = [ours, ...(target?.text.includes('Aedes') ? [ratios.aedes] : []), ...(target?.text.includes('Mosquitto') ? [ratios.mosquitto] : []), ...(boundTarget !== undefined ? [ratios.bound] : [])];
     return {
-      label, ours: na(ours) ?? formatNumber(o?.rate ?? NaN), aedes: na(aedes) ?? formatNumber(a?.rate ?? NaN), ratio: formatRatio(ratio),
-      target: target ? `≥ ${target}× Aedes` : '—',
-      verdict: !target ? '' : Number.isFinite(ratio) ? (ratio >= target ? 'met' : '**missed**') : 'not measured',
+      label, ...cells((m) => formatNumber(m.rate)), vsAedes: formatRatio(ratios.aedes), vsMosquitto: formatRatio(ratios.mosquitto),
+      target: goal?.text ?? '—', verdict: verdictOf(goal, ratios, needed),
     };
   };
-  const p99Row = (label: string): Row => {
-    const [op99, ap99] = [o?.p99, a?.p99];
-    return { label, ours: na(ours) ?? ms(op99), aedes: na(aedes) ?? ms(ap99), ratio: op99 !== undefined && ap99 !== undefined ? formatRatio(op99 / ap99) : '—', target: '—', verdict: '' };
-  };
-  const boundRow = (window: number): Row => {
-    const ratio = bound?.error === undefined && bound && a ? bound.rate / a.rate : NaN;
+  const latencyRow = (label: string, pick: (m: Figures) => number | undefined, maxVsMosquitto?: number): Row => {
+    const ours = f.ours ? pick(f.ours) : undefined;
+    const vs = (reference?: Figures): number => (ours !== undefined && reference && pick(reference) !== undefined ? ours / (pick(reference) as number) : NaN);
+    const ratios = { aedes: vs(f.aedes), mosquitto: vs(f.mosquitto), bound: NaN };
+    const target: Target | undefined = maxVsMosquitto === undefined ? undefined : { text: `≤ ${maxVsMosquitto}× Mosquitto's`, met: (r) => r.mosquitto <= maxVsMosquitto };
     return {
-      label: `QoS 1, window ${window}: the disk's bound (lmdb-js alone, ${window} durable ${window === 1 ? 'put' : 'puts'} in flight)`,
-      ours: bound === undefined ? '—' : bound.error !== undefined ? `n/a (error: ${bound.error})` : formatNumber(bound.rate),
-      aedes: na(aedes) ?? formatNumber(a?.rate ?? NaN), ratio: formatRatio(ratio), target: '—', verdict: '',
+      label, ...cells((m) => ms(pick(m))), vsAedes: formatRatio(ratios.aedes), vsMosquitto: formatRatio(ratios.mosquitto),
+      target: target?.text ?? '—', verdict: verdictOf(target, ratios, [ratios.mosquitto]),
     };
   };
+  const boundRow = (window: number): Row => ({
+    label: `QoS 1: the disk's bound (lmdb-js alone, ${formatNumber(window)} durable ${window === 1 ? 'put' : 'puts'} in flight)`,
+    ours: bound === undefined ? '—' : bound.error !== undefined ? `n/a (error: ${bound.error})` : formatNumber(bound.rate),
+    aedes: '', mosquitto: '',
+    vsAedes: formatRatio((boundRate ?? NaN) / (f.aedes?.rate ?? NaN)), vsMosquitto: formatRatio((boundRate ?? NaN) / (f.mosquitto?.rate ?? NaN)),
+    target: '—', verdict: '',
+  });
+  const p99 = (m: Figures): number | undefined => m.p99;
+  const p50 = (m: Figures): number | undefined => m.p50;
   switch (scenario) {
-    case 'fanin': return [rateRow('QoS 0 fan-in, 4 → 1 (msg/s)', 2)];
-    case 'fanin-topics': return [rateRow(`QoS 0 fan-in over ${formatNumber(TOPICS)} topics (msg/s)`, 2)];
-    case 'fanout': return [rateRow(`QoS 0 fan-out, 1 → ${FANOUT_SUBSCRIBERS} (deliveries/s)`, 2)];
-    case 'qos1-w1': return [rateRow('QoS 1, window 1 (acked msg/s)'), boundRow(1), p99Row('QoS 1, window 1: p99 PUBLISH → PUBACK')];
-    case 'qos1-w100': return [rateRow('QoS 1, window 100 (acked msg/s)', 1.2), boundRow(100), p99Row('QoS 1, window 100: p99 PUBLISH → PUBACK')];
+    case 'fanin': return [rateRow('QoS 0 fan-in, 4 → 1 (msg/s)', atLeast(2, 1))];
+    case 'fanin-topics': return [rateRow(`QoS 0 fan-in over ${formatNumber(TOPICS)} topics (msg/s)`, atLeast(2))];
+    case 'fanout': return [rateRow(`QoS 0 fan-out, 1 → ${FANOUT_SUBSCRIBERS} (deliveries/s)`, atLeast(2, 1))];
+    case 'qos1-w1': return [rateRow('QoS 1, window 1 (acked msg/s)'), boundRow(1), latencyRow('QoS 1, window 1: p99 PUBLISH → PUBACK', p99)];
+    case 'qos1-w100': return [
+      rateRow(`QoS 1, window ${QOS1_WINDOW} (acked msg/s)`, undefined, 0.85), boundRow(QOS1_WINDOW),
+      latencyRow(`QoS 1, window ${QOS1_WINDOW}: p99 PUBLISH → PUBACK`, p99),
+    ];
+    case 'qos1-p16': return [
+      rateRow(`QoS 1, ${QOS1_PUBLISHERS} publishers, window ${QOS1_WINDOW} each (acked msg/s)`, atLeast(undefined, 1)),
+      boundRow(QOS1_PUBLISHERS * QOS1_WINDOW),
+      latencyRow(`QoS 1, ${QOS1_PUBLISHERS} publishers: p50 PUBLISH → PUBACK`, p50),
+      latencyRow(`QoS 1, ${QOS1_PUBLISHERS} publishers: p99 PUBLISH → PUBACK`, p99, 1.5),
+    ];
     case 'idle': {
-      const kib = (m: Measured): string | undefined => {
-        const perConnection = figures(m)?.kibPerConnection;
-        return perConnection == null ? undefined : `${perConnection.toFixed(2)} KiB`;
-      };
-      const oursKib = o?.kibPerConnection;
+      const kib = (m: Figures): string => (m.kibPerConnection == null ? '—' : `${m.kibPerConnection.toFixed(2)} KiB`);
+      const oursKib = f.ours?.kibPerConnection;
       return [
         rateRow(`${formatNumber(settings.connections)} connections: connects/s`),
         {
-          label: `${formatNumber(settings.connections)} idle connections: RSS each`,
-          ours: na(ours) ?? kib(ours) ?? '—', aedes: na(aedes) ?? kib(aedes) ?? '—', ratio: '—',
+          label: `${formatNumber(settings.connections)} idle connections: RSS each`, ...cells(kib), vsAedes: '—', vsMosquitto: '—',
           target: `≤ ${IDLE_TARGET_KIB} KiB`, verdict: oursKib == null ? 'not measured' : oursKib <= IDLE_TARGET_KIB ? 'met' : '**missed**',
         },
       ];
     }
     case 'flood': {
-      const served = (m: Measured, when: 'during' | 'after'): string => {
-        const probes = figures(m)?.probes;
-        return na(m) ?? (probes ? probeText(probes[when]) : '—');
-      };
-      const oursAfter = o?.probes?.after.ok === true;
+      const served = (when: 'during' | 'after') => cells((m) => (m.probes ? probeText(m.probes[when]) : '—'));
+      const oursAfter = f.ours?.probes?.after.ok === true;
       return [
         rateRow(`flood at ${formatNumber(settings.floodRate)} msg/s offered: delivered msg/s`),
-        { label: 'flood: a second client served during it', ours: served(ours, 'during'), aedes: served(aedes, 'during'), ratio: '—', target: '—', verdict: '' },
+        { label: 'flood: a second client served during it', ...served('during'), vsAedes: '—', vsMosquitto: '—', target: '—', verdict: '' },
         {
-          label: 'flood: a second client served after it', ours: served(ours, 'after'), aedes: served(aedes, 'after'), ratio: '—',
-          target: 'ours serving', verdict: ours.error !== undefined ? 'not measured' : oursAfter ? 'met' : '**missed**',
+          label: 'flood: a second client served after it', ...served('after'), vsAedes: '—', vsMosquitto: '—',
+          target: 'ours serving', verdict: measured.ours.error !== undefined ? 'not measured' : oursAfter ? 'met' : '**missed**',
         },
       ];
     }
@@ -296,19 +349,22 @@ function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, setting
 export function printMqtt(report: MqttReport): void {
   const { settings } = report;
   process.stdout.write(
-    `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory),\n` +
-    `each a fresh child process per scenario; both take anonymous clients (ours: mqtt_allow_anonymous with role admin, so\n` +
-    `neither checks a password per CONNECT). Ours appends every message (any QoS) to its durable LMDB log before delivering\n` +
-    `or acknowledging it; Aedes keeps messages in memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
-    `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
+    `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory)\n` +
+    `and Mosquitto 2 (C; persistence off, other settings at their defaults), each a fresh child process per scenario; all take\n` +
+    `anonymous clients (ours: mqtt_allow_anonymous with role admin, so none checks a password per CONNECT). Ours appends every\n` +
+    `message (any QoS) to its durable LMDB log before delivering or acknowledging it; Aedes and Mosquitto keep messages in\n` +
+    `memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads, ${settings.seconds} s per measurement after\n` +
+    `a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}. Ratios are ours ÷ the reference (for latency, lower is better).\n\n`,
   );
-  const rows = report.results.flatMap(({ scenario, ours, aedes, bound }) => rowsOf(scenario, ours, aedes, settings, bound));
-  process.stdout.write(`${table(['scenario', 'ours', 'Aedes', 'ratio', 'target', ''], rows.map((r) => [r.label, r.ours, r.aedes, r.ratio, r.target, r.verdict]))}\n\n`);
-  const detail = report.results.flatMap(({ scenario, ours, aedes }) => ([['ours', ours], ['Aedes', aedes]] as const).map(([name, m]) => {
+  const rows = report.results.flatMap(({ scenario, ours, aedes, mosquitto, bound }) => rowsOf(scenario, { ours, aedes, mosquitto }, settings, bound));
+  process.stdout.write(`${table(['scenario', 'ours', 'Aedes', 'Mosquitto', 'ours ÷ Aedes', 'ours ÷ Mosquitto', 'target', ''],
+    rows.map((r) => [r.label, r.ours, r.aedes, r.mosquitto, r.vsAedes, r.vsMosquitto, r.target, r.verdict]))}\n\n`);
+  const detail = report.results.flatMap((result) => BROKERS.map((name) => {
+    const m = result[name];
     const f = figures(m);
     return f
-      ? [scenario, name, `${ms(f.p50)} / ${ms(f.p99)}`, f.cpu == null ? '—' : `${f.cpu}%`, f.rssMb == null ? '—' : `${f.rssMb} MB`, f.note ?? '']
-      : [scenario, name, '—', '—', '—', `n/a (error: ${m.error})`];
+      ? [result.scenario, BROKER_TITLE[name], `${ms(f.p50)} / ${ms(f.p99)}`, f.cpu == null ? '—' : `${f.cpu}%`, f.rssMb == null ? '—' : `${f.rssMb} MB`, f.note ?? '']
+      : [result.scenario, BROKER_TITLE[name], '—', '—', '—', `n/a (error: ${m.error})`];
   }));
   process.stdout.write('Per run: latency p50 / p99 (QoS 0 and flood: publish → delivery; QoS 1: PUBLISH → PUBACK; idle: CONNECT → CONNACK), broker CPU and RSS at the end\n\n');
   process.stdout.write(`${table(['scenario', 'broker', 'p50 / p99', 'broker CPU', 'broker RSS', 'note'], detail)}\n\n`);
