@@ -10,6 +10,7 @@ import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
+import { loadClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
@@ -65,7 +66,22 @@ export default definePlugin({
       dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file,
     });
     if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
-    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, serve) : undefined;
+    // Client certificates (tls_client_certificates): asked for in the handshake, judged by the
+    // kernel; a connection whose certificate is refused gets 401 on every request, whatever route.
+    const clientVerification = tls ? await loadClientVerification(settings) : undefined;
+    const serveSecure: Handler = clientVerification ? (req, res) => {
+      try {
+        engine.certificates.authenticate(req.socket);
+      } catch (error) {
+        if (!(error instanceof EngineError)) throw error;
+        // The certificate cannot change on this connection: it is not kept open.
+        res.shouldKeepAlive = false;
+        writeRawHttpError(res, error.status, error);
+        return;
+      }
+      serve(req, res);
+    } : serve;
+    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, serveSecure) : undefined;
 
     fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
+import { loadClientVerification } from '../../lib/tls/client-certificates';
 import { Broker } from './broker';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
@@ -40,15 +41,17 @@ export default definePlugin({
         if (material.generated) broker.log.info({ fingerprint: material.fingerprint }, 'generated a self-signed TLS certificate');
         tls = { cert: material.cert, key: material.key };
       }
+      // Client certificates (tls_client_certificates) on the TLS listeners: judged at CONNECT by the kernel.
+      const clientVerification = tls ? await loadClientVerification(settings) : undefined;
       if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host, broker.log);
-      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host, broker.log);
+      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls, clientVerification), settings.mqtts_port, host, broker.log);
       if (settings.mqtt_ws_port !== null) {
         const listener = webSocketServer(broker);
         webSockets.push(listener);
         ports.ws = await listen([], listener.server, settings.mqtt_ws_port, host, broker.log);
       }
       if (tls && settings.mqtt_wss_port !== null) {
-        const listener = webSocketServer(broker, tls);
+        const listener = webSocketServer(broker, tls, clientVerification);
         webSockets.push(listener);
         ports.wss = await listen([], listener.server, settings.mqtt_wss_port, host, broker.log);
       }
