@@ -5,8 +5,11 @@
  * against. The handshake never fails for a missing or bad certificate (`rejectUnauthorized:
  * false`): the kernel decides what the outcome means (kernel/auth/certificate-login.ts), so the
  * client hears a CONNACK refusal or a 401 instead of a TLS alert (docs/decisions.md).
+ * A CA or CRL file replaced while running is read again (`watchClientVerification`), so a new
+ * revocation list applies to new connections without a restart.
  */
 import { X509Certificate } from 'node:crypto';
+import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 
@@ -59,4 +62,35 @@ async function readSettingFile(setting: string, file: string): Promise<string> {
   } catch (error) {
     throw new Error(`cannot read ${setting} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+/** How often the CA and CRL files are checked for a change (a stat each; a replaced file is seen too). */
+export const RELOAD_POLL_MS = 2000;
+
+/**
+ * Reads the CA and CRL files again whenever one changes and hands the new options to `apply`
+ * (the listeners' `setSecureContext`); `report` hears each outcome: no error when applied, the
+ * error when a file did not load (the previous options stay). Returns the function that stops it.
+ */
+export function watchClientVerification(
+  settings: ClientCertificateSettings,
+  apply: (options: ClientVerificationOptions) => void,
+  report: (error?: Error) => void,
+): () => void {
+  if (settings.tls_client_certificates === 'off') return () => undefined;
+  const files = [settings.tls_client_ca_file, settings.tls_client_crl_file].filter((file): file is string => !!file);
+  let reloading = Promise.resolve();
+  const changed = (current: Stats, previous: Stats): void => {
+    if (current.mtimeMs === previous.mtimeMs && current.size === previous.size && current.ino === previous.ino) return;
+    // One reload at a time, in the order of the changes.
+    reloading = reloading.then(() => loadClientVerification(settings)).then((options) => {
+      if (!options) return;
+      apply(options);
+      report();
+    }, (error: Error) => report(error));
+  };
+  for (const file of files) watchFile(file, { persistent: false, interval: RELOAD_POLL_MS }, changed);
+  return () => {
+    for (const file of files) unwatchFile(file, changed);
+  };
 }

@@ -10,7 +10,7 @@ import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
-import { loadClientVerification } from '../../lib/tls/client-certificates';
+import { loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
@@ -82,6 +82,12 @@ export default definePlugin({
       serve(req, res);
     } : serve;
     const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, serveSecure) : undefined;
+    // A CA or CRL file replaced while running applies to new connections.
+    const stopWatching = tls && secureServer && clientVerification ? watchClientVerification(settings,
+      (options) => secureServer.setSecureContext({ cert: tls.cert, key: tls.key, ...options }),
+      (error) => (error
+        ? engine.log.error({ err: error, listeners: 'https' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
+        : engine.log.info({ listeners: 'https' }, 'reloaded the client CA and CRL files'))) : undefined;
 
     fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {
@@ -139,6 +145,7 @@ export default definePlugin({
     });
     engine.onClose(async () => {
       stopping = true;
+      stopWatching?.();
       await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
       await fastify.close();
     });

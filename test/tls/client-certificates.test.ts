@@ -8,10 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import type { IClientOptions } from 'mqtt';
+import pino from 'pino';
 import { call, readResponse, startServer, type HttpResult, type TestServer } from '../helpers/server';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
 import { TestPki, type ClientPair } from '../helpers/test-pki';
@@ -88,6 +89,32 @@ function httpsCall(method: string, url: string, pair: ClientPair | undefined, op
     if (payload) req.write(payload);
     req.end();
   });
+}
+
+/** A logger whose entries a test can wait for (the CRL reload is seen by polling the file). */
+function waitableLog(): CapturedLog & { waitFor(match: (entry: Record<string, any>) => boolean): Promise<Record<string, any>> } {
+  const entries: Array<Record<string, any>> = [];
+  const waiters: Array<{ match: (entry: Record<string, any>) => boolean; resolve: (entry: Record<string, any>) => void }> = [];
+  const logger = pino({ level: 'info' }, {
+    write: (line: string) => {
+      const entry = JSON.parse(line) as Record<string, any>;
+      entries.push(entry);
+      for (const waiter of waiters.filter((w) => w.match(entry))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(entry);
+      }
+    },
+  });
+  return {
+    logger,
+    entries: () => entries,
+    text: () => entries.map((entry) => JSON.stringify(entry)).join('\n'),
+    waitFor: (match) => new Promise((resolve) => {
+      const seen = entries.find(match);
+      if (seen) resolve(seen);
+      else waiters.push({ match, resolve });
+    }),
+  };
 }
 
 interface Run {
@@ -329,6 +356,51 @@ describe('client certificates (tls_client_certificates)', function () {
       const { client } = await connectOk(brokerUrl(server, 'mqtt'), { protocolVersion: 5, username: 'alice', password: 'alice-password-1' });
       await client.endAsync();
       assert.equal((await call('GET', `${server.http}${REST}/table/main`, { auth: ['alice', 'alice-password-1'] })).status, 200);
+    });
+  });
+
+  describe('a CA or CRL file replaced while running', () => {
+    it('a new revocation applies to new connections of HTTPS, mqtts and wss without a restart', async () => {
+      const log = waitableLog();
+      const server = await startWithCertificates(pki, { tls_client_certificates: 'optional' }, log);
+      try {
+        const soonRevoked = pki.issue({ cn: 'alice' });
+        assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, soonRevoked)).status, 200);
+        (await connectOk(brokerUrl(server, 'mqtts'), { protocolVersion: 5, ...tlsOptions(soonRevoked) })).client.end(true);
+        const reloaded = Promise.all([
+          log.waitFor((entry) => entry.msg === 'reloaded the client CA and CRL files' && entry.listeners === 'https'),
+          log.waitFor((entry) => entry.msg === 'reloaded the client CA and CRL files' && entry.listeners === 'mqtts, wss'),
+        ]);
+        pki.revoke(soonRevoked);
+        await reloaded;
+        const refused = await httpsCall('GET', `${server.https}${REST}/table/main`, soonRevoked);
+        assert.equal(refused.status, 401);
+        assert.equal(refused.json.errorMessage, 'the client certificate is not accepted: it has been revoked');
+        for (const scheme of ['mqtts', 'wss'] as const) {
+          const result = await tryConnect(brokerUrl(server, scheme), { protocolVersion: 5, ...tlsOptions(soonRevoked) });
+          assert.ok('refused' in result && result.code === 0x87, scheme);
+        }
+        assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, certs.valid)).status, 200);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('a CRL file that no longer loads keeps the previous one and says so in the log', async () => {
+      const log = waitableLog();
+      const crlCopy = join(pki.dir, 'crl-copy.pem');
+      writeFileSync(crlCopy, readFileSync(pki.crlFile));
+      const server = await startWithCertificates(pki, { tls_client_certificates: 'optional', tls_client_crl_file: crlCopy, mqtts_port: null, mqtt_wss_port: null }, log);
+      try {
+        const failed = log.waitFor((entry) => entry.msg === 'the client CA and CRL files were not reloaded: the previous ones stay');
+        writeFileSync(crlCopy, 'not a CRL');
+        const entry = await failed;
+        assert.match(entry.err.message, /holds no PEM certificate revocation list/);
+        assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, certs.valid)).status, 200);
+        assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, certs.revoked)).status, 401);
+      } finally {
+        await server.close();
+      }
     });
   });
 
