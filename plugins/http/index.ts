@@ -140,6 +140,9 @@ export default definePlugin({
       await fastify.ready();
       const host = engine.listenHost;
       if (settings.listening_http_port !== null) urls.http = await listen(plainServer, settings.listening_http_port, host, 'http');
+      if (urls.http && settings.tls_client_certificates === 'required') {
+        engine.log.warn({ port: settings.listening_http_port }, 'tls_client_certificates is required on HTTPS, but the plain HTTP port still accepts passwords: set listening_http_port to off to require certificates everywhere');
+      }
       if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
       engine.log.info({ host, ...urls }, 'listening');
     });

@@ -80,6 +80,9 @@ export default definePlugin({
       if (ports.ws !== undefined) urls.ws = `ws://${shown}:${ports.ws}`;
       if (ports.wss !== undefined) urls.wss = `wss://${shown}:${ports.wss}`;
       broker.log.info({ host, ...urls }, 'listening');
+      if (settings.tls_client_certificates === 'required' && (urls.mqtt || urls.ws)) {
+        broker.log.warn({ mqtt: urls.mqtt, ws: urls.ws }, 'tls_client_certificates is required on the TLS listeners, but plain MQTT listeners still accept passwords: set mqtt_port and mqtt_ws_port to off to require certificates everywhere');
+      }
     });
 
     engine.onClose(async () => {

@@ -208,6 +208,15 @@ describe('client certificates (tls_client_certificates)', function () {
       }
     }
 
+    it('MQTT over WebSocket at /mqtt on the HTTPS port: a valid certificate logs in, an expired one gets 0x87', async () => {
+      const url = `wss://127.0.0.1:${new URL(server.https!).port}/mqtt`;
+      const { client } = await connectOk(url, { protocolVersion: 5, clientId: 'alice-https-mqtt', ...tlsOptions(certs.valid) });
+      assert.equal((server.engine.clientConnections.holder('alice-https-mqtt') as { principal?: { account: string } } | undefined)?.principal?.account, 'alice');
+      await client.endAsync();
+      const refused = await tryConnect(url, { protocolVersion: 5, ...tlsOptions(certs.expired) });
+      assert.ok('refused' in refused && refused.code === 0x87);
+    });
+
     it('mqtts: a certificate refused even with the right password (a bad certificate is never ignored)', async () => {
       const result = await tryConnect(brokerUrl(server, 'mqtts'), { protocolVersion: 5, username: 'alice', password: 'alice-password-1', ...tlsOptions(certs.expired) });
       assert.ok('refused' in result && result.code === 0x87);
@@ -325,8 +334,10 @@ describe('client certificates (tls_client_certificates)', function () {
 
   describe('required', () => {
     let server: TestServer;
+    let log: CapturedLog;
     before(async () => {
-      server = await startWithCertificates(pki, { tls_client_certificates: 'required' });
+      log = captureLog('info');
+      server = await startWithCertificates(pki, { tls_client_certificates: 'required' }, log);
     });
     after(() => server?.close());
 
@@ -352,10 +363,12 @@ describe('client certificates (tls_client_certificates)', function () {
       assert.equal((await curl(server, certs.valid, `${REST}/table/main`)).status, 200);
     });
 
-    it('the plain listeners (MQTT over TCP, HTTP) are not TLS and keep password logins', async () => {
+    it('the plain listeners (MQTT over TCP, HTTP) are not TLS and keep password logins, and the start log warns so', async () => {
       const { client } = await connectOk(brokerUrl(server, 'mqtt'), { protocolVersion: 5, username: 'alice', password: 'alice-password-1' });
       await client.endAsync();
       assert.equal((await call('GET', `${server.http}${REST}/table/main`, { auth: ['alice', 'alice-password-1'] })).status, 200);
+      const warnings = log.entries().filter((entry) => entry.level === 40 && /tls_client_certificates is required/.test(entry.msg));
+      assert.equal(warnings.length, 2, JSON.stringify(warnings));
     });
   });
 
