@@ -443,6 +443,30 @@ describe('client certificates (tls_client_certificates)', function () {
       }
     });
 
+    it('tls_certificate_account_field san_dns: the first DNS subject alternative name names the account', async () => {
+      const server = await startServer({ plugins: ['http', 'rest', 'data', 'storage-lmdb'], tls_client_certificates: 'optional', tls_client_ca_file: pki.caFile, tls_certificate_account_field: 'san_dns' });
+      try {
+        await server.engine.accounts.create('gw1.example.com', 'gateway-password-1', ['reader']);
+        const gateway = pki.issue({ cn: 'gateway', san: 'DNS:gw1.example.com,DNS:other.example.com' });
+        assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, gateway)).status, 200);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('subject_cn: a certificate with two common names is refused as ambiguous', async () => {
+      const server = await startServer({ plugins: ['http', 'rest', 'data', 'storage-lmdb'], tls_client_certificates: 'optional', tls_client_ca_file: pki.caFile });
+      try {
+        await server.engine.accounts.create('alice', 'alice-password-1', ['reader']);
+        const twoNames = pki.issue({ cn: 'alice/CN=admin' });
+        const refused = await httpsCall('GET', `${server.https}${REST}/table/main`, twoNames);
+        assert.equal(refused.status, 401);
+        assert.equal(refused.json.errorMessage, 'the client certificate is not accepted: it has more than one subject common name (CN)');
+      } finally {
+        await server.close();
+      }
+    });
+
     it('certificates on without tls_client_ca_file, or with a file that is not a CRL, stop the start naming the setting', async () => {
       await assert.rejects(startServer({ plugins: ['http'], tls_client_certificates: 'optional' }), /set tls_client_ca_file/);
       await assert.rejects(startServer({ plugins: ['http'], tls_client_certificates: 'optional', tls_client_ca_file: pki.caFile, tls_client_crl_file: pki.caFile }), /tls_client_crl_file .* holds no PEM certificate revocation list/);
