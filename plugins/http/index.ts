@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
+import { clientError } from '../../kernel/client-error';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
@@ -73,10 +74,12 @@ export default definePlugin({
       try {
         engine.certificates.authenticate(req.socket);
       } catch (error) {
-        if (!(error instanceof EngineError)) throw error;
+        // Never thrown into the server's 'request' event (that would end the process): a fault
+        // is this request's 500, logged with its reference.
+        const shown = clientError(error, engine.log, { method: req.method, url: req.url });
         // The certificate cannot change on this connection: it is not kept open.
         res.shouldKeepAlive = false;
-        writeRawHttpError(res, error.status, error);
+        writeRawHttpError(res, shown.status, shown);
         return;
       }
       serve(req, res);
