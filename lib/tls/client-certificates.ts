@@ -11,7 +11,7 @@
 import { X509Certificate } from 'node:crypto';
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type Server as TlsServer } from 'node:tls';
 
 export interface ClientCertificateSettings {
   tls_client_certificates: 'off' | 'optional' | 'required';
@@ -93,4 +93,14 @@ export function watchClientVerification(
   return () => {
     for (const file of files) unwatchFile(file, changed);
   };
+}
+
+/**
+ * Puts reloaded CA and CRL files to use on a TLS listener (HTTPS and secure WebSocket are TLS
+ * servers too). The new context has new session ticket keys (none are configured), so a client
+ * cannot resume a session made before the reload, which would skip the certificate checks:
+ * a certificate the new CRL revokes is refused at once (the test checks it).
+ */
+export function applyClientVerification(server: TlsServer, pair: { cert: string; key: string }, options: ClientVerificationOptions): void {
+  server.setSecureContext({ cert: pair.cert, key: pair.key, ...options });
 }

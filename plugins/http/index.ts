@@ -11,7 +11,7 @@ import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { clientError } from '../../kernel/client-error';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
-import { loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
+import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
@@ -87,7 +87,7 @@ export default definePlugin({
     const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, serveSecure) : undefined;
     // A CA or CRL file replaced while running applies to new connections.
     const stopWatching = tls && secureServer && clientVerification ? watchClientVerification(settings,
-      (options) => secureServer.setSecureContext({ cert: tls.cert, key: tls.key, ...options }),
+      (options) => applyClientVerification(secureServer, tls, options),
       (error) => (error
         ? engine.log.error({ err: error, listeners: 'https' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
         : engine.log.info({ listeners: 'https' }, 'reloaded the client CA and CRL files'))) : undefined;

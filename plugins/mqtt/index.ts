@@ -11,7 +11,7 @@ import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
-import { loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
+import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { Broker } from './broker';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
@@ -68,7 +68,7 @@ export default definePlugin({
       if (tls && clientVerification && secureServers.length > 0) {
         const pair = tls;
         stopWatching = watchClientVerification(settings,
-          (options) => { for (const server of secureServers) server.setSecureContext({ cert: pair.cert, key: pair.key, ...options }); },
+          (options) => { for (const server of secureServers) applyClientVerification(server, pair, options); },
           (error) => (error
             ? broker.log.error({ err: error, listeners: 'mqtts, wss' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
             : broker.log.info({ listeners: 'mqtts, wss' }, 'reloaded the client CA and CRL files')));

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import type { IClientOptions } from 'mqtt';
 import pino from 'pino';
@@ -115,6 +116,30 @@ function waitableLog(): CapturedLog & { waitFor(match: (entry: Record<string, an
       else waiters.push({ match, resolve });
     }),
   };
+}
+
+/** A TLS session ticket the server gives a client with this certificate. */
+function sessionTicket(port: number, pair: ClientPair): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, key: readFileSync(pair.key), cert: readFileSync(pair.cert) });
+    socket.once('session', (session: Buffer) => {
+      socket.destroy();
+      resolve(session);
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** Whether a connection offering `ticket` resumed that TLS session (and so skipped certificate checks). */
+function resumes(port: number, pair: ClientPair, ticket: Buffer): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, key: readFileSync(pair.key), cert: readFileSync(pair.cert), session: ticket }, () => {
+      const reused = socket.isSessionReused();
+      socket.destroy();
+      resolve(reused);
+    });
+    socket.on('error', reject);
+  });
 }
 
 interface Run {
@@ -380,12 +405,17 @@ describe('client certificates (tls_client_certificates)', function () {
         const soonRevoked = pki.issue({ cn: 'alice' });
         assert.equal((await httpsCall('GET', `${server.https}${REST}/table/main`, soonRevoked)).status, 200);
         (await connectOk(brokerUrl(server, 'mqtts'), { protocolVersion: 5, ...tlsOptions(soonRevoked) })).client.end(true);
+        const port = server.engine.need('mqtt').ports.mqtts!;
+        const ticket = await sessionTicket(port, soonRevoked);
+        assert.equal(await resumes(port, soonRevoked, ticket), true, 'a session ticket resumes before the reload');
         const reloaded = Promise.all([
           log.waitFor((entry) => entry.msg === 'reloaded the client CA and CRL files' && entry.listeners === 'https'),
           log.waitFor((entry) => entry.msg === 'reloaded the client CA and CRL files' && entry.listeners === 'mqtts, wss'),
         ]);
         pki.revoke(soonRevoked);
         await reloaded;
+        // The ticket keys changed with the CRL: the revoked certificate cannot resume its old session.
+        assert.equal(await resumes(port, soonRevoked, ticket), false);
         const refused = await httpsCall('GET', `${server.https}${REST}/table/main`, soonRevoked);
         assert.equal(refused.status, 401);
         assert.equal(refused.json.errorMessage, 'the client certificate is not accepted: it has been revoked');
