@@ -10,6 +10,7 @@ import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
 import { authorize, isAllowed, isDenied } from './auth/authorize';
 import { LoginGuard } from './auth/login-guard';
+import { CertificateLogins } from './auth/certificate-login';
 import { LoginThrottle } from './auth/login-throttle';
 import { LoopbackRule } from './auth/loopback-rule';
 import { PasswordHasher } from './auth/password-hasher';
@@ -61,6 +62,8 @@ export class Engine {
   readonly passwordHasher: PasswordHasher;
   /** How protocols log a client in with a name and password (throttled; kernel/auth/login-guard.ts). */
   readonly logins: LoginGuard;
+  /** How protocols log a client in with a TLS client certificate (kernel/auth/certificate-login.ts). */
+  readonly certificates: CertificateLogins;
   readonly bus: CommandBus;
   /** Idle expiry of sessions, cursors and transactions, on the engine's one clock. */
   readonly idleExpiry: IdleExpiry;
@@ -91,6 +94,7 @@ export class Engine {
       maxSeconds: options.settings.login_backoff_max_seconds,
       clock: this.clock,
     }), options.settings.login_shared_addresses);
+    this.certificates = new CertificateLogins(this.accounts, options.settings.tls_client_certificates, options.settings.tls_certificate_account_field, this.log.child({ component: 'client-certificates' }));
     this.loopbackRule = new LoopbackRule(options.settings.listening_host);
     this.accounts.passwordPolicy = (account, password) => {
       const warning = this.loopbackRule.checkPasswordChange(account, password);

@@ -20,6 +20,8 @@ export const ERRORS = {
   NOT_AUTHORIZED: { code: 12030, status: 403, message: 'account "{account}" is not allowed to run {command} on {resource}' },
   SESSION_NOT_OWNED: { code: 12032, status: 403, message: 'the session belongs to another account' },
   TOO_MANY_FAILED_LOGINS: { code: 12034, status: 429, message: 'too many failed logins for this account or address: try again in {retryAfter} s' },
+  // Client certificates (issue 22 part 2; kernel/auth/certificate-login.ts)
+  BAD_CERTIFICATE: { code: 12035, status: 401, message: 'the client certificate is not accepted: {reason}' },
 
   // Request shape
   MISSING_PARAMETER: { code: 12025, status: 400, message: 'missing required parameter "{param}"' },

@@ -36,6 +36,10 @@ export interface Settings {
   default_response_options: Record<string, unknown>;
   tls_cert_file: string | null;
   tls_key_file: string | null;
+  tls_client_certificates: 'off' | 'optional' | 'required';
+  tls_client_ca_file: string | null;
+  tls_client_crl_file: string | null;
+  tls_certificate_account_field: 'subject_cn' | 'subject_email' | 'san_email' | 'san_dns';
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   body_limit_bytes: number;
   session_idle_timeout_seconds: number;

@@ -9,13 +9,18 @@ import { ajv, paramsError, type ValidateFunction } from '../../kernel/schema-val
 import type { ApiSession } from '../../kernel/sessions/api-sessions';
 import type { Envelope } from './envelope';
 import { parseResponseOptions, resolveResponseOptions, type ResolvedResponseOptions } from './response-options';
+import { defaultSessionSettings } from './admin-commands';
 
 export interface ActionCall {
   engine: Engine;
   envelope: Envelope;
   /** Params after schema validation (defaults filled in). */
   params: Record<string, any>;
-  /** The caller's session; undefined only for `auth: 'none'` actions. */
+  /**
+   * The caller's session; undefined only for `auth: 'none'` actions. A request logged in by its
+   * client certificate without an authToken gets a session of its own, with the server's defaults,
+   * that lives for this request only (no token, no id: `ctx.sessionId` is unset).
+   */
   session?: ApiSession;
   /** Principal, origin `actions` and the session id, for bus commands. */
   ctx?: CommandContext;
@@ -24,6 +29,8 @@ export interface ActionCall {
   responseAuthToken?: string;
   /** The client's address (the TCP peer), for the login guard. */
   address?: string;
+  /** The client's socket: a TLS one may carry a client certificate (kernel `engine.certificates`). */
+  socket?: unknown;
 }
 
 export interface ActionDefinition {
@@ -79,7 +86,7 @@ export class ActionTable {
    * Runs one envelope. Returns the result and the token the response carries. Throws EngineError;
    * `onSession` is told the session as soon as it is known (so error responses can carry its token).
    */
-  async run(engine: Engine, envelope: Envelope, onSession: (session: ApiSession | undefined, options?: ResolvedResponseOptions) => void, address?: string): Promise<{ result: unknown; authToken?: string; options: ResolvedResponseOptions }> {
+  async run(engine: Engine, envelope: Envelope, onSession: (session: ApiSession | undefined, options?: ResolvedResponseOptions) => void, address?: string, socket?: unknown): Promise<{ result: unknown; authToken?: string; options: ResolvedResponseOptions }> {
     // The session is looked up first when a token is given: `api` may default to its defaultApi.
     let session: ApiSession | undefined;
     let sessionError: EngineError | undefined;
@@ -100,9 +107,12 @@ export class ActionTable {
     if (auth === 'none') session = undefined;
     else if (sessionError && auth === 'session') throw sessionError;
     else if (sessionError && auth === 'optional') throw sessionError;
-    else if (!session && auth === 'session') throw new EngineError('INVALID_TOKEN');
+    // A verified client certificate logs the request in; a token's session must be of its account.
+    const certified = auth === 'none' || socket === undefined ? undefined : engine.certificates.authenticate(socket, session?.account);
+    if (!session && !certified && auth === 'session') throw new EngineError('INVALID_TOKEN');
 
     let ctx: CommandContext | undefined;
+    let callSession = session;
     if (session) {
       let principal;
       try {
@@ -112,6 +122,9 @@ export class ActionTable {
         throw new EngineError('INVALID_TOKEN');
       }
       ctx = { principal, origin: 'actions', sessionId: session.id };
+    } else if (certified) {
+      ctx = { principal: certified, origin: 'actions' };
+      callSession = requestSession(engine, certified.account);
     }
     onSession(session);
 
@@ -121,8 +134,14 @@ export class ActionTable {
 
     const params = envelope.params;
     if (entry.validate && !entry.validate(params)) throw paramsError(entry.validate.errors);
-    const call: ActionCall = { engine, envelope, params, session, ctx, options, address };
+    const call: ActionCall = { engine, envelope, params, session: callSession, ctx, options, address, socket };
     const result = await entry.definition.handler(call);
     return { result, authToken: call.responseAuthToken ?? session?.authToken, options };
   }
+}
+
+/** The session of one request logged in by its client certificate without a token (see ActionCall.session). */
+function requestSession(engine: Engine, account: string): ApiSession {
+  const now = engine.clock.now();
+  return { authToken: '', id: '', account, createdAt: now, lastUsedAt: now, settings: defaultSessionSettings(engine) };
 }

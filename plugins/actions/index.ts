@@ -62,7 +62,7 @@ export default definePlugin({
           const outcome = await table.run(engine, envelope, (session, options) => {
             authToken = session?.authToken;
             if (options) omit = options.omit;
-          }, request.socket.remoteAddress);
+          }, request.socket.remoteAddress, request.socket);
           response = successResponse(echo, outcome.authToken, outcome.result);
         } catch (error) {
           response = errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action });

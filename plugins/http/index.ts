@@ -9,7 +9,9 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
+import { clientError } from '../../kernel/client-error';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
+import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
@@ -65,7 +67,30 @@ export default definePlugin({
       dataDir: settings.data_dir, certFile: settings.tls_cert_file, keyFile: settings.tls_key_file,
     });
     if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
-    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, serve) : undefined;
+    // Client certificates (tls_client_certificates): asked for in the handshake, judged by the
+    // kernel; a connection whose certificate is refused gets 401 on every request, whatever route.
+    const clientVerification = tls ? await loadClientVerification(settings) : undefined;
+    const serveSecure: Handler = clientVerification ? (req, res) => {
+      try {
+        engine.certificates.authenticate(req.socket);
+      } catch (error) {
+        // Never thrown into the server's 'request' event (that would end the process): a fault
+        // is this request's 500, logged with its reference.
+        const shown = clientError(error, engine.log, { method: req.method, url: req.url });
+        // The certificate cannot change on this connection: it is not kept open.
+        res.shouldKeepAlive = false;
+        writeRawHttpError(res, shown.status, shown);
+        return;
+      }
+      serve(req, res);
+    } : serve;
+    const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, serveSecure) : undefined;
+    // A CA or CRL file replaced while running applies to new connections.
+    const stopWatching = tls && secureServer && clientVerification ? watchClientVerification(settings,
+      (options) => applyClientVerification(secureServer, tls, options),
+      (error) => (error
+        ? engine.log.error({ err: error, listeners: 'https' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
+        : engine.log.info({ listeners: 'https' }, 'reloaded the client CA and CRL files'))) : undefined;
 
     fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {
@@ -118,11 +143,15 @@ export default definePlugin({
       await fastify.ready();
       const host = engine.listenHost;
       if (settings.listening_http_port !== null) urls.http = await listen(plainServer, settings.listening_http_port, host, 'http');
+      if (urls.http && settings.tls_client_certificates === 'required') {
+        engine.log.warn({ port: settings.listening_http_port }, 'tls_client_certificates is required on HTTPS, but the plain HTTP port still accepts passwords: set listening_http_port to off to require certificates everywhere');
+      }
       if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
       engine.log.info({ host, ...urls }, 'listening');
     });
     engine.onClose(async () => {
       stopping = true;
+      stopWatching?.();
       await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
       await fastify.close();
     });

@@ -6,9 +6,12 @@
  */
 import type { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import type { Server as HttpsServer } from 'node:https';
+import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
+import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { Broker } from './broker';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
@@ -28,6 +31,7 @@ export default definePlugin({
     // MQTT over WebSocket at /mqtt on the HTTP(S) ports too: same origin for browser pages.
     const httpUpgrades = engine.has('http') ? webSocketUpgrades(broker) : undefined;
     if (httpUpgrades) engine.need('http').handleUpgrade(MQTT_HTTP_PATH, httpUpgrades.handleUpgrade);
+    let stopWatching: (() => void) | undefined;
 
     engine.onStart(async () => {
       const host = engine.listenHost;
@@ -40,17 +44,34 @@ export default definePlugin({
         if (material.generated) broker.log.info({ fingerprint: material.fingerprint }, 'generated a self-signed TLS certificate');
         tls = { cert: material.cert, key: material.key };
       }
+      // Client certificates (tls_client_certificates) on the TLS listeners: judged at CONNECT by the kernel.
+      const clientVerification = tls ? await loadClientVerification(settings) : undefined;
       if (settings.mqtt_port !== null) ports.mqtt = await listen(servers, tcpServer(broker), settings.mqtt_port, host, broker.log);
-      if (tls && settings.mqtts_port !== null) ports.mqtts = await listen(servers, tlsServer(broker, tls), settings.mqtts_port, host, broker.log);
+      const secureServers: TlsServer[] = [];
+      if (tls && settings.mqtts_port !== null) {
+        const server = tlsServer(broker, tls, clientVerification);
+        secureServers.push(server);
+        ports.mqtts = await listen(servers, server, settings.mqtts_port, host, broker.log);
+      }
       if (settings.mqtt_ws_port !== null) {
         const listener = webSocketServer(broker);
         webSockets.push(listener);
         ports.ws = await listen([], listener.server, settings.mqtt_ws_port, host, broker.log);
       }
       if (tls && settings.mqtt_wss_port !== null) {
-        const listener = webSocketServer(broker, tls);
+        const listener = webSocketServer(broker, tls, clientVerification);
         webSockets.push(listener);
+        secureServers.push(listener.server as HttpsServer);
         ports.wss = await listen([], listener.server, settings.mqtt_wss_port, host, broker.log);
+      }
+      // A CA or CRL file replaced while running applies to new connections of the TLS listeners.
+      if (tls && clientVerification && secureServers.length > 0) {
+        const pair = tls;
+        stopWatching = watchClientVerification(settings,
+          (options) => { for (const server of secureServers) applyClientVerification(server, pair, options); },
+          (error) => (error
+            ? broker.log.error({ err: error, listeners: 'mqtts, wss' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
+            : broker.log.info({ listeners: 'mqtts, wss' }, 'reloaded the client CA and CRL files')));
       }
       const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
       const urls: Record<string, string> = {};
@@ -59,9 +80,13 @@ export default definePlugin({
       if (ports.ws !== undefined) urls.ws = `ws://${shown}:${ports.ws}`;
       if (ports.wss !== undefined) urls.wss = `wss://${shown}:${ports.wss}`;
       broker.log.info({ host, ...urls }, 'listening');
+      if (settings.tls_client_certificates === 'required' && (urls.mqtt || urls.ws)) {
+        broker.log.warn({ mqtt: urls.mqtt, ws: urls.ws }, 'tls_client_certificates is required on the TLS listeners, but plain MQTT listeners still accept passwords: set mqtt_port and mqtt_ws_port to off to require certificates everywhere');
+      }
     });
 
     engine.onClose(async () => {
+      stopWatching?.();
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))).concat([broker.stop()]));
       await Promise.all(webSockets.map((listener) => listener.close()));
       await httpUpgrades?.close();

@@ -73,6 +73,8 @@ export interface ConnackRefusal {
  * The CONNACK refusal for an error raised while logging a client in.
  * - BAD_CREDENTIALS: 3.1.1 0x04, MQTT 5 0x86.
  * - NOT_AUTHORIZED (the client id or the anonymous role): 3.1.1 0x05, MQTT 5 0x87.
+ * - BAD_CERTIFICATE (a client certificate refused, or none where one is required): 3.1.1 0x05,
+ *   MQTT 5 0x87 (0x86 would tell the client to fix a user name or password it may not have sent).
  * - TOO_MANY_FAILED_LOGINS (login backoff, 12034): MQTT 5 0x9F "Connection rate exceeded", the
  *   code for a temporary refusal (0x8A "Banned" says the client should not come back, 0x86
  *   would say the password is wrong when it was never checked); 3.1.1 0x03 "Server
@@ -86,6 +88,7 @@ export function connackRefusal(error: EngineError, protocolVersion: number): Con
     case 'BAD_CREDENTIALS':
       return { code: v5 ? REASON.BAD_USER_NAME_OR_PASSWORD : RETURN_CODE_311.BAD_USER_NAME_OR_PASSWORD, reasonString: error.message };
     case 'NOT_AUTHORIZED':
+    case 'BAD_CERTIFICATE':
       return { code: v5 ? REASON.NOT_AUTHORIZED : RETURN_CODE_311.NOT_AUTHORIZED, reasonString: error.message };
     case 'TOO_MANY_FAILED_LOGINS':
       return { code: v5 ? REASON.CONNECTION_RATE_EXCEEDED : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };

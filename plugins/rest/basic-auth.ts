@@ -9,6 +9,11 @@
  * `Authorization: Bearer <authToken>` with a live JSON-action session token is accepted too (the
  * explorer's API console has a token, not the password); any other Bearer value is a bad credential
  * like a wrong password (401, 12033, the Basic challenge).
+ *
+ * Over HTTPS with `tls_client_certificates` on, a verified client certificate logs the request in
+ * as its account without any header (the kernel decides: kernel/auth/certificate-login.ts). A
+ * Basic user name sent as well must name that account (its password is not checked); a Bearer
+ * token must be live and of that account.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../kernel/engine';
@@ -62,9 +67,25 @@ const memos = new WeakMap<object, ConnectionMemo>();
 export function basicAuth(engine: Engine) {
   const { accounts } = engine;
   const memoMs = Math.min(engine.settings.credential_cache_seconds, 60) * 1000;
+  const certificates = engine.settings.tls_client_certificates === 'off' ? undefined : engine.certificates;
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const header = request.headers.authorization;
     const socket = request.raw.socket;
+    if (certificates) {
+      let principal: Principal | undefined;
+      try {
+        principal = certificates.authenticate(socket);
+        if (principal && header !== undefined) principal = certificates.authenticate(socket, claimedAccount(engine, header));
+      } catch (error) {
+        replyRestError(reply, request, error);
+        return;
+      }
+      if (principal) {
+        contexts.set(request, { principal, origin: 'rest' });
+        done();
+        return;
+      }
+    }
     const memo = memos.get(socket);
     if (memo !== undefined && memo.header === header && memo.accountsVersion === accounts.version && memo.expiresAt > engine.clock.now()) {
       contexts.set(request, memo.ctx);
@@ -108,4 +129,20 @@ export function basicAuth(engine: Engine) {
       done(error as Error);
     });
   };
+}
+
+/**
+ * The account an Authorization header names, for a request that also has a verified client
+ * certificate: a Basic user name (its password is not checked), or a live Bearer token's account
+ * (a dead token is refused as without a certificate). A header of neither form names none.
+ */
+function claimedAccount(engine: Engine, header: string): string | undefined {
+  const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  if (bearer) {
+    const session = engine.apiSessions.findByToken(bearer[1]);
+    if (!session) throw new EngineError('BAD_CREDENTIALS');
+    engine.apiSessions.use(bearer[1]);
+    return session.account;
+  }
+  return parseBasic(header)?.[0];
 }

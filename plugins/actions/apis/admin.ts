@@ -4,6 +4,7 @@
  */
 import type { ActionCall, ActionDefinition } from '../action-table';
 import type { SessionDescription } from '../admin-commands';
+import { EngineError } from '../../../kernel/errors';
 
 /** An action that runs bus command `command` with the action's params. */
 function command(action: string, name: string, summary: string): ActionDefinition {
@@ -17,16 +18,19 @@ function command(action: string, name: string, summary: string): ActionDefinitio
 export const adminActions: readonly ActionDefinition[] = [
   {
     action: 'createSession',
-    summary: 'log in: check username and password, start a session, return its authToken',
+    summary: 'log in: check username and password (or the client certificate), start a session, return its authToken',
     auth: 'none',
     params: {
       type: 'object',
-      required: ['username', 'password'],
       properties: { username: { type: 'string', minLength: 1 }, password: { type: 'string' } },
     },
     async handler(call) {
-      const { username, password, ...settings } = call.params as { username: string; password: string };
-      const principal = await call.engine.logins.authenticate({ username, password, address: call.address });
+      const { username, password, ...settings } = call.params as { username?: string; password?: string };
+      // A verified client certificate logs in its account: a username must name it, no password is checked.
+      const certified = call.socket === undefined ? undefined : call.engine.certificates.authenticate(call.socket, username);
+      if (!certified && username === undefined) throw new EngineError('MISSING_PARAMETER', { param: 'username' });
+      if (!certified && password === undefined) throw new EngineError('MISSING_PARAMETER', { param: 'password' });
+      const principal = certified ?? await call.engine.logins.authenticate({ username: username!, password: password!, address: call.address });
       const session = await call.engine.bus.execute<SessionDescription>('session.create', settings, { principal, origin: 'actions' });
       call.responseAuthToken = session.authToken;
       return session;

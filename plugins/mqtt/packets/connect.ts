@@ -16,6 +16,7 @@ import type { QoS } from '../../../kernel/messaging/message';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { messageProperties } from './publish';
+import { peerSocketOf } from '../transports/peer-socket';
 
 
 /**
@@ -154,9 +155,15 @@ function refused(connection: Connection, error: unknown, clientId: string, level
   refuse(connection, connackRefusal(engineError, level));
 }
 
-/** The account of the CONNECT's user name and password, or the anonymous identity when allowed. */
+/** The account of the client certificate, of the CONNECT's user name and password, or the anonymous identity when allowed. */
 function logIn(connection: Connection, packet: IConnectPacket, clientId: string): Principal | Promise<Principal> {
   const { engine } = connection.broker;
+  // A verified client certificate logs in its account (a user name must name it; the password is
+  // not checked); a refused one, or none where one is required, is BAD_CERTIFICATE (CONNACK 0x87 / 0x05).
+  if (engine.settings.tls_client_certificates !== 'off') {
+    const certified = engine.certificates.authenticate(peerSocketOf(connection.stream), packet.username || undefined);
+    if (certified) return certified;
+  }
   const anonymous = (packet.username === undefined || packet.username === '') && packet.password === undefined;
   if (anonymous) {
     const role = engine.settings.mqtt_anonymous_role;

@@ -1,7 +1,8 @@
 /** MQTT over TCP (`mqtt_port`) and over TLS (`mqtts_port`): each socket goes to the broker. */
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Broker } from '../broker';
+import type { ClientVerificationOptions } from '../../../lib/tls/client-certificates';
 
 /** TCP keepalive probes (an OS feature, no timer here): a peer that vanished with keep alive 0 is found. */
 const TCP_KEEPALIVE_MS = 60_000;
@@ -23,8 +24,9 @@ function acceptSocket(broker: Broker, socket: Socket): void {
   }
 }
 
-export function tlsServer(broker: Broker, tls: { cert: string; key: string }): Server {
-  const server = createTlsServer({ cert: tls.cert, key: tls.key }, (socket: TLSSocket) => {
+/** `clientVerification`: asks clients for a certificate (tls_client_certificates), judged at CONNECT. */
+export function tlsServer(broker: Broker, tls: { cert: string; key: string }, clientVerification?: ClientVerificationOptions): TlsServer {
+  const server = createTlsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, (socket: TLSSocket) => {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
     acceptSocket(broker, socket);

@@ -11,18 +11,20 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { UpgradeHandler } from '../../../kernel/http-service';
 import type { Broker } from '../broker';
+import { keepTlsPeer } from './peer-socket';
+import type { ClientVerificationOptions } from '../../../lib/tls/client-certificates';
 
 export interface WebSocketListener {
   server: Server;
   close(): Promise<void>;
 }
 
-export function webSocketServer(broker: Broker, tls?: { cert: string; key: string }): WebSocketListener {
+export function webSocketServer(broker: Broker, tls?: { cert: string; key: string }, clientVerification?: ClientVerificationOptions): WebSocketListener {
   const answerPlainHttp = (_req: IncomingMessage, res: ServerResponse): void => {
     res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket', connection: 'close' });
     res.end('MQTT over WebSocket: upgrade with the "mqtt" subprotocol\n');
   };
-  const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, answerPlainHttp) : createHttpServer(answerPlainHttp);
+  const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, answerPlainHttp) : createHttpServer(answerPlainHttp);
   if (tls) server.on('tlsClientError', (error) => broker.log.debug({ err: error }, 'TLS handshake failed'));
   const wss = mqttWebSocketServer(broker, { server });
   return {
@@ -75,6 +77,8 @@ function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServ
     // MQTT travels in binary frames only [MQTT-6.0.0-1]: a text frame closes the connection,
     // before the stream (whose listener comes after this one) can pass its bytes on.
     socket.prependListener('message', refuseTextFrame);
+    // A client certificate of secure WebSocket is on the TLS socket under the HTTPS request.
+    keepTlsPeer(stream, req.socket);
     broker.accept(stream, req.socket.remoteAddress ?? '');
   });
   wss.on('error', (error) => broker.log.debug({ err: error }, 'WebSocket server error'));
