@@ -17,15 +17,16 @@
  */
 import { EngineError } from '../../kernel/errors';
 import type { LogTopic, TransformField, TransformStatus, TransformValues } from '../../kernel/storage/message-log-port';
-import type { ColumnDefinition, Row, TableDefinition } from '../../kernel/storage/types';
+import type { ColumnDefinition, Row } from '../../kernel/storage/types';
 import type { Catalog } from './catalog';
 import { EMPTY_VALUE, type IndexDb, type LmdbEnvironment } from './environment';
-import { appendRecordId, encodeIndexKey, resolveKeySegments, type KeySegmentSpec } from './index-keys';
+import { appendRecordId, encodeIndexKey, type KeySegmentSpec } from './index-keys';
 import type { BlockEntry } from './log-blocks';
 import type { LogReads } from './log-reads';
 import type { TopicIndex } from './topic-index';
-import { parsedPayload, readField, type CheckedField, checkTransformFields } from './transform-fields';
+import { checkTransformFields, indexSpecs, parsedPayload, readField, type CheckedField } from './transform-fields';
 import type { Database } from 'lmdb';
+import { Packr } from 'msgpackr';
 
 export const FIELDS_DB = 'log:fields';
 /** Messages back-filled per commit. */
@@ -59,14 +60,27 @@ export interface TopicTransform {
   job: Job | null;
 }
 
-/** One message's computed fields, to be written. */
-interface FieldWrite { seq: number; cells: unknown[]; keys: Array<[IndexDb, Buffer]> }
+/** One message's computed fields, to be written: encoded already, so writing cannot fail. */
+interface FieldWrite { seq: number; bytes: Buffer; keys: Array<[IndexDb, Buffer]> }
 
-/** The index key layout of a field's index (one segment, the field itself). */
-function specsOf(field: CheckedField): KeySegmentSpec[] {
-  const def = { columns: [field.column], indexes: [] } as unknown as TableDefinition;
-  return resolveKeySegments(def, [{ name: field.fieldName, ascending: true }], field.indexName ?? undefined);
+/** Plain msgpack (no shared structures): an entry decodes on its own. */
+const packr = new Packr({ useRecords: false });
+
+/**
+ * A message's cells as stored. A value that cannot be encoded (a check missed it) is stored as
+ * null with the reason, instead of failing the append of everyone's messages in the turn.
+ */
+function encodeCells(cells: unknown[]): Buffer {
+  try {
+    return packr.pack(cells);
+  } catch (error) {
+    for (let k = 0; k < cells.length; k += 3) {
+      if (cells[k + 1] !== null) { cells[k + 1] = null; cells[k + 2] = `cannot be stored: ${error instanceof Error ? error.message : String(error)}`; }
+    }
+    return packr.pack(cells);
+  }
 }
+
 
 function sameField(a: TransformField, b: TransformField): boolean {
   return a.fieldName === b.fieldName && a.recordPath === b.recordPath && a.type === b.type && a.length === b.length && a.indexName === b.indexName;
@@ -78,7 +92,7 @@ function publicField(f: TransformField): TransformField {
 
 export class TopicTransforms {
   private readonly byTopic = new Map<number, TopicTransform>();
-  private readonly fieldsDb: Database<unknown[], number>;
+  private readonly fieldsDb: Database<Buffer, number>;
   private nextFieldId = 1;
   /** Topics whose back-fill loop runs. */
   private readonly running = new Map<number, Promise<void>>();
@@ -96,7 +110,7 @@ export class TopicTransforms {
     /** Drops a topic's cached integration-table view (its columns changed). */
     private readonly forgetView: (topicId: number) => void,
   ) {
-    this.fieldsDb = env.root.openDB<unknown[], number>(FIELDS_DB, {}) as Database<unknown[], number>;
+    this.fieldsDb = env.root.openDB<Buffer, number>(FIELDS_DB, { encoding: 'binary' }) as Database<Buffer, number>;
   }
 
   /** Whether any topic has transform fields (the append path asks once per call). */
@@ -115,7 +129,7 @@ export class TopicTransforms {
         const p = persisted.fields[i];
         return {
           ...checked, id: p.id, since: p.since, filled: p.filled, indexDb: p.indexDb,
-          index: p.indexDb === null ? null : { db: this.env.openIndex(p.indexDb), specs: specsOf(checked) },
+          index: p.indexDb === null ? null : { db: this.env.openIndex(p.indexDb), specs: indexSpecs(checked) },
         };
       });
       this.byTopic.set(topicId, { topicId, fields, job: persisted.job });
@@ -155,7 +169,7 @@ export class TopicTransforms {
       // starts once this commit is durable, after theirs.
       added.push({
         ...c, id: this.nextFieldId++, since, filled: false, indexDb,
-        index: indexDb === null ? null : { db: this.env.openIndex(indexDb), specs: specsOf(c) },
+        index: indexDb === null ? null : { db: this.env.openIndex(indexDb), specs: indexSpecs(c) },
       });
       needsSeq ||= indexDb !== null;
     }
@@ -223,7 +237,7 @@ export class TopicTransforms {
   write(writes: FieldWrite[]): void {
     this.everUsed = true;
     for (const w of writes) {
-      void this.fieldsDb.put(w.seq, w.cells);
+      void this.fieldsDb.put(w.seq, w.bytes);
       for (const [db, key] of w.keys) void db.put(key, EMPTY_VALUE);
     }
   }
@@ -233,7 +247,7 @@ export class TopicTransforms {
     const cells = new Array<unknown>(fields.length * 3);
     const keys: Array<[IndexDb, Buffer]> = [];
     for (let j = 0; j < fields.length; j++) this.cell(fields[j], parsed, seq, cells, j * 3, keys);
-    return { seq, cells, keys };
+    return { seq, bytes: encodeCells(cells), keys };
   }
 
   /** One field's value into `cells` at `at` (id, value, reason), and its index key. */
@@ -258,8 +272,14 @@ export class TopicTransforms {
   // ---- reads ---------------------------------------------------------------------------------
 
   /** A message's fields as the view's values (in field order), with its `error` and `log`. */
+  /** A message's stored cells, undefined when none. */
+  private cellsOf(seq: number): unknown[] | undefined {
+    const bytes = this.fieldsDb.get(seq);
+    return bytes === undefined ? undefined : packr.unpack(bytes) as unknown[];
+  }
+
   valuesOf(t: TopicTransform, seq: number): { values: unknown[]; error: boolean; log: TransformValues['log'] } {
-    const cells = this.fieldsDb.get(seq);
+    const cells = this.cellsOf(seq);
     const values = new Array<unknown>(t.fields.length).fill(null);
     let log: TransformValues['log'] = null;
     if (cells === undefined) return { values, error: false, log };
@@ -286,7 +306,7 @@ export class TopicTransforms {
   removeInTxn(seqs: Iterable<number>): void {
     if (!this.everUsed) return;
     for (const seq of seqs) {
-      const cells = this.fieldsDb.get(seq);
+      const cells = this.cellsOf(seq);
       if (cells === undefined) continue;
       void this.fieldsDb.remove(seq);
       for (const t of this.byTopic.values()) {
@@ -354,7 +374,7 @@ export class TopicTransforms {
       const v = this.reads.valuesOf(t.topicId, seq);
       if (v === undefined) continue;
       const parsed = parsedPayload(v[2] as BlockEntry['message']['payload']);
-      const old = this.fieldsDb.get(seq) ?? [];
+      const old = this.cellsOf(seq) ?? [];
       const cells: unknown[] = [];
       // Values of fields still in force and not being filled stay as they are.
       for (let k = 0; k < old.length; k += 3) {
@@ -362,7 +382,7 @@ export class TopicTransforms {
         if (t.fields.some((f) => f.id === id) && !pending.some((f) => f.id === id)) cells.push(old[k], old[k + 1], old[k + 2]);
       }
       for (const f of pending) this.cell(f, parsed, seq, cells, cells.length, keys);
-      void this.fieldsDb.put(seq, cells);
+      void this.fieldsDb.put(seq, encodeCells(cells));
     }
     for (const [db, key] of keys) void db.put(key, EMPTY_VALUE);
   }

@@ -11,7 +11,10 @@ import type { TransformField, TransformFieldInput } from '../../kernel/storage/m
 import type { ColumnDefinition, VariantValue } from '../../kernel/storage/types';
 import { INTEGER_RANGES, normalizeColumn } from '../../lib/values/column-types';
 import { parseDate, parseTime, parseTimestamp } from '../../lib/values/timestamps';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../lib/values/json-depth';
 import { TOPIC_COLUMNS } from './integration-tables';
+import { resolveKeySegments, type KeySegmentSpec } from './index-keys';
+import type { TableDefinition } from '../../kernel/storage/types';
 
 /** The property path's steps after `source_payload`: a property name or an array position. */
 export type PathStep = string | number;
@@ -101,10 +104,24 @@ export function checkTransformFields(inputs: unknown): CheckedField[] {
       indexes.add(indexName);
     }
     const nullable: ColumnDefinition = { ...column, nullable: true, defaultValue: null, autoValue: 'none', primaryKey: 0 } as ColumnDefinition;
-    return {
+    const field: CheckedField = {
       fieldName: column.name, recordPath: input.recordPath, type: column.type, length: column.length ?? null, indexName, steps, column: nullable,
     };
+    if (indexName !== null) {
+      try {
+        indexSpecs(field);
+      } catch (error) {
+        throw bad(i, 'indexName', `the field cannot be indexed: ${error instanceof EngineError ? String(error.details.reason ?? error.message) : String(error)}`);
+      }
+    }
+    return field;
   });
+}
+
+/** The key layout of a field's index (one segment, the field itself). */
+export function indexSpecs(field: CheckedField): KeySegmentSpec[] {
+  const def = { columns: [field.column], indexes: [] } as unknown as TableDefinition;
+  return resolveKeySegments(def, [{ name: field.fieldName, ascending: true }], field.indexName ?? undefined);
 }
 
 /** Why a property read null, or its value in the column's canonical form. */
@@ -164,6 +181,9 @@ export function convert(column: ColumnDefinition, found: unknown): FieldOutcome 
       return { value: found, reason: null };
     }
     case 'json':
+      // As a json column: a value nested deeper than any stored JSON value may be is not kept
+      // (encoding it would run out of stack).
+      if (jsonDepthExceeds(found, MAX_JSON_DEPTH)) return { value: null, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
       return { value: found, reason: null };
     default:
       return { value: null, reason: `a ${column.type} column cannot be read from JSON` };

@@ -136,6 +136,25 @@ describe('mq actions: transform fields (configureTopic transformSteps)', functio
     assert.equal(rows.data[0].log[0].fieldName, 'temperature');
   });
 
+  it('a json field nested too deeply reads null with its reason, and the other messages of the turn are stored', async function () {
+    const topic = unique('plant/deep');
+    const steps = [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.doc', fieldName: 'doc', type: 'json' }] }];
+    await ok(server, mq('configureTopic', token, { topic, transformSteps: steps }));
+    const deep = `{"doc":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const client = await connectClient(server);
+    try {
+      // Sent in one turn: the deep one between two ordinary ones.
+      await Promise.all([
+        publish(client, topic, '{"doc":{"a":1}}', { qos: 1 }), publish(client, topic, deep, { qos: 1 }), publish(client, topic, '{"doc":[2]}', { qos: 1 }),
+      ]);
+    } finally {
+      await closeClients(client);
+    }
+    const messages = await topicMessages(server, token, topic, { includeTransformFields: true });
+    assert.deepEqual(messages.map((m) => m.transformFields.doc), [{ a: 1 }, null, [2]]);
+    assert.equal(messages[1].log[0].reason, 'nested deeper than 512 levels');
+  });
+
   it('a bad declaration is refused with 12012 and changes nothing', async function () {
     const topic = unique('plant/refused');
     await ok(server, mq('configureTopic', token, { topic, transformSteps: SENSOR_STEPS }));
@@ -145,6 +164,9 @@ describe('mq actions: transform fields (configureTopic transformSteps)', functio
       [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.x', fieldName: 'x', type: 'variant' }] }],
       [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.x', fieldName: 'create_ts', type: 'float' }] }],
       [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.x', fieldName: 'x', type: 'float' }, { recordPath: 'source_payload.y', fieldName: 'X', type: 'float' }] }],
+      // An index the field's type cannot have (a JSON value, a varchar too long for a key).
+      [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.x', fieldName: 'x', type: 'json', indexName: 'by_x' }] }],
+      [{ transformStepMethod: 'jsonToTableFields', mapOfPropertiesToFields: [{ recordPath: 'source_payload.x', fieldName: 'x', type: 'varchar', indexName: 'by_x' }] }],
     ];
     for (const transformSteps of cases) await fails(server, mq('configureTopic', token, { topic, transformSteps }), 12012);
     const described = await ok(server, mq('describeTopics', token, { topics: [topic] }));
