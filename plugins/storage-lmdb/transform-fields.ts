@@ -21,6 +21,8 @@ export type PathStep = string | number;
 
 /** At most this many transform fields per topic. */
 export const MAX_TRANSFORM_FIELDS = 64;
+/** The longest `recordPath` (the whole list is kept in the topic's catalog entry). */
+const MAX_RECORD_PATH = 1024;
 
 /** Types a JSON property can be read into (binary, variant and decimal types cannot come from JSON losslessly). */
 const TRANSFORM_TYPES = new Set([
@@ -82,6 +84,7 @@ export function checkTransformFields(inputs: unknown): CheckedField[] {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw bad(i, 'fieldName', 'each field is an object');
     const input = raw as TransformFieldInput;
     if (typeof input.recordPath !== 'string') throw bad(i, 'recordPath', 'a string like "source_payload.temperature" is required');
+    if (input.recordPath.length > MAX_RECORD_PATH) throw bad(i, 'recordPath', `at most ${MAX_RECORD_PATH} characters`);
     const steps = parseRecordPath(input.recordPath);
     if (steps === null || steps.length === 0) throw bad(i, 'recordPath', 'write "source_payload" and then the property path, e.g. "source_payload.sensor.temperature" or "source_payload.values[0]"');
     let column: ColumnDefinition;
