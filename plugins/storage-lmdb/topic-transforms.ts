@@ -15,7 +15,6 @@
  * of BACKFILL_CHUNK messages per commit, resumed after a restart. Topics without transform fields
  * cost the append path one `size` test per call.
  */
-import { EngineError } from '../../kernel/errors';
 import type { LogTopic, TransformField, TransformStatus, TransformValues } from '../../kernel/storage/message-log-port';
 import type { ColumnDefinition, Row } from '../../kernel/storage/types';
 import type { Catalog } from './catalog';
@@ -392,9 +391,4 @@ export class TopicTransforms {
     this.closing = true;
     await Promise.all([...this.running.values()]);
   }
-}
-
-/** Thrown for a topic the caller names that does not exist. */
-export function unknownTopic(topic: string): EngineError {
-  return new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'the topic does not exist' });
 }
