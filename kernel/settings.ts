@@ -33,6 +33,8 @@ export interface Settings {
   default_owner_name: string;
   default_binary_format: 'hex' | 'base64' | 'byteArray';
   default_number_format: 'number' | 'string';
+  /** publishMessagesToMq's `validateMqttPayload` when neither the call nor the session sets it. */
+  default_validate_mqtt_payload: boolean;
   default_response_options: Record<string, unknown>;
   tls_cert_file: string | null;
   tls_key_file: string | null;

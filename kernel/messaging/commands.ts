@@ -4,6 +4,7 @@
  * service (`engine.need('topicRetention')`).
  */
 import type { QoS } from './message';
+import type { TransformFieldInput, TransformStatus } from '../storage/message-log-port';
 
 export interface PublishParamsMessage {
   topic: string;
@@ -79,11 +80,26 @@ export interface TopicConfigureParams {
   topic: string;
   retentionSeconds?: number | null;
   retentionMessages?: number | null;
+  /**
+   * The topic's transform steps, the whole list (docs/actions.md, "configureTopic"): each a
+   * `jsonToTableFields` step whose `mapOfPropertiesToFields` name the transform fields. Absent:
+   * unchanged; `[]` or null: none.
+   */
+  transformSteps?: TransformStep[] | null;
+}
+/** One transform step: the product's `jsonToTableFields` method, JSON payload properties → columns. */
+export interface TransformStep {
+  transformStepMethod: 'jsonToTableFields';
+  mapOfPropertiesToFields: TransformFieldInput[];
 }
 export interface TopicConfigureResult {
   topic: string;
   retentionSeconds: number | null;
   retentionMessages: number | null;
+  /** The transform steps in force (one step holding every field; `[]` when none); answered when given or in force. */
+  transformSteps?: TransformStep[];
+  /** The back-fill of the topic's earlier messages after fields were added (with transformSteps). */
+  transformBackfill?: TransformStatus['backfill'];
 }
 
 /** `topic.delete`: a topic, its messages, its integration table and its retained message. */

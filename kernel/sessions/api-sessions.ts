@@ -19,6 +19,8 @@ export interface ApiSessionSettings {
   defaultBinaryFormat: 'hex' | 'base64' | 'byteArray';
   defaultVariantFormat: 'json' | 'binary' | 'string' | 'variantObject';
   defaultNumberFormat: 'number' | 'string';
+  /** publishMessagesToMq's `validateMqttPayload` when the call leaves it out. */
+  defaultValidateMqttPayload: boolean;
   defaultResponseOptions: Record<string, unknown>;
   idleConnectionTimeoutSeconds: number;
   /** How long the session's cursors live unused. */

@@ -23,6 +23,52 @@ export interface LogTopic extends TopicInfo {
   topicId: number;
 }
 
+/**
+ * One transform field of a topic (docs/storage.md, "Transform fields"): a column of the topic's
+ * integration table whose value is read from each message's JSON payload when it is appended
+ * (the product's `jsonToTableFields` transform step, one entry of its `mapOfPropertiesToFields`).
+ */
+export interface TransformFieldInput {
+  /** The column's name (a column name; not one of the integration table's built-in columns). */
+  fieldName: string;
+  /** `source_payload` followed by the property path: `source_payload.sensor.temperature`, `source_payload.values[0]`. */
+  recordPath: string;
+  /** The column's type (the engine's column types; not binary, variant or decimal types). */
+  type: string;
+  /** For char and varchar: the most bytes kept. */
+  length?: number | null;
+  /** An index over the column, named so (REST queries, getRecordsByIndex); absent or null: none. */
+  indexName?: string | null;
+}
+
+/** A transform field as configured. */
+export interface TransformField {
+  fieldName: string;
+  recordPath: string;
+  type: string;
+  length: number | null;
+  indexName: string | null;
+}
+
+/** A topic's transform fields and the progress of the back-fill of its earlier messages. */
+export interface TransformStatus {
+  fields: TransformField[];
+  backfill: {
+    /** `running`: earlier messages are being filled in (their new fields read null until then). */
+    state: 'idle' | 'running';
+    messagesDone: number;
+    messagesTotal: number;
+  };
+}
+
+/** A message's transform fields: their values by field name, and why any is null (`error`, `log`). */
+export interface TransformValues {
+  fields: Record<string, unknown>;
+  error: boolean;
+  /** One entry per field that could not be read: `{ fieldName, recordPath, reason }`; null when none. */
+  log: Array<{ fieldName: string; recordPath: string; reason: string }> | null;
+}
+
 /** A message to append: the topic it was published to and the message. */
 export interface LogAppend {
   topic: string;
@@ -143,4 +189,16 @@ export interface MessageLogPort {
    * unknown.
    */
   deleteTopic(topic: string): Promise<void>;
+  /**
+   * Sets a topic's transform fields (the whole list: fields left out are removed, their columns
+   * and indexes dropped; an unchanged field keeps its values). Messages appended from then on get
+   * them in their own commit; the topic's earlier messages are back-filled in the background, a
+   * few thousand per commit (`transformStatus` shows the progress). Throws INVALID_TOPIC for an
+   * unknown topic, INVALID_PARAMETER for a bad field.
+   */
+  configureTransform(topic: string, fields: TransformFieldInput[]): Promise<TransformStatus>;
+  /** The topic's transform fields and back-fill progress; undefined for an unknown topic. */
+  transformStatus(topic: string): TransformStatus | undefined;
+  /** A message's transform fields; undefined when its topic has none (or the message is gone). */
+  transformValues(topic: string, sequence: number): TransformValues | undefined;
 }

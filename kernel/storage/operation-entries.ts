@@ -20,7 +20,7 @@
  * by an earlier entry of the same commit, a table deleted meanwhile): then it changes nothing, and
  * it is refused the same way when the same entries are applied again.
  */
-import type { LogAppend } from './message-log-port';
+import type { LogAppend, TransformFieldInput } from './message-log-port';
 import type { StoredRecord } from './storage-port';
 import type { ColumnInput, IndexInput, RecordId } from './types';
 
@@ -92,6 +92,8 @@ export interface TopicCreateEntry { op: 'topic.create'; topic: string; time: Ent
 export interface TopicDeleteEntry { op: 'topic.delete'; topic: string }
 /** Removes the topic's messages with a sequence ≤ `upToSequence`, except `keep` (retention). */
 export interface TopicTrimEntry { op: 'topic.trim'; topic: string; upToSequence: number; keep?: number }
+/** A topic's transform fields, the whole list (docs/storage.md, "Transform fields"); the fields as checked when submitted. */
+export interface TopicTransformEntry { op: 'topic.transform'; topic: string; fields: TransformFieldInput[] }
 
 /** The message core's shared state (MessageLogPort.state): sessions, topic configuration, retained pointers. */
 export interface StatePutEntry { op: 'state.put'; key: string; value: unknown }
@@ -106,7 +108,7 @@ export type OperationEntry =
   | DatabaseCreateEntry | DatabaseDeleteEntry
   | TableCreateEntry | TableDeleteEntry | ColumnsAddEntry | IndexCreateEntry | IndexDeleteEntry
   | RecordsInsertEntry | RecordsUpdateEntry | RecordsDeleteEntry | IdsReserveEntry | TransactionCommitEntry
-  | MessagesAppendEntry | TopicCreateEntry | TopicDeleteEntry | TopicTrimEntry
+  | MessagesAppendEntry | TopicCreateEntry | TopicDeleteEntry | TopicTrimEntry | TopicTransformEntry
   | StatePutEntry | StateRemoveEntry
   | InternalPutEntry | InternalRemoveEntry;
 

@@ -159,8 +159,9 @@ export type ShapedMessage = {
   /** includeMessageMetadata: the message's id in the log, its create_ts (canonical, no zone). */
   id?: number;
   timestamp?: string;
+  /** true when a transform field could not be read from the payload; `log` then says why, per field. */
   error?: boolean;
-  log?: null;
+  log?: Array<{ fieldName: string; recordPath: string; reason: string }> | null;
   payload: unknown;
   /** Set when a JSON payload nested too deeply is answered as its text. */
   payloadEncoding?: string;
@@ -177,6 +178,8 @@ export type ShapedMessage = {
   userProperties?: UserProperty[] | null;
   payloadFormatIndicator?: number;
   publisher?: string;
+  /** includeTransformFields, on a topic with transform fields: their values by field name (null when unread). */
+  transformFields?: Record<string, unknown>;
   /** includeOtherFields. */
   topic?: string;
   messageHasExpired?: true;

@@ -46,6 +46,7 @@ const SESSION_SETTINGS_PROPERTIES = {
   defaultBinaryFormat: { type: 'string' },
   defaultVariantFormat: { type: 'string' },
   defaultNumberFormat: { type: 'string' },
+  defaultValidateMqttPayload: { type: 'boolean' },
   defaultResponseOptions: { type: ['object', 'null'] },
   idleConnectionTimeoutSeconds: { type: 'integer', minimum: 1, maximum: MAX_IDLE_SECONDS },
   idleCursorTimeoutSeconds: { type: 'integer', minimum: 1, maximum: MAX_IDLE_SECONDS },
@@ -68,6 +69,7 @@ export function sessionSettings(input: SessionSettingsInput, base: ApiSessionSet
   if (input.defaultBinaryFormat !== undefined) settings.defaultBinaryFormat = enumValue(input.defaultBinaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'defaultBinaryFormat');
   if (input.defaultVariantFormat !== undefined) settings.defaultVariantFormat = enumValue(input.defaultVariantFormat, RESPONSE_OPTION_ENUMS.variantFormat, 'defaultVariantFormat');
   if (input.defaultNumberFormat !== undefined) settings.defaultNumberFormat = enumValue(input.defaultNumberFormat, RESPONSE_OPTION_ENUMS.numberFormat, 'defaultNumberFormat');
+  if (input.defaultValidateMqttPayload !== undefined) settings.defaultValidateMqttPayload = input.defaultValidateMqttPayload as boolean;
   if (input.defaultResponseOptions !== undefined) {
     const raw = (input.defaultResponseOptions ?? {}) as Record<string, unknown>;
     parseResponseOptions(raw, 'defaultResponseOptions');
@@ -90,6 +92,7 @@ export function defaultSessionSettings(engine: Engine): ApiSessionSettings {
     defaultBinaryFormat: serverOptions.binaryFormat ?? s.default_binary_format,
     defaultVariantFormat: serverOptions.variantFormat ?? 'json',
     defaultNumberFormat: serverOptions.numberFormat ?? s.default_number_format,
+    defaultValidateMqttPayload: s.default_validate_mqtt_payload,
     defaultResponseOptions: {},
     idleConnectionTimeoutSeconds: s.session_idle_timeout_seconds,
     idleCursorTimeoutSeconds: s.cursor_idle_timeout_seconds,

@@ -17,7 +17,7 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
-import type { LoggedMessage } from '../../kernel/storage/message-log-port';
+import type { LoggedMessage, MessageLogPort, TransformValues } from '../../kernel/storage/message-log-port';
 import { bytesToWire, JSON_TEXT_ENCODING, type BinaryFormat } from '../../lib/values/wire-format';
 import { timestampToMs } from '../../lib/values/timestamps';
 import { jsonTextDepthExceeds } from '../../lib/values/json-depth';
@@ -124,14 +124,20 @@ export function hasExpired(message: LoggedMessage, nowMs: number): boolean {
     && timestampToMs(message.createTs) + message.expirySeconds * 1000 <= nowMs;
 }
 
-export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean): ShapedMessage {
+/**
+ * `transform`: the message's transform fields (MessageLogPort.transformValues), when its topic has
+ * any: their values (includeTransformFields) and why any is null (the metadata's error and log).
+ */
+export function shapeMessage(
+  message: LoggedMessage, p: ShapeOptions, binaryFormat: BinaryFormat, expired: boolean, transform?: TransformValues,
+): ShapedMessage {
   // Filled in the order the fields are answered (metadata first); the payload is always set.
   const out = {} as ShapedMessage;
   if (p.includeMessageMetadata) {
     out.id = message.sequence;
     out.timestamp = message.createTs;
-    out.error = false;
-    out.log = null;
+    out.error = transform?.error ?? false;
+    out.log = transform?.log ?? null;
   }
   const payload = message.payload;
   switch (payload.type) {
@@ -155,10 +161,30 @@ export function shapeMessage(message: LoggedMessage, p: ShapeOptions, binaryForm
     out.payloadFormatIndicator = message.payloadFormat ?? 0;
     out.publisher = message.publisher ?? '';
   }
-  // includeTransformFields: integration tables over the log have no custom transform fields yet.
+  if (p.includeTransformFields && transform !== undefined) out.transformFields = bytesAsWire(transform.fields, binaryFormat);
   if (p.includeOtherFields) out.topic = message.topic;
   if (expired) out.messageHasExpired = true;
   return out;
+}
+
+/** Transform values as answered: JSON values as they are (binary transform fields do not exist). */
+function bytesAsWire(fields: Record<string, unknown>, binaryFormat: BinaryFormat): Record<string, unknown> {
+  for (const name of Object.keys(fields)) {
+    const v = fields[name];
+    if (v instanceof Uint8Array) fields[name] = bytesToWire(v, binaryFormat);
+  }
+  return fields;
+}
+
+/**
+ * The function that finds a message's transform fields for a read of `topic`: none (no lookups
+ * per message) unless the read wants them and the topic has transform fields.
+ */
+export function transformReader(log: MessageLogPort, topic: string, p: ShapeOptions): (sequence: number) => TransformValues | undefined {
+  const none = (): undefined => undefined;
+  if (!p.includeTransformFields && !p.includeMessageMetadata) return none;
+  if ((log.transformStatus(topic)?.fields.length ?? 0) === 0) return none;
+  return (sequence) => log.transformValues(topic, sequence);
 }
 
 export function retrieve(engine: Engine, p: RetrieveParams, topic: string): RetrieveResult {
@@ -175,6 +201,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     return expired;
   };
   const messages: ShapedMessage[] = [];
+  const transformOf = transformReader(log, topic, p);
   const startFrom = p.startFrom ?? 'tail';
   // The highest sequence read (endBefore), undefined: the topic's last.
   let last: number | undefined;
@@ -211,7 +238,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
       to = chunk[chunk.length - 1].sequence - 1;
       if (to < 1) break;
     }
-    for (let i = picked.length - 1; i >= 0; i--) messages.push(shapeMessage(picked[i][0], p, binaryFormat, picked[i][1]));
+    for (let i = picked.length - 1; i >= 0; i--) messages.push(shapeMessage(picked[i][0], p, binaryFormat, picked[i][1], transformOf(picked[i][0].sequence)));
     return { topic, messages };
   }
 
@@ -227,7 +254,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
     const chunk = log.readTopic(topic, { from, to: last, limit: Math.min(CHUNK, filter === 'include' ? max - messages.length : CHUNK) });
     for (const message of chunk) {
       const expired = keep(message);
-      if (expired !== null) messages.push(shapeMessage(message, p, binaryFormat, expired));
+      if (expired !== null) messages.push(shapeMessage(message, p, binaryFormat, expired, transformOf(message.sequence)));
       if (messages.length === max) break;
     }
     if (chunk.length === 0) break;

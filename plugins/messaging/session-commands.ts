@@ -83,9 +83,13 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const found = sessionFor(engine, core, ctx, p.clientName);
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
       const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
+      // Transform fields (and the error / log they explain) are looked up only when asked for.
+      const log = p.includeTransformFields || p.includeMessageMetadata ? engine.need('storage').messageLog : undefined;
       return {
         clientName: p.clientName,
-        messages: messages.map((read) => shapeMessage(read.message, p, p.binaryFormat ?? read.binaryFormat ?? 'hex', read.expired)),
+        messages: messages.map((read) => shapeMessage(
+          read.message, p, p.binaryFormat ?? read.binaryFormat ?? 'hex', read.expired, log?.transformValues(read.message.topic, read.message.sequence),
+        )),
       };
     },
   });

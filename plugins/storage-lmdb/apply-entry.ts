@@ -142,6 +142,7 @@ export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: un
     case 'topic.create': return t.log.applyCreateTopic(entry.topic, entry.time);
     case 'topic.delete': return t.log.applyDeleteTopic(entry.topic);
     case 'topic.trim': return t.log.applyTrim(entry.topic, entry.upToSequence, entry.keep);
+    case 'topic.transform': return t.log.applyTransform(entry.topic, entry.fields);
     case 'internal.put': return t.internal(entry.store).applyPut(entry.key, entry.value);
     case 'internal.remove': return t.internal(entry.store).applyRemove(entry.key);
     default:

@@ -31,6 +31,8 @@ export class LogPurges {
     private readonly topicIndex: TopicIndex,
     /** The log's next sequence, recorded with a trim (message-log.ts). */
     private readonly nextSeq: () => number,
+    /** Inside the same write: what else goes with removed messages (their transform fields). */
+    private readonly removedInTxn: (seqs: number[]) => void,
   ) {}
 
   /**
@@ -38,6 +40,7 @@ export class LogPurges {
    * again without them or removed when emptied.
    */
   private removeMessagesInTxn(seqs: number[]): void {
+    this.removedInTxn(seqs);
     let i = 0;
     while (i < seqs.length) {
       const block = this.reads.blockOf(seqs[i]);

@@ -18,7 +18,8 @@
 import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
-  LogAppend, LogFollower, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions,
+  LogAppend, LogFollower, LoggedMessage, LogTopic, MessageLogPort, TopicReadOptions, TransformFieldInput, TransformStatus,
+  TransformValues,
 } from '../../kernel/storage/message-log-port';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { Catalog } from './catalog';
@@ -36,6 +37,8 @@ import { checkTopic, topicTableName } from './integration-tables';
 import type { LmdbSchema } from './schema';
 import { entryTime, type OperationLog } from './apply-entry';
 import { TopicTableViews, type TopicTableView } from './topic-table-view';
+import { TopicTransforms } from './topic-transforms';
+import { checkTransformFields } from './transform-fields';
 
 export const LOG_DB = 'log:blocks';
 export const LOG_INDEX_DB = CHUNK_DB;
@@ -88,6 +91,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly followers = new Set<LogFollower>();
   /** Purges of deleted topics' messages and trims (log-purge.ts). */
   private readonly purges: LogPurges;
+  /** Topics' transform fields (topic-transforms.ts). */
+  private readonly transforms: TopicTransforms;
 
   constructor(
     private readonly env: LmdbEnvironment,
@@ -103,8 +108,9 @@ export class LmdbMessageLog implements MessageLogPort {
     this.state = new LmdbLogState(env, LOG_STATE_DB, operations);
     this.localState = new LmdbLogState(env, LOCAL_STATE_DB, null);
     this.reads = new LogReads(this.log, catalog, this.topicIndex);
-    this.purges = new LogPurges(env, catalog, this.log, this.reads, this.topicIndex, () => this.nextSeq);
-    this.tables = new TopicTableViews(this.reads, catalog.topicsById, schema, defaultDatabase);
+    this.transforms = new TopicTransforms(env, catalog, this.reads, this.topicIndex, () => this.nextSeq, (topicId) => this.tables.forget(topicId));
+    this.purges = new LogPurges(env, catalog, this.log, this.reads, this.topicIndex, () => this.nextSeq, (seqs) => this.transforms.removeInTxn(seqs));
+    this.tables = new TopicTableViews(this.reads, catalog.topicsById, schema, defaultDatabase, this.transforms);
     catalog.views = {
       table: (info) => this.tables.table(info),
       drop: (ts) => this.dropInTxn(ts),
@@ -134,6 +140,7 @@ export class LmdbMessageLog implements MessageLogPort {
       }
     }
     for (const topicId of this.catalog.purgesPending) void this.purges.purge(topicId);
+    this.transforms.load();
   }
 
   // ---- topics --------------------------------------------------------------------------------
@@ -204,6 +211,7 @@ export class LmdbMessageLog implements MessageLogPort {
   private removeTopicInTxn(info: LogTopic): void {
     this.catalog.removeTopic(info.topic);
     this.tables.forget(info.topicId);
+    this.transforms.removeTopicInTxn(info.topicId);
     // The next sequence is the last block's last sequence + 1 on open, unless the newest messages
     // were just deleted: record it with the delete, so no sequence is ever handed out twice.
     this.env.catalog.put(['log-seq'], this.nextSeq);
@@ -233,6 +241,7 @@ export class LmdbMessageLog implements MessageLogPort {
 
   /** Before the environment closes: stops purging after the current chunk, writes the index. */
   async close(): Promise<void> {
+    await this.transforms.close();
     await this.purges.close();
     await this.topicIndex.close();
   }
@@ -369,14 +378,17 @@ export class LmdbMessageLog implements MessageLogPort {
     // of their commits (a child transaction's callback runs later, but in its place in the queue).
     const before = { nextSeq: this.nextSeq, lastCreateTs: this.lastCreateTs };
     this.numberEntries(entries);
+    // Transform fields, from each message alone with the fields in force now, written in the
+    // same commit (topics without any: one test per call).
+    const fields = this.transforms.active ? this.transforms.compute(entries) : null;
     let written: Promise<unknown>;
     try {
       written = known
-        ? this.putBlocks(entries)
+        ? this.putBlocks(entries, fields)
         : this.atomically(() => {
           // A topic's createdAt is the time of its first message.
           for (let i = 0; i < n; i++) entries[i].topicId = this.topicInTxn(messages[i].topic, `${entries[i].message.createTs}Z`).topicId;
-          void this.putBlocks(entries);
+          void this.putBlocks(entries, fields);
         });
     } catch (error) {
       // Nothing was queued (encoding failed): the numbers are given back.
@@ -458,7 +470,7 @@ export class LmdbMessageLog implements MessageLogPort {
    * put) and puts them; resolves once they are durable. Outside a transaction the puts join the
    * commit of this event-loop turn and need no call back into JavaScript inside it.
    */
-  private putBlocks(entries: BlockEntry[]): Promise<boolean> {
+  private putBlocks(entries: BlockEntry[], fields: ReturnType<TopicTransforms['compute']>): Promise<boolean> {
     const n = entries.length;
     const blocks: Array<[number, Buffer]> = [];
     for (let from = 0; from < n;) {
@@ -469,6 +481,7 @@ export class LmdbMessageLog implements MessageLogPort {
       from = to;
     }
     let written: Promise<boolean> = Promise.resolve(true);
+    if (fields !== null) this.transforms.write(fields);
     for (const [key, bytes] of blocks) written = this.log.put(key, bytes);
     return written;
   }
@@ -482,6 +495,41 @@ export class LmdbMessageLog implements MessageLogPort {
       else (orphans ??= []).push(entries[i].seq);
     }
     if (orphans !== undefined) this.purges.removeOrphans(orphans);
+  }
+
+  // ---- transform fields (topic-transforms.ts) -----------------------------------------------
+
+  configureTransform(topic: string, fields: TransformFieldInput[]): Promise<TransformStatus> {
+    if (!this.catalog.topics.has(topic)) return Promise.reject(new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'the topic does not exist' }));
+    let checked;
+    try {
+      checked = checkTransformFields(fields).map(({ fieldName, recordPath, type, length, indexName }) => ({ fieldName, recordPath, type, length, indexName }));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.operations.submit({ op: 'topic.transform', topic, fields: checked });
+  }
+
+  /** Applies a `topic.transform` entry (apply-entry.ts). */
+  applyTransform(topic: string, fields: TransformFieldInput[]): Promise<TransformStatus> {
+    const info = this.catalog.topics.get(topic);
+    if (!info) throw new EngineError('INVALID_TOPIC', { topic: topic.slice(0, 64), reason: 'the topic does not exist' });
+    return this.transforms.configure(info, fields.map((f) => ({ fieldName: f.fieldName, recordPath: f.recordPath, type: f.type, length: f.length ?? null, indexName: f.indexName ?? null })));
+  }
+
+  transformStatus(topic: string): TransformStatus | undefined {
+    const info = this.catalog.topics.get(topic);
+    return info === undefined ? undefined : this.transforms.status(info.topicId);
+  }
+
+  transformValues(topic: string, sequence: number): TransformValues | undefined {
+    const info = this.catalog.topics.get(topic);
+    const t = info === undefined ? undefined : this.transforms.of(info.topicId);
+    if (t === undefined || this.reads.valuesOf(t.topicId, sequence) === undefined) return undefined;
+    const { values, error, log } = this.transforms.valuesOf(t, sequence);
+    const fields: Record<string, unknown> = {};
+    for (let j = 0; j < t.fields.length; j++) fields[t.fields[j].fieldName] = values[j];
+    return { fields, error, log };
   }
 
   // ---- reads (log-reads.ts) -----------------------------------------------------------------

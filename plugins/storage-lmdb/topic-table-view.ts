@@ -18,6 +18,7 @@ import type {
   IdRangeOptions, IndexReader, KeyRangeOptions, ReadableIndex, ReadableTable, RecordReader,
 } from './table-stores';
 import type { SequenceRange } from './topic-index';
+import type { TopicTransform, TopicTransforms } from './topic-transforms';
 
 /** Integration-table views kept built; beyond it the oldest is forgotten (rebuilt on next use). */
 const MAX_CACHED_VIEWS = 10_000;
@@ -37,6 +38,12 @@ function rowValues(v: MessageValues): unknown[] {
   return [v[1], v[2], false, null, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]];
 }
 
+/** The same with the topic's transform fields after the built-in columns, and their `error` and `log`. */
+function transformedValues(v: MessageValues, seq: number, transforms: TopicTransforms, t: TopicTransform): unknown[] {
+  const { values, error, log } = transforms.valuesOf(t, seq);
+  return [v[1], v[2], error, log, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], ...values];
+}
+
 /** A topic's integration table. */
 export class TopicTableView implements ReadableTable {
   readonly records: TopicRecords;
@@ -49,9 +56,16 @@ export class TopicTableView implements ReadableTable {
     private readonly topicsById: ReadonlyMap<number, LogTopic>,
     messages: TopicMessages,
     createTsSpecs: KeySegmentSpec[],
+    transform?: { transforms: TopicTransforms; t: TopicTransform },
   ) {
-    this.records = new TopicRecords(messages, topicId);
-    this.indexes = [{ def: def.indexes[1], db: new TopicCreateTsIndex(messages, topicId, createTsSpecs), specs: createTsSpecs }];
+    this.records = new TopicRecords(messages, topicId, transform);
+    const indexes: ReadableIndex[] = [{ def: def.indexes[1], db: new TopicCreateTsIndex(messages, topicId, createTsSpecs), specs: createTsSpecs }];
+    // Indexes over transform fields are real index sub-databases (topic-transforms.ts).
+    for (const f of transform?.t.fields ?? []) {
+      if (f.index === null) continue;
+      indexes.push({ def: def.indexes.find((x) => x.name === f.indexName)!, db: f.index.db, specs: f.index.specs });
+    }
+    this.indexes = indexes;
   }
 
   /** Dropped once the topic's entry is gone (or replaced by a new topic of that name). */
@@ -70,6 +84,7 @@ export class TopicTableViews {
     private readonly topicsById: ReadonlyMap<number, LogTopic>,
     private readonly schema: LmdbSchema,
     private readonly defaultDatabase: string,
+    private readonly transforms: TopicTransforms,
   ) {}
 
   /** The integration table of a topic. */
@@ -82,11 +97,21 @@ export class TopicTableViews {
       return view;
     }
     const template = this.templateOf();
+    const t = this.transforms.of(info.topicId);
+    // Transform fields add columns after the built-in ones, and their indexes.
+    const columns = t === undefined ? template.def.columns : [...template.def.columns, ...this.transforms.columnsOf(t)];
+    const indexes = t === undefined ? template.def.indexes : [
+      ...template.def.indexes,
+      ...t.fields.filter((f) => f.indexName !== null).map((f): IndexDefinition => ({
+        name: f.indexName!, unique: false, fields: [{ name: f.fieldName, ascending: true }], automatic: false,
+      })),
+    ];
     const def = freezeDefinition({
-      ...template.def, database: info.database, name: info.table, topic: info.topic, createdAt: info.createdAt,
-      columns: template.def.columns, indexes: template.def.indexes,
+      ...template.def, database: info.database, name: info.table, topic: info.topic, createdAt: info.createdAt, columns, indexes,
     });
-    view = new TopicTableView(def, info.topicId, info, this.topicsById, this.messages, template.createTsSpecs);
+    view = new TopicTableView(
+      def, info.topicId, info, this.topicsById, this.messages, template.createTsSpecs, t === undefined ? undefined : { transforms: this.transforms, t },
+    );
     if (this.views.size >= MAX_CACHED_VIEWS) this.views.delete(this.views.keys().next().value!);
     this.views.set(info.topicId, view);
     return view;
@@ -110,11 +135,20 @@ export class TopicTableViews {
 
 /** A topic's messages as the records of its integration table (key = sequence). */
 export class TopicRecords implements RecordReader {
-  constructor(private readonly messages: TopicMessages, private readonly topicId: number) {}
+  constructor(
+    private readonly messages: TopicMessages,
+    private readonly topicId: number,
+    private readonly transform?: { transforms: TopicTransforms; t: TopicTransform },
+  ) {}
+
+  private row(v: MessageValues, seq: number): unknown[] {
+    const tr = this.transform;
+    return tr === undefined ? rowValues(v) : transformedValues(v, seq, tr.transforms, tr.t);
+  }
 
   get(id: number): unknown[] | undefined {
     const v = this.messages.valuesOf(this.topicId, id);
-    return v === undefined ? undefined : rowValues(v);
+    return v === undefined ? undefined : this.row(v, id);
   }
 
   *getRange(options: IdRangeOptions): Generator<{ key: number; value: unknown[] }> {
@@ -122,7 +156,7 @@ export class TopicRecords implements RecordReader {
     for (const seq of this.messages.sequences(this.topicId, options)) {
       const v = this.messages.valuesOf(this.topicId, seq);
       if (v === undefined) continue;
-      yield { key: seq, value: rowValues(v) };
+      yield { key: seq, value: this.row(v, seq) };
       if (options.limit !== undefined && ++n >= options.limit) return;
     }
   }

@@ -11,7 +11,7 @@ import { startData, type DataFixture } from './data-helpers';
 
 const SESSION_SETTINGS: ApiSessionSettings = {
   description: '', defaultApi: 'db', defaultDatabaseName: 'main', defaultOwnerName: 'admin',
-  defaultBinaryFormat: 'hex', defaultVariantFormat: 'json', defaultNumberFormat: 'number',
+  defaultBinaryFormat: 'hex', defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultValidateMqttPayload: true,
   defaultResponseOptions: {}, idleConnectionTimeoutSeconds: 3600, idleCursorTimeoutSeconds: 600,
 };
 

@@ -7,7 +7,7 @@ import { ManualClock } from '../helpers/manual-clock';
 
 const settings = (idle = 3600): ApiSessionSettings => ({
   description: '', defaultApi: 'db', defaultDatabaseName: 'main', defaultOwnerName: 'admin', defaultBinaryFormat: 'hex',
-  defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultResponseOptions: {}, idleConnectionTimeoutSeconds: idle, idleCursorTimeoutSeconds: 600,
+  defaultVariantFormat: 'json', defaultNumberFormat: 'number', defaultValidateMqttPayload: true, defaultResponseOptions: {}, idleConnectionTimeoutSeconds: idle, idleCursorTimeoutSeconds: 600,
 });
 
 describe('kernel/sessions', () => {

@@ -1,6 +1,6 @@
 /**
- * configureTopic: a topic's retention limits, by age (`retentionSeconds`) and by count
- * (`retentionMessages`), set by the message core's command `topic.configure` and kept by the
+ * configureTopic: a topic's transform fields (`transformSteps`, docs/storage.md "Transform fields")
+ * and its retention limits, by age (`retentionSeconds`) and by count (`retentionMessages`), set by the message core's command `topic.configure` and kept by the
  * messaging plugin's TopicRetention (plugins/messaging/retention.ts),
  * which trims the topic's oldest messages at once and every 10 s after, never those a session
  * still has to deliver.
@@ -20,13 +20,15 @@ const LIMIT = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_
 
 export const configureTopic: ActionDefinition = {
   action: 'configureTopic',
-  summary: "Set a topic's retention: the oldest messages beyond an age or a count are trimmed (never those a session still owes).",
+  summary: "Set a topic's retention (the oldest messages beyond an age or a count are trimmed, never those a session still owes) and its transform fields (transformSteps).",
   params: schema({
     databaseName: NAME,
     ownerName: NAME,
     topic: { type: 'string', minLength: 1, maxLength: MAX_TOPIC_BYTES },
     retentionSeconds: LIMIT,
     retentionMessages: LIMIT,
+    // Checked by the message core's command (plugins/messaging/topic-configuration.ts) and the log.
+    transformSteps: { type: ['array', 'null'] },
   }, ['topic']),
   async handler(call) {
     const p = call.params as Params;
@@ -42,6 +44,7 @@ export const configureTopic: ActionDefinition = {
     const params: TopicConfigureParams = { topic };
     if (p.retentionSeconds !== undefined) params.retentionSeconds = p.retentionSeconds as number | null;
     if (p.retentionMessages !== undefined) params.retentionMessages = p.retentionMessages as number | null;
+    if (p.transformSteps !== undefined) params.transformSteps = p.transformSteps as TopicConfigureParams['transformSteps'];
     return call.engine.bus.execute(TOPIC_CONFIGURE_COMMAND, params, call.ctx!);
   },
 };

@@ -172,7 +172,8 @@ export const publishMessagesToMq: ActionDefinition = {
     databaseName: NAME,
     ownerName: NAME,
     tableName: NAME,
-    validateMqttPayload: { type: 'boolean', default: true },
+    // Default: the session's defaultValidateMqttPayload (from the setting default_validate_mqtt_payload).
+    validateMqttPayload: { type: 'boolean' },
     binaryFormat: { type: 'string' },
     messages: { type: 'array', minItems: 1, maxItems: 10_000 },
   }, ['messages']),
@@ -186,7 +187,8 @@ export const publishMessagesToMq: ActionDefinition = {
     const binaryFormat: BinaryFormat = p.binaryFormat !== undefined
       ? enumValue(p.binaryFormat, RESPONSE_OPTION_ENUMS.binaryFormat, 'binaryFormat')
       : call.session!.settings.defaultBinaryFormat;
-    const defaults = { binaryFormat, validate: p.validateMqttPayload !== false };
+    const validate = (p.validateMqttPayload as boolean | undefined) ?? call.session!.settings.defaultValidateMqttPayload;
+    const defaults = { binaryFormat, validate };
     const messages = (p.messages as Params[]).map((m, i) => {
       // A message may name its own topic (several topics in one commit); else the call's.
       let messageTopic = topic;

@@ -109,6 +109,8 @@ function describe(call: ActionCall, log: MessageLogPort, entry: LogTopic): Recor
     ...rates(call, log, entry.topic),
     // Retention (configureTopic): the limits, messages trimmed, and the sessions holding it back.
     retention: call.engine.has('topicRetention') ? call.engine.need('topicRetention').status(entry.topic) : null,
+    // Transform fields (configureTopic's transformSteps) and the back-fill of earlier messages.
+    transform: log.transformStatus(entry.topic) ?? null,
   };
 }
 
