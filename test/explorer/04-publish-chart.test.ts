@@ -82,16 +82,78 @@ describe('explorer: publish and chart', function () {
     assert.equal(await form.getByLabel('Retain').isChecked(), true);
   });
 
-  it('an invalid JSON payload is refused with the server\'s error', async () => {
+  it('JSON is checked in the browser with its line and column; Ctrl+Enter sends; the publisher is the console\'s client name; sent payloads are kept', async () => {
+    const subscriber = await client();
+    await subscriber.subscribeAsync('ui/json', { qos: 1 });
+    const received = new Promise<{ payload: Buffer }>((resolve) => subscriber.on('message', (_topic, payload) => resolve({ payload })));
     const publisher = await client();
-    await publisher.publishAsync('ui/json', '{}', { qos: 1 });
+    await publisher.publishAsync('ui/json/seed', '{}', { qos: 1 });
     const page = await suite.page();
     await logIn(page, undefined, '#/topics/ui/json?tab=publish');
     const form = page.getByRole('form', { name: 'Publish a message' });
-    await form.getByLabel('Payload', { exact: true }).fill('{not json');
     await form.getByLabel('Payload type').selectOption('json');
+    const payload = form.getByLabel('Payload', { exact: true });
+    await payload.fill('{\n  "temp": 21.5,\n  "unit" "C"\n}');
+    await form.locator('#payload-check', { hasText: /^Not JSON at line 3, column 10: / }).waitFor();
+    assert.equal(await payload.getAttribute('aria-invalid'), 'true');
     await form.getByRole('button', { name: 'Publish' }).click();
-    await page.getByRole('alert').filter({ hasText: '12012' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'Not JSON at line 3, column 10' }).waitFor();
+    await payload.fill('{\n  "temp": 21.5,\n  "unit": "C"\n}');
+    await form.locator('#payload-check', { hasText: 'Valid JSON.' }).waitFor();
+    await payload.press('Control+Enter');
+    await page.getByRole('status').filter({ hasText: /Published message \d+ to ui\/json/ }).waitFor();
+    assert.deepEqual(JSON.parse((await received).payload.toString()), { temp: 21.5, unit: 'C' });
+    // Only the valid one reached the log, published as this console's client name.
+    const clientName = await form.locator('.mono', { hasText: /^explorer-/ }).textContent();
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.getByText('Page 1 of 1 · 1 message', { exact: true }).waitFor();
+    assert.equal(await page.locator('table[aria-label="Stored messages"] tbody tr td').last().textContent(), clientName);
+    // The sent payload is offered again.
+    await page.getByRole('tab', { name: 'Publish' }).click();
+    await payload.fill('');
+    const history = form.getByLabel('Sent before');
+    await history.selectOption({ index: 1 });
+    assert.equal(await payload.inputValue(), '{\n  "temp": 21.5,\n  "unit": "C"\n}');
+    assert.equal(await form.getByLabel('Payload type').inputValue(), 'json');
+  });
+
+  it('hex and base64 payloads are sent as their bytes; the hex view has offsets and ASCII; a binary message republishes byte for byte', async () => {
+    const subscriber = await client();
+    await subscriber.subscribeAsync('ui/bytes', { qos: 1 });
+    const payloads: Buffer[] = [];
+    let arrived: () => void = () => undefined;
+    subscriber.on('message', (_topic, payload) => { payloads.push(payload); arrived(); });
+    const next = (count: number): Promise<void> => new Promise((resolve) => { arrived = () => { if (payloads.length >= count) resolve(); }; arrived(); });
+    const publisher = await client();
+    await publisher.publishAsync('ui/bytes/seed', 'x', { qos: 1 });
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/ui/bytes?tab=publish');
+    const form = page.getByRole('form', { name: 'Publish a message' });
+    await form.getByLabel('Payload type').selectOption('hex');
+    await form.getByLabel('Payload', { exact: true }).fill('00 ff 1');
+    await form.locator('#payload-check', { hasText: 'even number of digits' }).waitFor();
+    await form.getByLabel('Payload', { exact: true }).fill('00 ff 10 7f 41 42');
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await next(1);
+    assert.deepEqual([...payloads[0]], [0x00, 0xff, 0x10, 0x7f, 0x41, 0x42]);
+    await form.getByLabel('Payload type').selectOption('base64');
+    await form.getByLabel('Payload', { exact: true }).fill(Buffer.from([1, 2, 3, 250]).toString('base64'));
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await next(2);
+    assert.deepEqual([...payloads[1]], [1, 2, 3, 250]);
+    // The first message's hex dump, then Republish: the form holds its bytes as base64.
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.locator('table[aria-label="Stored messages"] tbody tr').nth(1).click();
+    const detail = page.getByRole('dialog', { name: /^Message \d+$/ });
+    await detail.getByRole('tab', { name: 'Hex' }).click();
+    assert.equal(await detail.getByLabel('Payload', { exact: true }).textContent(), '00000000  00 ff 10 7f 41 42                                 |....AB|');
+    await detail.getByRole('button', { name: 'Republish' }).click();
+    await form.waitFor();
+    assert.equal(await form.getByLabel('Payload type').inputValue(), 'base64');
+    assert.equal(await form.getByLabel('Payload', { exact: true }).inputValue(), Buffer.from([0x00, 0xff, 0x10, 0x7f, 0x41, 0x42]).toString('base64'));
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await next(3);
+    assert.deepEqual([...payloads[2]], [0x00, 0xff, 0x10, 0x7f, 0x41, 0x42]);
   });
 
   it('charts a numeric JSON field over stored and live points; the diff marks the changed number', async () => {

@@ -28,6 +28,8 @@ export const expanded = new Set<string>();
 /** Bumped on every change of levels/expanded (one render for many changes). */
 export const treeVersion = signal(0);
 export const treeFilter = signal('');
+/** The node last selected with the tree keys: not opened on selection, as a click or a link would. */
+export const keyboardSelection: { path: string | null } = { path: null };
 
 let generation = 0;
 const stale = new Set<string>();
