@@ -24,11 +24,18 @@ export interface TopicNodeSummary {
   messageCount: number;
   lastMessageTime: string | null;
   messagesPerSecond: number;
+  /** A topic's last value, shortened (only to an account that may read the topic). */
+  preview?: string;
+  /** A topic holding a retained message. */
+  retained?: boolean;
 }
 
 /** `mq.browseTopics`: one page of a level's nodes, and how many the level has. */
 export interface BrowseTopicsResult {
+  /** Nodes of the level (for paging). */
   total: number;
+  /** Topics below the level's nodes that pass the filter (the tree's footer). */
+  topics: number;
   nodes: TopicNodeSummary[];
 }
 

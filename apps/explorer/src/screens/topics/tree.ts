@@ -10,7 +10,7 @@ import { formatHash, replaceRoute } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
 import { useViewportHeight } from './viewport.js';
-import { applyActivity, expand, expanded, keyboardSelection, flatten, loadLevel, loadMore, parentKey, ROOT, refreshAll, setFilter, toggle, treeFilter, treeVersion, type Row } from './tree-state.js';
+import { applyActivity, expand, expanded, keyboardSelection, flatten, loadLevel, loadMore, parentKey, ROOT, refreshAll, setFilter, toggle, treeFilter, treeTopics, treeVersion, type Row } from './tree-state.js';
 
 export const ROW_HEIGHT = 26;
 const OVERSCAN = 8;
@@ -97,7 +97,7 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
       <div class="row tree-tools">
         <label class="grow tree-filter">
           <span class="sr-only">Filter topics</span>
-          <input type="search" placeholder="Filter topics" aria-label="Filter topics" value=${filterText}
+          <input type="search" placeholder="Filter: text, or a filter with + and #" aria-label="Filter topics" value=${filterText}
             onInput=${(event: Event) => setFilterText((event.target as HTMLInputElement).value)} />
         </label>
         <button type="button" title="Reload the tree" aria-label="Reload the tree" onClick=${() => refreshAll()}>↻</button>
@@ -108,7 +108,7 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
           ${visible.map((row, i) => treeRow(row, first + i, props.selected, props.tab, props.selected === null && first + i === 0))}
         </div>
       </div>
-      <div class="muted tree-foot">${rows.length.toLocaleString('en-US')} rows</div>
+      <div class="muted tree-foot" aria-live="polite">${footText(treeTopics.value, treeFilter.value)}</div>
     </section>`;
 }
 
@@ -173,12 +173,20 @@ function treeRow(row: Row, index: number, selected: string | null, tab: string, 
       ? html`<button type="button" class="twisty" tabindex="-1" aria-label=${`${isOpen ? 'Collapse' : 'Expand'} ${visibleText(node.path)}`} onClick=${() => toggle(node.path)}>${isOpen ? '▾' : '▸'}</button>`
       : html`<span class="twisty-space"></span>`}
     <a class=${`tree-name${node.name === '' ? ' empty-level' : ''}`} tabindex="-1" href=${hrefFor(node.path, tab)} title=${visibleText(node.path)}>${visible(label)}</a>
+    ${node.retained && html`<span class="tree-retained" title="Holds a retained message">R</span>`}
+    ${node.preview !== undefined && html`<span class="tree-preview mono" title=${visibleText(node.preview)}>${visible(node.preview)}</span>`}
     <span class="tree-meta">
       <span class="tree-count" title="Messages stored">${formatCount(node.messageCount)}</span>
       <span class="tree-rate" title="Messages per second">${formatRate(node.messagesPerSecond)}</span>
       <span class="tree-last" title=${`Last message ${node.lastMessageTime ?? 'never'}`}>${formatTime(node.lastMessageTime)}</span>
     </span>
   </div>`;
+}
+
+function footText(topics: number | null, filter: string): string {
+  if (topics === null) return '';
+  const count = `${topics.toLocaleString('en-US')} ${topics === 1 ? 'topic' : 'topics'}`;
+  return filter ? `${count} match ${filter}` : count;
 }
 
 function isExpanded(path: string): boolean {
