@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import mqtt, { type MqttClient, type IPublishPacket } from 'mqtt';
+import { call } from '../helpers/server';
 import { explorerSuite, logIn, docScreenshot } from './browser-harness';
 
 describe('explorer: publish and chart', function () {
@@ -170,7 +171,6 @@ describe('explorer: publish and chart', function () {
     await publisher.publishAsync('lab/sensor/1', JSON.stringify({ temp: 30, unit: 'C' }), { qos: 1 });
     await page.locator('.chart-points', { hasText: '13 points' }).waitFor();
     await page.getByText('12 stored, 1 live').waitFor();
-    await docScreenshot(page, 'topic-chart');
     // The payload itself as the series (no path): the bare numbers of another topic.
     await publisher.publishAsync('lab/counter', '41', { qos: 1 });
     await publisher.publishAsync('lab/counter', '42.5', { qos: 1 });
@@ -185,6 +185,61 @@ describe('explorer: publish and chart', function () {
     await diff.getByText('(+1.5)').waitFor();
   });
 
+  it('offers the numeric fields found, charts several at once, zooms by dragging, hovers to the millisecond; a number clicked in the pretty view charts it', async () => {
+    const publisher = await client();
+    for (let i = 0; i < 20; i++) await publisher.publishAsync('lab/multi', JSON.stringify({ temp: 20 + i, humidity: 40 - i / 2, state: 'ok', nested: { pressure: 1000 + i } }), { qos: 1 });
+    const page = await suite.page({ viewport: { width: 1440, height: 900 } });
+    await logIn(page, undefined, '#/topics/lab/multi?tab=chart');
+    const fields = page.getByRole('group', { name: 'Numeric fields' });
+    await fields.getByRole('button', { name: 'nested.pressure' }).waitFor();
+    assert.deepEqual(await fields.getByRole('button').allTextContents(), ['temp', 'humidity', 'nested.pressure']);
+    await fields.getByRole('button', { name: 'temp' }).click();
+    await page.locator('.chart-points', { hasText: '20 points' }).waitFor();
+    await fields.getByRole('button', { name: 'humidity' }).click();
+    await page.waitForURL(/field=temp%2Chumidity|field=temp,humidity/);
+    await page.locator('.chart-latest', { hasText: 'temp = 39' }).waitFor();
+    await page.locator('.chart-latest', { hasText: 'humidity = 30.5' }).waitFor();
+    assert.equal(await page.locator('.u-legend .u-series').count(), 3, 'time and two series');
+    assert.equal(await fields.getByRole('button', { name: 'humidity' }).getAttribute('aria-pressed'), 'true');
+    await docScreenshot(page, 'topic-chart');
+    // Hover: the time to the millisecond.
+    const over = (await page.locator('.chart-plot .u-over').boundingBox())!;
+    await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+    assert.match(await page.locator('.u-legend .u-series').first().locator('.u-value').textContent() ?? '', /\d\d:\d\d:\d\d\.\d{3}$/);
+    // Drag across a part of the plot: zoomed to it, and back.
+    await page.mouse.move(over.x + over.width * 0.2, over.y + over.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(over.x + over.width * 0.4, over.y + over.height / 2);
+    await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2);
+    await page.mouse.up();
+    await page.getByRole('button', { name: 'Reset zoom' }).click();
+    await page.locator('.chart-zoom').waitFor({ state: 'detached' });
+    // Click-to-chart from the message detail's pretty view.
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.locator('table[aria-label="Stored messages"] tbody tr').first().click();
+    await page.getByRole('dialog', { name: /^Message \d+$/ }).locator('button.json-number[data-path="nested.pressure"]').click();
+    await page.waitForURL(/tab=chart&field=nested\.pressure$/);
+    await page.locator('.chart-latest', { hasText: 'nested.pressure = 1019' }).waitFor();
+  });
+
+  it('plots the newest 10,000 of a range holding more, and says "10,000"', async function () {
+    this.timeout(120_000);
+    const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const publish = async (from: number, count: number): Promise<void> => {
+      const messages = Array.from({ length: count }, (_, i) => ({ payload: from + i }));
+      const answer = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'mq', action: 'publishMessagesToMq', authToken: session.json.authToken, params: { topic: 'lab/many', messages } } });
+      assert.equal(answer.json.errorCode, 0, JSON.stringify(answer.json).slice(0, 200));
+    };
+    await publish(0, 10_000);
+    await publish(10_000, 50);
+    const page = await suite.page();
+    await logIn(page, undefined, '#/topics/lab/many?tab=chart');
+    await page.locator('.chart-points', { hasText: '10,000 points' }).waitFor();
+    await page.getByText('(10,000 stored, 0 live)').waitFor();
+    await page.locator('.chart-truncated', { hasText: 'more than 10,000 stored messages: the newest 10,000 are plotted' }).waitFor();
+    await page.locator('.chart-latest', { hasText: 'payload = 10049' }).waitFor();
+  });
+
   it('charting a branch explains that only a topic can be charted instead of showing a raw error', async () => {
     const publisher = await client();
     await publisher.publishAsync('plant/a/temp', '21.5', { qos: 1 });
@@ -197,7 +252,7 @@ describe('explorer: publish and chart', function () {
     assert.equal(await page.locator('.chart').getByText('No numeric values').count(), 0);
     // Its topic charts as before.
     await page.goto('/apps/explorer/#/topics/plant/a/temp?tab=chart');
-    await page.locator('.chart-points', { hasText: '1 points' }).waitFor();
+    await page.locator('.chart-points', { hasText: '1 point' }).waitFor();
   });
 });
 

@@ -86,6 +86,10 @@ export function TopicsScreen({ route }: ScreenProps) {
     return () => document.removeEventListener('keydown', onKey);
   }, [detailOpen]);
 
+  const chart = (topic: string, path: string): void => {
+    setLiveDetail(null);
+    navigate({ screen: 'topics', path: topic.split('/'), query: { tab: 'chart', field: path || undefined } });
+  };
   const republish = (draft: { topic: string }): void => {
     setLiveDetail(null);
     navigate({ screen: 'topics', path: draft.topic.split('/'), query: { tab: 'publish' } });
@@ -116,8 +120,8 @@ export function TopicsScreen({ route }: ScreenProps) {
               ${tab === 'publish' && html`<${PublishTab} topic=${selected} />`}
             </div>
             ${detailOpen && html`<${Splitter} width=${detailWidth} onResize=${setDetailWidth} />`}
-            ${msgId !== undefined && !liveDetail && html`<${MessageDetail} topic=${selected} id=${msgId} onClose=${closeDetail} onRepublish=${republish} />`}
-            ${liveDetail && html`<${MessageDetail} topic=${liveDetail.message.topic} message=${liveDetail.message} previous=${liveDetail.previous} onClose=${closeDetail} onRepublish=${republish} />`}
+            ${msgId !== undefined && !liveDetail && html`<${MessageDetail} topic=${selected} id=${msgId} onClose=${closeDetail} onRepublish=${republish} onChart=${chart} />`}
+            ${liveDetail && html`<${MessageDetail} topic=${liveDetail.message.topic} message=${liveDetail.message} previous=${liveDetail.previous} onClose=${closeDetail} onRepublish=${republish} onChart=${chart} />`}
           </div>`}
       </section>
     </div>`;

@@ -7,6 +7,7 @@ import { html } from '../../html.js';
 import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { diffLines, formatDelta, type DiffLine } from './diff.js';
+import { canLinkNumbers, jsonParts } from './json-view.js';
 import { readMessage, readPrevious, republishDraft, type PublishDraft } from './data.js';
 import { bytesToBase64, bytesToHex, decodeUtf8, formatTime, hexDump, prettyText, type TopicMessage } from './format.js';
 
@@ -21,6 +22,8 @@ export interface MessageDetailProps {
   previous?: TopicMessage | null;
   onClose: () => void;
   onRepublish: (draft: PublishDraft) => void;
+  /** Charts a number of the payload (its JSON path, '' for the payload itself) on the message's topic. */
+  onChart?: (topic: string, path: string) => void;
 }
 
 export function MessageDetail(props: MessageDetailProps) {
@@ -122,7 +125,10 @@ export function MessageDetail(props: MessageDetailProps) {
           ${(['pretty', 'raw', 'hex', 'base64'] as View[]).map((candidate) => html`
             <button type="button" role="tab" aria-selected=${view === candidate} class=${view === candidate ? 'active' : ''} onClick=${() => setView(candidate)}>${VIEW_NAMES[candidate]}</button>`)}
         </div>
-        <pre class=${`payload${view === 'hex' ? ' hex-dump' : ''}`} aria-label="Payload">${visible(body)}</pre>
+        ${view === 'pretty' && props.onChart && message.json !== undefined && canLinkNumbers(message.json)
+          ? html`<pre class="payload" aria-label="Payload">${jsonParts(message.json, (path) => props.onChart!(message.topic, path))}</pre>
+            <p class="muted hint">Click a number to chart it.</p>`
+          : html`<pre class=${`payload${view === 'hex' ? ' hex-dump' : ''}`} aria-label="Payload">${visible(body)}</pre>`}
         <h4>Changes since the previous message</h4>
         ${previous === undefined ? html`<p class="muted">Loading the previous message…</p>`
           : previous === null ? html`<p class="muted">No previous message of this topic.</p>`
