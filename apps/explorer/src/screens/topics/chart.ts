@@ -49,31 +49,7 @@ function fieldParam(paths: string[]): string | undefined {
   return kept.length > 0 ? kept.join(',') : undefined;
 }
 
-interface UPlotInstance {
-  setData(data: Array<Array<number | null>>): void;
-  setScale(key: string, limits: { min: number; max: number }): void;
-  data: Array<Array<number | null>>;
-  setSize(size: { width: number; height: number }): void;
-  destroy(): void;
-}
-type UPlotConstructor = new (options: Record<string, unknown>, data: Array<Array<number | null>>, target: HTMLElement) => UPlotInstance;
-
-let uplotLoading: Promise<UPlotConstructor> | null = null;
-
-function loadUPlot(): Promise<UPlotConstructor> {
-  if (!uplotLoading) {
-    if (!document.querySelector('link[data-uplot]')) {
-      const link = document.createElement('link');
-      link.rel = 'stylesheet';
-      link.href = './vendor/uplot.css';
-      link.dataset.uplot = '';
-      document.head.append(link);
-    }
-    uplotLoading = import('uplot').then((module) => (module as unknown as { default: UPlotConstructor }).default);
-    uplotLoading.catch(() => { uplotLoading = null; });
-  }
-  return uplotLoading;
-}
+import { loadUPlot, type UPlotInstance } from '../../uplot.js';
 
 export function ChartTab(props: { topic: string; query: Record<string, string> }) {
   const paths = seriesPaths(props.query.field);

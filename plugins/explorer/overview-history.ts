@@ -1,0 +1,78 @@
+/**
+ * The Overview's charts, kept on the server so a page opened later shows the last hour at once:
+ * every 10 s a sample of the message rates (in and out, averaged over the 10 s from the server's
+ * counters) and the clients connected and kept; the last hour of them (360) in a ring.
+ *
+ * `GET /apps/explorer/overview-history` with `Authorization: Bearer <token>` answers
+ * `{intervalSeconds, samples: [{time, messagesInPerSecond, messagesOutPerSecond, clientsConnected,
+ * clientsDisconnected}]}`, oldest first, the last one taken at the request (the figures since the
+ * last sample). The figures are the server's totals, as getMqOverview gives any logged-in account.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Engine } from '../../kernel/engine';
+import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
+import { EngineError } from '../../kernel/errors';
+import type { Overview } from '../../lib/explorer/api-types';
+import { errorBody } from '../../lib/http/http-errors';
+
+export const SAMPLE_SECONDS = 10;
+const KEEP = 3600 / SAMPLE_SECONDS;
+
+export interface OverviewSample {
+  /** ISO 8601, UTC. */
+  time: string;
+  messagesInPerSecond: number;
+  messagesOutPerSecond: number;
+  clientsConnected: number;
+  clientsDisconnected: number;
+}
+
+interface Totals { at: number; received: number; sent: number }
+
+export function overviewHistory(app: FastifyInstance, engine: Engine, path: string): void {
+  const samples: OverviewSample[] = [];
+  let last: Totals | undefined;
+
+  /** The figures now, with the rates since the last sample (not kept unless `keep`). */
+  const sample = async (keep: boolean): Promise<OverviewSample | undefined> => {
+    if (!engine.bus.has('mq.overview')) return undefined;
+    const overview = await engine.bus.execute<Overview>('mq.overview', {}, { principal: SYSTEM_PRINCIPAL, origin: 'explorer' });
+    const now = engine.clock.now();
+    const seconds = last ? Math.max(0.001, (now - last.at) / 1000) : 0;
+    const rate = (total: number, before: number | undefined): number => (last && before !== undefined ? Math.max(0, total - before) / seconds : 0);
+    const taken: OverviewSample = {
+      time: new Date(now).toISOString(),
+      messagesInPerSecond: last ? rate(overview.messagesReceived, last.received) : overview.messagesInPerSecond,
+      messagesOutPerSecond: last ? rate(overview.messagesSent, last.sent) : overview.messagesOutPerSecond,
+      clientsConnected: overview.clientsConnected,
+      clientsDisconnected: overview.clientsDisconnected,
+    };
+    if (keep) {
+      last = { at: now, received: overview.messagesReceived, sent: overview.messagesSent };
+      samples.push(taken);
+      if (samples.length > KEEP) samples.splice(0, samples.length - KEEP);
+    }
+    return taken;
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  const start = (): void => {
+    if (timer) return;
+    void sample(true).catch(() => undefined);
+    timer = setInterval(() => { void sample(true).catch(() => undefined); }, SAMPLE_SECONDS * 1000);
+    timer.unref();
+  };
+  engine.onClose(async () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+  });
+  app.addHook('onReady', async () => start());
+
+  app.get(path, async (request, reply) => {
+    const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    const session = bearer ? engine.apiSessions.findByToken(bearer[1]) : undefined;
+    if (!session) return reply.code(401).send(errorBody(new EngineError('INVALID_TOKEN')));
+    const current = await sample(false);
+    return reply.header('cache-control', 'no-store').send({ intervalSeconds: SAMPLE_SECONDS, samples: current ? [...samples, current] : [...samples] });
+  });
+}
