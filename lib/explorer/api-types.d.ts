@@ -205,3 +205,31 @@ export interface RetainedPage {
   total: number;
   messages: RetainedMessage[];
 }
+
+/** One sample of the Overview's last hour (GET /apps/explorer/overview-history). */
+export interface OverviewSample {
+  /** ISO 8601, UTC. */
+  time: string;
+  /** Averaged since the previous sample. */
+  messagesInPerSecond: number;
+  messagesOutPerSecond: number;
+  clientsConnected: number;
+  clientsDisconnected: number;
+}
+export interface OverviewHistory {
+  intervalSeconds: number;
+  /** Oldest first; the last one taken at the request. */
+  samples: OverviewSample[];
+}
+
+/** One subscription of one session (mq.listSubscriptions, listMqSubscriptions). */
+export interface SubscriptionRow extends MqSessionSubscription {
+  clientName: string;
+  kind: 'mqtt' | 'mqApi';
+  connected: boolean;
+}
+export interface SubscriptionPage {
+  /** Subscriptions that pass the filter. */
+  total: number;
+  subscriptions: SubscriptionRow[];
+}

@@ -12,20 +12,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
-import type { Overview } from '../../lib/explorer/api-types';
+import type { Overview, OverviewHistory, OverviewSample } from '../../lib/explorer/api-types';
 import { errorBody } from '../../lib/http/http-errors';
 
 export const SAMPLE_SECONDS = 10;
 const KEEP = 3600 / SAMPLE_SECONDS;
-
-export interface OverviewSample {
-  /** ISO 8601, UTC. */
-  time: string;
-  messagesInPerSecond: number;
-  messagesOutPerSecond: number;
-  clientsConnected: number;
-  clientsDisconnected: number;
-}
 
 interface Totals { at: number; received: number; sent: number }
 
@@ -73,6 +64,7 @@ export function overviewHistory(app: FastifyInstance, engine: Engine, path: stri
     const session = bearer ? engine.apiSessions.findByToken(bearer[1]) : undefined;
     if (!session) return reply.code(401).send(errorBody(new EngineError('INVALID_TOKEN')));
     const current = await sample(false);
-    return reply.header('cache-control', 'no-store').send({ intervalSeconds: SAMPLE_SECONDS, samples: current ? [...samples, current] : [...samples] });
+    const history: OverviewHistory = { intervalSeconds: SAMPLE_SECONDS, samples: current ? [...samples, current] : [...samples] };
+    return reply.header('cache-control', 'no-store').send(history);
   });
 }

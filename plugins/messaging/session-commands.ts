@@ -22,7 +22,7 @@ import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kerne
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
-import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage } from '../../lib/explorer/api-types';
+import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -178,6 +178,38 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const offset = p.offset ?? 0;
       const page = p.limit === undefined ? all.slice(offset) : all.slice(offset, offset + p.limit);
       return { total: all.length, sessions: page.map(summary) };
+    },
+  });
+
+  bus.register<{ filter?: string; offset?: number; limit?: number }, SubscriptionPage>({
+    name: 'mq.listSubscriptions',
+    summary: 'Every subscription of the sessions the caller may use, by client name then topic filter; `filter` keeps those whose topic filter or client name contains it (case-insensitive).',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        filter: { type: 'string' },
+        offset: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 10_000 },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const filter = p.filter ? p.filter.toLowerCase() : '';
+      const offset = p.offset ?? 0;
+      const limit = p.limit ?? 500;
+      const page: SubscriptionRow[] = [];
+      let total = 0;
+      for (const s of visible(core, ctx)) {
+        if (s.subscriptionCount === 0) continue;
+        const byClient = filter !== '' && s.clientId.toLowerCase().includes(filter);
+        const filters = [...s.subscriptions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        for (const [topicFilter, options] of filters) {
+          if (filter && !byClient && !topicFilter.toLowerCase().includes(filter)) continue;
+          if (total >= offset && page.length < limit) page.push({ clientName: s.clientId, kind: s.kind, connected: s.online, topicFilter, ...options });
+          total++;
+        }
+      }
+      return { total, subscriptions: page };
     },
   });
 

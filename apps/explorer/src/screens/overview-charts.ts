@@ -7,19 +7,14 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { login } from '../api.js';
 import { loadUPlot, type UPlotInstance } from '../uplot.js';
+import type { OverviewHistory, OverviewSample } from '../../../../lib/explorer/api-types.js';
 
-interface Sample {
-  time: string;
-  messagesInPerSecond: number;
-  messagesOutPerSecond: number;
-  clientsConnected: number;
-  clientsDisconnected: number;
-}
+type Sample = OverviewSample;
 
-async function readHistory(signal: AbortSignal): Promise<{ intervalSeconds: number; samples: Sample[] }> {
+async function readHistory(signal: AbortSignal): Promise<OverviewHistory> {
   const response = await fetch('./overview-history', { headers: { authorization: `Bearer ${login.value?.token ?? ''}` }, signal });
   if (!response.ok) throw new Error(`overview history: HTTP ${response.status}`);
-  return response.json() as Promise<{ intervalSeconds: number; samples: Sample[] }>;
+  return response.json() as Promise<OverviewHistory>;
 }
 
 interface ChartSpec {
