@@ -149,6 +149,18 @@ export interface MqSessionDescription extends MqSessionSummary {
   /** Messages of the log after its position (an upper bound of what it still has to read). */
   position: number;
   expiryInterval: number;
+  /** ISO 8601: when its connection began (null: not connected). */
+  connectedSince: string | null;
+  /** ISO 8601: when it lost its connection (null: connected, or never connected since start). */
+  disconnectedSince: string | null;
+  /** Of the last connection (MQTT): the peer's address, protocol level (3, 4, 5), keep alive in force. */
+  address: string | null;
+  protocolVersion: number | null;
+  keepAliveSeconds: number | null;
+  /** Messages sent and not yet acknowledged (QoS 1 and 2). */
+  inflight: number;
+  /** Messages logged after its position: what it may still have to read (an upper bound). */
+  queued: number;
 }
 
 /** An MQTT 5 user property of a message. */

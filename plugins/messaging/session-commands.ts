@@ -259,6 +259,13 @@ function describe(engine: Engine, core: MessageCore, s: Session): MqSessionDescr
     receiveRate: s.received / seconds,
     position: s.position,
     expiryInterval: s.expiryInterval,
+    connectedSince: s.online && s.connection ? isoTime(s.connection.since) : null,
+    disconnectedSince: s.online || s.disconnectedAt === null ? null : isoTime(s.disconnectedAt),
+    address: s.connection?.facts?.address || null,
+    protocolVersion: s.connection?.facts?.protocolVersion ?? null,
+    keepAliveSeconds: s.connection?.facts?.keepAliveSeconds ?? null,
+    inflight: s.inflightCount,
+    queued: Math.max(0, core.messageLog.lastSequence() - s.position),
   };
 }
 

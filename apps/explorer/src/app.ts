@@ -30,6 +30,7 @@ const SCREENS: readonly ScreenEntry[] = [
   { id: 'clients', title: 'Clients', module: 'screens/clients.js', load: () => import('./screens/clients.js').then((m) => m.ClientsScreen) },
   { id: 'subscriptions', title: 'Subscriptions', module: 'screens/subscriptions.js', load: () => import('./screens/subscriptions.js').then((m) => m.SubscriptionsScreen) },
   { id: 'retained', title: 'Retained', module: 'screens/retained.js', load: () => import('./screens/retained.js').then((m) => m.RetainedScreen) },
+  { id: 'access', title: 'Accounts', module: 'screens/access.js', load: () => import('./screens/access.js').then((m) => m.AccessScreen) },
   { id: 'tables', title: 'Tables', module: 'screens/tables.js', load: () => import('./screens/tables.js').then((m) => m.TablesScreen) },
   { id: 'console', title: 'API console', module: 'screens/console.js', load: () => import('./screens/console.js').then((m) => m.ConsoleScreen) },
 ];
