@@ -1,7 +1,8 @@
 /**
  * The Overview's charts, kept on the server so a page opened later shows the last hour at once:
  * every 10 s a sample of the message rates (in and out, averaged over the 10 s from the server's
- * counters) and the clients connected and kept; the last hour of them (360) in a ring.
+ * counters, read with mq.totals, which unlike mq.overview leaves the per-topic activity recording
+ * off) and the clients connected and kept; the last hour of them (360) in a ring.
  *
  * `GET /apps/explorer/overview-history` with `Authorization: Bearer <token>` answers
  * `{intervalSeconds, samples: [{time, messagesInPerSecond, messagesOutPerSecond, clientsConnected,
@@ -12,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../kernel/engine';
 import { SYSTEM_PRINCIPAL } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
-import type { Overview, OverviewHistory, OverviewSample } from '../../lib/explorer/api-types';
+import type { OverviewHistory, OverviewSample } from '../../lib/explorer/api-types';
 import { errorBody } from '../../lib/http/http-errors';
 
 export const SAMPLE_SECONDS = 10;
@@ -26,20 +27,21 @@ export function overviewHistory(app: FastifyInstance, engine: Engine, path: stri
 
   /** The figures now, with the rates since the last sample (not kept unless `keep`). */
   const sample = async (keep: boolean): Promise<OverviewSample | undefined> => {
-    if (!engine.bus.has('mq.overview')) return undefined;
-    const overview = await engine.bus.execute<Overview>('mq.overview', {}, { principal: SYSTEM_PRINCIPAL, origin: 'explorer' });
+    // mq.totals, not mq.overview: sampling must not turn on the per-topic activity recording.
+    if (!engine.bus.has('mq.totals')) return undefined;
+    const totals = await engine.bus.execute<{ messagesReceived: number; messagesSent: number; clientsConnected: number; clientsDisconnected: number }>('mq.totals', {}, { principal: SYSTEM_PRINCIPAL, origin: 'explorer' });
     const now = engine.clock.now();
     const seconds = last ? Math.max(0.001, (now - last.at) / 1000) : 0;
-    const rate = (total: number, before: number | undefined): number => (last && before !== undefined ? Math.max(0, total - before) / seconds : 0);
+    const rate = (total: number, before: number): number => Math.max(0, total - before) / seconds;
     const taken: OverviewSample = {
       time: new Date(now).toISOString(),
-      messagesInPerSecond: last ? rate(overview.messagesReceived, last.received) : overview.messagesInPerSecond,
-      messagesOutPerSecond: last ? rate(overview.messagesSent, last.sent) : overview.messagesOutPerSecond,
-      clientsConnected: overview.clientsConnected,
-      clientsDisconnected: overview.clientsDisconnected,
+      messagesInPerSecond: last ? rate(totals.messagesReceived, last.received) : 0,
+      messagesOutPerSecond: last ? rate(totals.messagesSent, last.sent) : 0,
+      clientsConnected: totals.clientsConnected,
+      clientsDisconnected: totals.clientsDisconnected,
     };
     if (keep) {
-      last = { at: now, received: overview.messagesReceived, sent: overview.messagesSent };
+      last = { at: now, received: totals.messagesReceived, sent: totals.messagesSent };
       samples.push(taken);
       if (samples.length > KEEP) samples.splice(0, samples.length - KEEP);
     }

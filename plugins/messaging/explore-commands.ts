@@ -198,6 +198,20 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     },
   });
 
+  // The server's running totals alone, for samplers (the explorer's overview history): unlike
+  // mq.overview it does not start the per-topic activity recording, so sampling costs the publish
+  // path nothing while nobody watches.
+  bus.register<Record<string, never>, { messagesReceived: number; messagesSent: number; clientsConnected: number; clientsDisconnected: number }>({
+    name: 'mq.totals',
+    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures).',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    access: 'authenticated',
+    handler: () => {
+      const { connected, total } = core.sessionCounts();
+      return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
+    },
+  });
+
   bus.register<{ topicFilter?: string; offset?: number; limit?: number; binaryFormat?: BinaryFormat }, RetainedPage>({
     name: 'mq.listRetained',
     summary: 'Retained messages whose topics match a filter (default `#`), in topic order, paged.',
