@@ -70,6 +70,18 @@ export interface OpenSessionOptions {
   /** Seconds; 0 ends the session with its connection; SESSION_NEVER_EXPIRES keeps it. */
   expiryInterval: number;
   kind: 'mqtt' | 'mqApi';
+  /** The connection's facts the explorer shows (describeSessions); a protocol gives what it knows. */
+  connection?: ConnectionFacts;
+}
+
+/** Where and how a client is connected (kept with the session while connected, not stored). */
+export interface ConnectionFacts {
+  /** The peer's address ('' when unknown). */
+  address: string;
+  /** MQTT protocol level: 3 (3.1), 4 (3.1.1), 5. */
+  protocolVersion: number;
+  /** The keep alive in force, in seconds (0: none). */
+  keepAliveSeconds: number;
 }
 
 /** The largest Subscription Identifier (a variable byte integer) [MQTT-3.8.2.1.2]. */

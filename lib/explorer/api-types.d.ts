@@ -24,11 +24,18 @@ export interface TopicNodeSummary {
   messageCount: number;
   lastMessageTime: string | null;
   messagesPerSecond: number;
+  /** A topic's last value, shortened (only to an account that may read the topic). */
+  preview?: string;
+  /** A topic holding a retained message. */
+  retained?: boolean;
 }
 
 /** `mq.browseTopics`: one page of a level's nodes, and how many the level has. */
 export interface BrowseTopicsResult {
+  /** Nodes of the level (for paging). */
   total: number;
+  /** Topics below the level's nodes that pass the filter (the tree's footer). */
+  topics: number;
   nodes: TopicNodeSummary[];
 }
 
@@ -142,6 +149,18 @@ export interface MqSessionDescription extends MqSessionSummary {
   /** Messages of the log after its position (an upper bound of what it still has to read). */
   position: number;
   expiryInterval: number;
+  /** ISO 8601: when its connection began (null: not connected). */
+  connectedSince: string | null;
+  /** ISO 8601: when it lost its connection (null: connected, or never connected since start). */
+  disconnectedSince: string | null;
+  /** Of the last connection (MQTT): the peer's address, protocol level (3, 4, 5), keep alive in force. */
+  address: string | null;
+  protocolVersion: number | null;
+  keepAliveSeconds: number | null;
+  /** Messages sent and not yet acknowledged (QoS 1 and 2). */
+  inflight: number;
+  /** Messages logged after its position: what it may still have to read (an upper bound). */
+  queued: number;
 }
 
 /** An MQTT 5 user property of a message. */
@@ -200,4 +219,32 @@ export type RetainedMessage = StoredMessage & {
 export interface RetainedPage {
   total: number;
   messages: RetainedMessage[];
+}
+
+/** One sample of the Overview's last hour (GET /apps/explorer/overview-history). */
+export interface OverviewSample {
+  /** ISO 8601, UTC. */
+  time: string;
+  /** Averaged since the previous sample. */
+  messagesInPerSecond: number;
+  messagesOutPerSecond: number;
+  clientsConnected: number;
+  clientsDisconnected: number;
+}
+export interface OverviewHistory {
+  intervalSeconds: number;
+  /** Oldest first; the last one taken at the request. */
+  samples: OverviewSample[];
+}
+
+/** One subscription of one session (mq.listSubscriptions, listMqSubscriptions). */
+export interface SubscriptionRow extends MqSessionSubscription {
+  clientName: string;
+  kind: 'mqtt' | 'mqApi';
+  connected: boolean;
+}
+export interface SubscriptionPage {
+  /** Subscriptions that pass the filter. */
+  total: number;
+  subscriptions: SubscriptionRow[];
 }

@@ -15,6 +15,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { explorerEvents } from './events';
+import { overviewHistory } from './overview-history';
 import { withModulePreloads } from './module-preloads';
 import { vendorRoutes } from './vendor-files';
 
@@ -58,6 +59,7 @@ export default definePlugin({
       await app.register(fastifyStatic, { root: scriptsDir, prefix: `${EXPLORER_PATH}js/`, decorateReply: false, cacheControl: true, maxAge: 0, allowedPath: (path) => path.endsWith('.js'), setHeaders: noSniff });
       vendorRoutes(app, `${EXPLORER_PATH}vendor/`, join(root, 'node_modules'));
       explorerEvents(app, engine, `${EXPLORER_PATH}events`);
+      overviewHistory(app, engine, `${EXPLORER_PATH}overview-history`);
     });
     fastify.get('/apps/explorer', (_request, reply) => reply.redirect(EXPLORER_PATH));
     // The established product's app paths.

@@ -17,7 +17,8 @@ import { EngineError } from '../../kernel/errors';
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import type { MessageCore } from './message-core';
 import { hasExpired, shapeMessage } from './retrieve';
-import { topicFilterProblem } from '../../kernel/auth/topic-filter';
+import { topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter';
+import { previewOf } from './topic-preview';
 import { TopicCounts } from './topic-counts';
 import type {
   BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, RetainedMessage, RetainedPage, TopicNodeSummary,
@@ -77,18 +78,21 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
       core.activity.watch();
       const prefix = p.prefix ?? null;
       const start = prefix === null ? '' : `${prefix}/`;
-      const filter = p.filter ? p.filter.toLowerCase() : '';
+      // A filter with + or # is an MQTT topic filter (whole topics match); otherwise a substring.
+      const wildcard = p.filter !== undefined && /[+#]/.test(p.filter);
+      if (wildcard) {
+        const problem = topicFilterProblem(p.filter!);
+        if (problem) throw new EngineError('INVALID_TOPIC', { topic: p.filter, reason: problem });
+      }
+      const filter = p.filter ? (wildcard ? p.filter : p.filter.toLowerCase()) : '';
+      const passes = (topic: string): boolean => !filter || (wildcard ? topicMatches(filter, topic) : topic.toLowerCase().includes(filter));
       const nodes = new Map<string, TopicNodeSummary>();
       const now = engine.clock.now();
       const log = engine.need('storage').messageLog;
       const all = log.listTopics();
       counts.prune(all.length);
-      // The topics under the prefix are one run of the sorted list.
-      for (let i = prefix === null ? 0 : lowerBound(all, start, (entry) => entry.topic); i < all.length; i++) {
-        const topic = all[i].topic;
-        if (prefix !== null && !topic.startsWith(start)) break;
-        if (filter && !topic.toLowerCase().includes(filter)) continue;
-        if (!mayList(ctx, topic)) continue;
+      let topics = 0;
+      const place = (topic: string, count: number, lastMessageTime: string | null): void => {
         const rest = topic.slice(start.length);
         const slash = rest.indexOf('/');
         const name = slash < 0 ? rest : rest.slice(0, slash);
@@ -99,15 +103,43 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
         }
         if (slash < 0) node.isTopic = true;
         else node.hasChildren = true;
-        const stats = counts.of(topic, now);
+        topics++;
         node.topicCount++;
-        node.messageCount += stats.count;
-        if (stats.lastMessageTime !== null && (node.lastMessageTime === null || stats.lastMessageTime > node.lastMessageTime)) node.lastMessageTime = stats.lastMessageTime;
+        node.messageCount += count;
+        if (lastMessageTime !== null && (node.lastMessageTime === null || lastMessageTime > node.lastMessageTime)) node.lastMessageTime = lastMessageTime;
         node.messagesPerSecond += core.activity.rate(topic);
+      };
+      // The topics under the prefix are one run of the sorted list.
+      for (let i = prefix === null ? 0 : lowerBound(all, start, (entry) => entry.topic); i < all.length; i++) {
+        const topic = all[i].topic;
+        if (prefix !== null && !topic.startsWith(start)) break;
+        if (!passes(topic) || !mayList(ctx, topic)) continue;
+        const stats = counts.of(topic, now);
+        place(topic, stats.count, stats.lastMessageTime);
+      }
+      // $SYS topics are never stored: they are the server's retained figures, shown to whoever may list them.
+      if (prefix === null || start.startsWith('$SYS/')) {
+        for (const [topic, entry] of core.retained.list(prefix === null ? '$SYS/' : start)) {
+          if (!entry.message || !passes(topic) || !mayList(ctx, topic)) continue;
+          place(topic, 0, new Date(entry.message.createdAt).toISOString().slice(0, 23));
+        }
       }
       const sorted = [...nodes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const offset = p.offset ?? 0;
-      return { total: sorted.length, nodes: sorted.slice(offset, offset + (p.limit ?? 500)) };
+      const page = sorted.slice(offset, offset + (p.limit ?? 500));
+      // The page's topics: a retained marker, and a preview of the last value for those who may read it.
+      for (const node of page) {
+        if (!node.isTopic) continue;
+        const retained = core.retained.get(node.path);
+        node.retained = retained !== undefined;
+        if (!core.allowed(ctx.principal, 'mq.retrieve', node.path)) continue;
+        if (retained?.message) node.preview = previewOf(retained.message.payload);
+        else {
+          const last = log.readTopic(node.path, { limit: 1, reverse: true })[0];
+          if (last) node.preview = previewOf(last.payload);
+        }
+      }
+      return { total: sorted.length, topics, nodes: page };
     },
   });
 
@@ -163,6 +195,20 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
       if (started) warmCounts();
       const { value, busiest } = currentFigures();
       return { ...value, busiestTopics: busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST) };
+    },
+  });
+
+  // The server's running totals alone, for samplers (the explorer's overview history): unlike
+  // mq.overview it does not start the per-topic activity recording, so sampling costs the publish
+  // path nothing while nobody watches.
+  bus.register<Record<string, never>, { messagesReceived: number; messagesSent: number; clientsConnected: number; clientsDisconnected: number }>({
+    name: 'mq.totals',
+    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures).',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    access: 'authenticated',
+    handler: () => {
+      const { connected, total } = core.sessionCounts();
+      return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
     },
   });
 

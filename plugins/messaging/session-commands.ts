@@ -22,7 +22,7 @@ import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kerne
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
-import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage } from '../../lib/explorer/api-types';
+import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -185,6 +185,38 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
+  bus.register<{ filter?: string; offset?: number; limit?: number }, SubscriptionPage>({
+    name: 'mq.listSubscriptions',
+    summary: 'Every subscription of the sessions the caller may use, by client name then topic filter; `filter` keeps those whose topic filter or client name contains it (case-insensitive).',
+    params: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        filter: { type: 'string' },
+        offset: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 10_000 },
+      },
+    },
+    access: 'authenticated',
+    handler: (p, ctx) => {
+      const filter = p.filter ? p.filter.toLowerCase() : '';
+      const offset = p.offset ?? 0;
+      const limit = p.limit ?? 500;
+      const page: SubscriptionRow[] = [];
+      let total = 0;
+      for (const s of visible(core, ctx)) {
+        if (s.subscriptionCount === 0) continue;
+        const byClient = filter !== '' && s.clientId.toLowerCase().includes(filter);
+        const filters = [...s.subscriptions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        for (const [topicFilter, options] of filters) {
+          if (filter && !byClient && !topicFilter.toLowerCase().includes(filter)) continue;
+          if (total >= offset && page.length < limit) page.push({ clientName: s.clientId, kind: s.kind, connected: s.online, topicFilter, ...options });
+          total++;
+        }
+      }
+      return { total, subscriptions: page };
+    },
+  });
+
   bus.register<{ clientNames?: string[] }, { sessions: MqSessionDescription[] }>({
     name: 'mq.describeSessions',
     summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given).',
@@ -231,6 +263,13 @@ function describe(engine: Engine, core: MessageCore, s: Session): MqSessionDescr
     receiveRate: s.received / seconds,
     position: s.position,
     expiryInterval: s.expiryInterval,
+    connectedSince: s.online && s.connection ? isoTime(s.connection.since) : null,
+    disconnectedSince: s.online || s.disconnectedAt === null ? null : isoTime(s.disconnectedAt),
+    address: s.connection?.facts?.address || null,
+    protocolVersion: s.connection?.facts?.protocolVersion ?? null,
+    keepAliveSeconds: s.connection?.facts?.keepAliveSeconds ?? null,
+    inflight: s.inflightCount,
+    queued: Math.max(0, core.messageLog.lastSequence() - s.position),
   };
 }
 

@@ -97,6 +97,7 @@ export class SessionLifecycle {
     session.expiryInterval = options.expiryInterval;
     session.outlet = outlet;
     session.disconnectedAt = null;
+    session.connection = { since: core.engine.clock.now(), facts: options.connection };
     this.offline.delete(session);
     if (present) {
       // Messages of QoS 0 published while it was away are not sent (QoS 1 and 2 are); until

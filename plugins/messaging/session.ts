@@ -13,7 +13,7 @@
 import type { Principal } from '../../kernel/auth/principal';
 import { fromSmallTime, smallTime } from '../../kernel/clock';
 import type { CoreMessage, QoS } from './message';
-import type { SessionOutlet, SubscriptionOptions, WillMessage } from '../../kernel/messaging/session-types';
+import type { ConnectionFacts, SessionOutlet, SubscriptionOptions, WillMessage } from '../../kernel/messaging/session-types';
 
 export type { Delivery, SessionOutlet, SubscriptionOptions, WillMessage } from '../../kernel/messaging/session-types';
 export { MAX_SUBSCRIPTION_IDENTIFIER, MAX_SUBSCRIPTIONS, SESSION_NEVER_EXPIRES } from '../../kernel/messaging/session-types';
@@ -148,6 +148,8 @@ export class Session {
   /** Seconds the session outlives its connection; 0: it ends with it. */
   expiryInterval = 0;
   disconnectedAt: number | null = null;
+  /** The last connection (engine ms it began; what the protocol told of it): the explorer's client details. */
+  connection?: { since: number; facts?: ConnectionFacts };
   /** The router's mark, to find a session matched by several subscriptions of one message. */
   routeStamp = 0;
   private nextPacketId = 1;

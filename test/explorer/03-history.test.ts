@@ -77,6 +77,43 @@ describe('explorer: topic history', function () {
     const page = await suite.page();
     await logIn(page, undefined, `#/topics/${TOPIC}?tab=history&until=${encodeURIComponent(until)}`);
     await expectRows(page, cut.payload.n - 1, cut.payload.n - 50);
+    // The total stays in view under the range (counted on the server's messages).
+    const inRange = cut.payload.n - 1;
+    await page.getByText(`Page 1 of ${Math.ceil(inRange / 50)} · ${inRange} messages in this range`).waitFor();
+    // From and Until together: only the messages between them.
+    const from = new Date(`${messages[9].timestamp}Z`);
+    const before = messages.filter((message) => message.timestamp < messages[9].timestamp).length;
+    await page.goto(`/apps/explorer/#/topics/${TOPIC}?tab=history&from=${encodeURIComponent(from.toISOString())}&until=${encodeURIComponent(until)}`);
+    await page.getByText(`· ${inRange - before} messages in this range`).waitFor();
+  });
+
+  it('a From later than Until is refused with a message, and nothing is applied', async () => {
+    const page = await suite.page();
+    await logIn(page, undefined, `#/topics/${TOPIC}?tab=history`);
+    await page.getByText('Page 1 of 5 · 250 messages').waitFor();
+    await page.getByLabel('From').fill('2030-01-02T10:00:00');
+    await page.getByLabel('Until').fill('2030-01-01T10:00:00');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('alert').filter({ hasText: 'From must be earlier than Until.' }).waitFor();
+    assert.doesNotMatch(page.url(), /from=|until=/);
+    await page.getByText('Page 1 of 5 · 250 messages').waitFor();
+  });
+
+  it('times show milliseconds, a page number jumps to its page, and one message is "1 message"', async () => {
+    const page = await suite.page();
+    await logIn(page, undefined, `#/topics/${TOPIC}?tab=history`);
+    await expectRows(page, 250, 201);
+    const time = await page.locator('table[aria-label="Stored messages"] tbody tr').first().locator('td').nth(1).textContent();
+    assert.match(time ?? '', /\d\d:\d\d:\d\d\.\d{3}$/);
+    await page.getByLabel('Go to page').fill('4');
+    await page.getByRole('button', { name: 'Go', exact: true }).click();
+    await page.getByText('Page 4 of 5 · 250 messages').waitFor();
+    await expectRows(page, 100, 51);
+    const publisher = await mqtt.connectAsync(`mqtt://127.0.0.1:${suite.mqttPort}`, { username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+    await publisher.publishAsync('factory/press/7/single', 'once', { qos: 1 });
+    await publisher.endAsync();
+    await page.goto('/apps/explorer/#/topics/factory/press/7/single?tab=history');
+    await page.getByText('Page 1 of 1 · 1 message', { exact: true }).waitFor();
   });
 
   it('a row opens the message detail (in the URL) with its properties and a diff against the previous message', async () => {
@@ -95,12 +132,14 @@ describe('explorer: topic history', function () {
     await diff.locator('.diff-added', { hasText: '"pressure": 137.5' }).waitFor();
     // Views of the payload.
     await detail.getByRole('tab', { name: 'Hex' }).click();
-    const hex = Buffer.from(JSON.stringify({ n: 150, pressure: 137.5 })).toString('hex').match(/../g)!.join(' ');
-    assert.equal(await detail.getByLabel('Payload', { exact: true }).textContent(), hex);
+    // A hex dump: offsets, 16 bytes a line in two groups of 8, and the ASCII column.
+    assert.equal(await detail.getByLabel('Payload', { exact: true }).textContent(), [
+      '00000000  7b 22 6e 22 3a 31 35 30  2c 22 70 72 65 73 73 75  |{"n":150,"pressu|',
+      '00000010  72 65 22 3a 31 33 37 2e  35 7d                    |re":137.5}|',
+    ].join('\n'));
     await detail.getByRole('tab', { name: 'Base64' }).click();
     assert.equal(await detail.getByLabel('Payload', { exact: true }).textContent(), Buffer.from(JSON.stringify({ n: 150, pressure: 137.5 })).toString('base64'));
     await detail.getByRole('tab', { name: 'Pretty' }).click();
-    await docScreenshot(page, 'message-detail');
     // The detail is a deep link too.
     const url = page.url();
     const second = await suite.page();

@@ -157,6 +157,28 @@ describe('explorer: tables', function () {
     assert.equal(await page.getByLabel('From', { exact: true }).inputValue(), '30');
   });
 
+  it('range bounds are typed as the index field: a quoted text is that text; a descending index finds rows with the bounds in either order', async () => {
+    assert.equal((await call('POST', rest('/index/main/people/by_name'), { body: { fields: [{ name: 'name' }] } })).status, 200);
+    const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const descending = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'db', action: 'createIndex', authToken: session.json.authToken, params: { databaseName: 'main', tableName: 'people', indexName: 'age_desc', fields: [{ name: 'age', sortDescending: true }] } } });
+    assert.equal(descending.json.errorCode, 0, descending.text);
+    const page = await suite.page();
+    await logIn(page, undefined, '#/tables/main/people?index=by_name');
+    await waitColumn(page, 'name', ['Ann', 'Bob', 'Cy', 'Dee', 'Eve']);
+    // From "Cy" in quotes: the names from Cy on, not every name (the quote sorts before letters).
+    await page.getByLabel('From', { exact: true }).fill('"Cy"');
+    await page.getByRole('button', { name: 'Query' }).click();
+    await waitColumn(page, 'name', ['Cy', 'Dee', 'Eve']);
+    await page.getByLabel('To', { exact: true }).fill('Dee');
+    await page.getByRole('button', { name: 'Query' }).click();
+    await waitColumn(page, 'name', ['Cy', 'Dee']);
+    // The descending index, from 40 to 30 as it reads, and from 30 to 40.
+    for (const [from, to] of [['40', '30'], ['30', '40']]) {
+      await page.goto(`/apps/explorer/#/tables/main/people?index=age_desc&from=${from}&to=${to}`);
+      await waitColumn(page, 'age', ['40', '35', '30']);
+    }
+  });
+
   it('pages through 120 records in index order on the server', async () => {
     assert.equal((await call('POST', rest('/table/main/numbers'), { body: { fields: [{ name: 'n', type: 'integer' }, { name: 'label', type: 'varchar', length: 10 }] } })).status, 200);
     assert.equal((await call('POST', rest('/index/main/numbers/by_n_desc'), { body: { fields: [{ name: 'n', ascending: false }] } })).status, 200);
@@ -200,5 +222,8 @@ describe('explorer: tables', function () {
     await page.locator('table[aria-label^="Records of"] tbody tr').first().waitFor();
     assert.equal(await page.getByRole('button', { name: 'Insert record' }).count(), 0);
     assert.equal(await page.getByRole('button', { name: /^Delete record/ }).count(), 0);
+    // Listed apart from the user tables.
+    await page.getByRole('navigation', { name: 'Integration tables (MQTT topics)' }).getByRole('link', { name: tableName }).waitFor();
+    assert.equal(await page.getByRole('navigation', { name: 'Tables', exact: true }).getByRole('link', { name: tableName }).count(), 0);
   });
 });

@@ -67,6 +67,22 @@ describe('explorer: API console', function () {
     await body.filter({ hasText: '"console_people"' }).waitFor();
   });
 
+  it('fills the action templates with names from the server: a topic, a table and its index', async () => {
+    assert.equal((await call('POST', `${suite.server.http}/engine/api/v1/index/main/console_people/by_name`, { body: { fields: [{ name: 'name' }] } })).status, 200);
+    const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const published = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'mq', action: 'publishMessagesToMq', authToken: session.json.authToken, params: { topic: 'console/line7/temp', messages: [{ payload: 21 }] } } });
+    assert.equal(published.json.errorCode, 0);
+    const page = await suite.page();
+    await logIn(page, undefined, '#/console?action=db.getRecordsByIndex');
+    const text = (): Promise<string> => page.evaluate(() => (globalThis as any).document.querySelector('textarea')?.value ?? '');
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"console_people"'));
+    const records = JSON.parse(await text());
+    assert.deepEqual([records.params.tableName, records.params.indexName], ['console_people', 'by_name']);
+    await page.goto('/apps/explorer/#/console?action=mq.getMessagesFromMqTopic');
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('getMessagesFromMqTopic'));
+    assert.equal(JSON.parse(await text()).params.topic, 'console/line7/temp');
+  });
+
   it('has a template for every action of the server\'s action table', async () => {
     const page = await suite.page();
     await logIn(page, undefined, '#/console');

@@ -2,6 +2,7 @@
 import { strict as assert } from 'node:assert';
 import type { MqttClient } from 'mqtt';
 import { connectOk } from '../mqtt/mqtt-helpers';
+import { call } from '../helpers/server';
 import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
 
 describe('explorer: overview', function () {
@@ -42,6 +43,31 @@ describe('explorer: overview', function () {
     assert.ok(Number(stored!.replace(/\D/g, '')) > 0, `stored messages: ${stored}`);
     await page.getByRole('region', { name: 'Busiest topics' }).getByRole('link', { name: 'plant/line1/temperature' }).click();
     assert.match(page.url(), /#\/topics\/plant\/line1\/temperature$/);
+  });
+
+  it('the last hour\'s message-rate and client charts are kept on the server: a page opened after the traffic shows them at once', async () => {
+    const { client } = await connectOk(mqttUrl(), { protocolVersion: 5, clientId: 'history-publisher', username: 'admin', password: 'ADMIN', reconnectPeriod: 0 });
+    clients.push(client);
+    for (let n = 0; n < 50; n++) await client.publishAsync('plant/history', String(n), { qos: 1 });
+    // The server's samples: refused without a session; with one, a sample after the traffic counts it.
+    assert.equal((await call('GET', `${suite.server.http}/apps/explorer/overview-history`, { auth: null })).status, 401);
+    const session = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const history = await call('GET', `${suite.server.http}/apps/explorer/overview-history`, { auth: null, headers: { authorization: `Bearer ${session.json.authToken}` } });
+    assert.equal(history.status, 200);
+    const samples = history.json.samples as Array<{ time: string; messagesInPerSecond: number; clientsConnected: number }>;
+    assert.ok(samples.length >= 2, `the sample taken at start and the current one (${samples.length})`);
+    assert.ok(samples.some((sample) => sample.messagesInPerSecond > 0), 'the messages published show as a rate');
+    assert.ok(samples[samples.length - 1].clientsConnected >= 1);
+    // The page draws them as it opens, before any live figure could have built a history.
+    const page = await suite.page({ viewport: { width: 1440, height: 900 } });
+    await logIn(page);
+    const rates = page.getByRole('region', { name: 'Messages per second, last hour' });
+    await rates.locator('canvas').waitFor();
+    await rates.locator('.ops-chart-now', { hasText: /^\d+ samples · now: in [\d.]+, out [\d.]+$/ }).waitFor();
+    const clientsChart = page.getByRole('region', { name: 'Clients, last hour' });
+    await clientsChart.locator('canvas').waitFor();
+    await clientsChart.locator('.ops-chart-now', { hasText: /now: connected [1-9]\d*, disconnected \(kept\) \d+$/ }).waitFor();
+    await docScreenshot(page, 'overview-charts');
   });
 
   it('the shared stream closes on logout (no reconnect, no error)', async () => {

@@ -94,6 +94,31 @@ describe('explorer: clients', function () {
     await subscriptions.getByRole('row', { name: /ops\/plain/ }).getByText('—', { exact: true }).waitFor();
   });
 
+  it('shows where and how a client is connected: address, protocol, keep alive, connected since, in flight and queued, and its position in words', async () => {
+    const { client } = await connectOk(mqttUrl(), { protocolVersion: 4, clientId: 'ops-facts', username: 'admin', password: 'ADMIN', reconnectPeriod: 0, keepalive: 45, clean: false });
+    clients.push(client);
+    await client.subscribeAsync('ops/facts/#', { qos: 1 });
+    const [described] = (await api('describeMqSessions', { clientNames: ['ops-facts'] })).sessions;
+    assert.deepEqual([described.address, described.protocolVersion, described.keepAliveSeconds, described.inflight, described.queued], ['127.0.0.1', 4, 45, 0, 0]);
+    assert.match(described.connectedSince, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const page = await suite.page();
+    await logIn(page, undefined, '#/clients/ops-facts');
+    const detail = page.getByRole('region', { name: 'Client ops-facts' });
+    const value = (label: string) => detail.getByRole('group', { name: label, exact: true }).locator('.value');
+    await value('Address').filter({ hasText: '127.0.0.1' }).waitFor();
+    assert.equal(await value('Protocol').textContent(), 'MQTT 3.1.1');
+    assert.equal(await value('Keep alive').textContent(), '45s');
+    assert.match(await value('Connected since').textContent() ?? '', /ago$|just now/);
+    assert.equal(await value('In flight').textContent(), '0');
+    assert.equal(await value('Queued').textContent(), '0');
+    await detail.locator('.ops-position', { hasText: /^It has read the message log up to message [\d,]+; nothing newer is waiting for it\.$/ }).waitFor();
+    // Disconnected: since when, instead.
+    await client.endAsync();
+    clients.splice(clients.indexOf(client), 1);
+    await page.reload();
+    await value('Disconnected since').waitFor();
+  });
+
   it('"Remove disconnected sessions" shows the count first, then removes them', async () => {
     const keeper = await connect('ops-keeper', true);
     for (const name of ['ops-gone-1', 'ops-gone-2']) (await connect(name, true)).end(true);

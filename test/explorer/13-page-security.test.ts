@@ -206,4 +206,20 @@ describe('explorer: page security', function () {
       await page.locator('.opblock-summary-path', { hasText: '/engine/api/v1/table/{db}' }).first().waitFor();
     }
   });
+
+  it('the OpenAPI UI lists the operations and "Try it out" answers with the Basic credentials the browser holds', async () => {
+    const created = await call('POST', `${suite.server.http}/engine/api/v1/table/main/tryout`, { body: { fields: [{ name: 'n', type: 'integer' }] } });
+    assert.ok(created.status < 300, created.text);
+    const page = await suite.page({ httpCredentials: { username: 'admin', password: 'ADMIN' } });
+    await page.goto('/engine/api/v1/documentation');
+    const operation = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path', { hasText: /^\/engine\/api\/v1\/table\/\{db\}$/ }) }).first();
+    await operation.locator('.opblock-summary').click();
+    await operation.getByRole('button', { name: 'Try it out' }).click();
+    await operation.locator('input[placeholder="db"]').fill('main');
+    await operation.getByRole('button', { name: 'Execute' }).click();
+    const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
+    await status.waitFor();
+    assert.equal((await status.textContent())?.trim(), '200');
+    assert.match(await operation.locator('.live-responses-table .response-col_description pre').first().textContent() ?? '', /tryout/);
+  });
 });

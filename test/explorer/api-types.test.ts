@@ -42,6 +42,7 @@ const SHAPES = [
   'DeleteRetainedResult', 'DisconnectClientResult', 'DeleteSessionsResult',
   'MqSessionSummary', 'MqSessionPage', 'MqSessionSubscription', 'MqSessionDescription',
   'UserProperty', 'ShapedMessage', 'StoredMessage', 'RetainedMessage', 'RetainedPage',
+  'OverviewSample', 'OverviewHistory', 'SubscriptionRow', 'SubscriptionPage',
 ];
 
 describe('explorer API types (lib/explorer/api-types.d.ts)', () => {

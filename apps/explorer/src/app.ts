@@ -28,7 +28,9 @@ const SCREENS: readonly ScreenEntry[] = [
   { id: 'overview', title: 'Overview', module: 'screens/overview.js', load: () => import('./screens/overview.js').then((m) => m.OverviewScreen) },
   { id: 'topics', title: 'Topics', module: 'screens/topics/index.js', load: () => import('./screens/topics/index.js').then((m) => m.TopicsScreen) },
   { id: 'clients', title: 'Clients', module: 'screens/clients.js', load: () => import('./screens/clients.js').then((m) => m.ClientsScreen) },
+  { id: 'subscriptions', title: 'Subscriptions', module: 'screens/subscriptions.js', load: () => import('./screens/subscriptions.js').then((m) => m.SubscriptionsScreen) },
   { id: 'retained', title: 'Retained', module: 'screens/retained.js', load: () => import('./screens/retained.js').then((m) => m.RetainedScreen) },
+  { id: 'access', title: 'Accounts', module: 'screens/access.js', load: () => import('./screens/access.js').then((m) => m.AccessScreen) },
   { id: 'tables', title: 'Tables', module: 'screens/tables.js', load: () => import('./screens/tables.js').then((m) => m.TablesScreen) },
   { id: 'console', title: 'API console', module: 'screens/console.js', load: () => import('./screens/console.js').then((m) => m.ConsoleScreen) },
 ];

@@ -10,6 +10,12 @@
 import { signal, effect } from '@preact/signals';
 import { login } from './api.js';
 
+/**
+ * This tab's client name: the live tail connects with it, and messages published from the page
+ * carry it as their publisher (so a reader of the history sees they came from this console).
+ */
+export const CONSOLE_CLIENT_NAME = `explorer-${Math.random().toString(36).slice(2, 12)}`;
+
 export interface LiveMessage {
   topic: string;
   payload: Uint8Array;
@@ -97,7 +103,7 @@ async function open(): Promise<MqttClient> {
         protocolVersion: 5,
         username: account.account,
         password: account.token,
-        clientId: `explorer-${Math.random().toString(36).slice(2, 12)}`,
+        clientId: CONSOLE_CLIENT_NAME,
         clean: true,
         reconnectPeriod: 3000,
         connectTimeout: 10_000,

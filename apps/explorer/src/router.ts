@@ -48,6 +48,14 @@ export function setQuery(changes: Record<string, string | number | undefined>): 
   route.value = parseHash(hash);
 }
 
+/** Moves to a route in place (no new history entry), e.g. stepping through the tree with the keys. */
+export function replaceRoute(to: Parameters<typeof formatHash>[0]): void {
+  const hash = formatHash(to);
+  if (hash === location.hash) return;
+  history.replaceState(null, '', hash);
+  route.value = parseHash(hash);
+}
+
 function splitOnce(text: string, separator: string): [string, string?] {
   const at = text.indexOf(separator);
   return at < 0 ? [text] : [text.slice(0, at), text.slice(at + 1)];

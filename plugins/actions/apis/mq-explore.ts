@@ -1,7 +1,7 @@
 /**
  * mq actions for looking at and operating the broker (the explorer's screens use them), over the
  * messaging plugin's explore commands (plugins/messaging/explore-commands.ts): browseTopics,
- * getMqOverview, listRetainedMessages, deleteRetainedMessages, disconnectMqClient,
+ * getMqOverview, listRetainedMessages, deleteRetainedMessages, listMqSubscriptions, disconnectMqClient,
  * deleteMqSessions. Not in the specification: our additions (docs/actions.md, docs/decisions.md).
  */
 import type { ActionCall, ActionDefinition } from '../action-table';
@@ -47,6 +47,12 @@ export const mqExploreActions: readonly ActionDefinition[] = [
     summary: 'Forget the retained messages whose topics match `topicFilter` (their messages stay in the log); `dryRun` only counts them.',
     params: schema({ topicFilter: STRING, dryRun: BOOLEAN }, ['topicFilter']),
     handler: (call: ActionCall) => exec(call, 'mq.deleteRetained', given(call.params as Params, ['topicFilter', 'dryRun'])),
+  },
+  {
+    action: 'listMqSubscriptions',
+    summary: 'Every subscription of the sessions the caller may use (topic filter, client, QoS, options), by client name; `filter` keeps those whose topic filter or client name contains it.',
+    params: schema({ filter: STRING, offset: OFFSET, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }),
+    handler: (call: ActionCall) => exec(call, 'mq.listSubscriptions', given(call.params as Params, ['filter', 'offset', 'limit'])),
   },
   {
     action: 'disconnectMqClient',

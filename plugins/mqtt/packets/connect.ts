@@ -118,7 +118,10 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   // The session: 3.1.1 clean session 0 keeps it without end; MQTT 5 keeps it Session Expiry
   // Interval seconds after the connection [MQTT-3.1.2-4 … MQTT-3.1.2-6, MQTT 5 §3.1.2.11.2].
   const expiryInterval = v5 ? connection.sessionExpiryInterval : packet.clean ? 0 : SESSION_NEVER_EXPIRES;
-  const { session, present } = core.openSession(clientId, principal, { cleanStart: packet.clean !== false, expiryInterval, kind: 'mqtt' }, connection);
+  const { session, present } = core.openSession(clientId, principal, {
+    cleanStart: packet.clean !== false, expiryInterval, kind: 'mqtt',
+    connection: { address: connection.address, protocolVersion: level, keepAliveSeconds: keepAlive },
+  }, connection);
   connection.session = session;
   const will = packet.will;
   if (will) core.setWill(session, willMessage(connection, will, clientId));

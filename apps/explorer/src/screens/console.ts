@@ -14,6 +14,7 @@ import {
   ACTION_TEMPLATES, REST_BASE, REST_TEMPLATES, TOKEN_PLACEHOLDER, restTemplatesFromOpenApi, templateKey, templateText,
   type RestTemplate, type Template,
 } from './console/templates.js';
+import { loadRealNames, withRealNames, type RealNames } from './console/real-names.js';
 import { addHistory, readHistory, writeHistory, type HistoryEntry } from './console/history.js';
 
 const DEFAULT_KEY = 'db.listTables';
@@ -25,6 +26,9 @@ interface Response {
   text: string;
   errorCode?: number;
 }
+
+/** Names from the server for the templates, found once per page load. */
+let realNames: RealNames | undefined;
 
 /** REST routes from the server's OpenAPI document, read once per page load. */
 let openApiRoutes: RestTemplate[] | undefined;
@@ -39,6 +43,23 @@ export function ConsoleScreen(props: ScreenProps) {
   const [error, setError] = useState('');
   const [sending, setSending] = useState(false);
   const [history, setHistory] = useState<HistoryEntry[]>(readHistory);
+  const [names, setNames] = useState<RealNames>(realNames ?? {});
+  const filled = (chosen: Template): string => withRealNames(templateText(chosen), names);
+
+  // The server's own names for the templates, once a page load; an untouched editor takes them.
+  useEffect(() => {
+    if (realNames) return;
+    const abort = new AbortController();
+    void loadRealNames(abort.signal).then((found) => {
+      realNames = found;
+      setNames(found);
+      setEditor((current) => {
+        const shown = current && templates.find((candidate) => templateKey(candidate) === current.key);
+        return current && shown && current.text === templateText(shown) ? { key: current.key, text: withRealNames(current.text, found) } : current;
+      });
+    });
+    return () => abort.abort();
+  }, []);
 
   const templates = useMemo<Template[]>(() => [...ACTION_TEMPLATES, ...restRoutes], [restRoutes]);
   const key = props.route.query.action || DEFAULT_KEY;
@@ -46,7 +67,7 @@ export function ConsoleScreen(props: ScreenProps) {
 
   useEffect(() => {
     if (editor?.key === key) return;
-    setEditor({ key, text: template ? templateText(template) : textOfKey(key) });
+    setEditor({ key, text: template ? filled(template) : textOfKey(key) });
     setError('');
   }, [key, template]);
 
@@ -184,7 +205,7 @@ export function ConsoleScreen(props: ScreenProps) {
             </label>
             <div class="row">
               <button type="submit" class="primary" disabled=${sending}>Send</button>
-              ${template && html`<button type="button" onClick=${() => setEditor({ key, text: templateText(template) })}>Reset to template</button>`}
+              ${template && html`<button type="button" onClick=${() => setEditor({ key, text: filled(template) })}>Reset to template</button>`}
               <span class="muted small">Ctrl+Enter sends. <code>${TOKEN_PLACEHOLDER}</code> is replaced by your session's token only in the request sent.</span>
             </div>
           </form>

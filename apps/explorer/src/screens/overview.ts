@@ -8,6 +8,7 @@ import { visible } from '../visible-text.js';
 import type { ScreenProps } from '../app.js';
 import { subscribeEvents, streamState, type Overview } from '../events.js';
 import { formatCount, formatDuration, formatRate, topicHref } from '../format.js';
+import { OverviewCharts } from './overview-charts.js';
 
 interface CounterSpec {
   label: string;
@@ -58,6 +59,7 @@ export function OverviewScreen(_props: ScreenProps) {
           <div class="counters" aria-label="Counters">
             ${COUNTERS.map((spec) => html`<${Counter} key=${spec.label} spec=${spec} value=${spec.value(overview)} />`)}
           </div>
+          <${OverviewCharts} />
           <${BusiestTopics} topics=${overview.busiestTopics ?? []} />`}
     </section>`;
 }

@@ -87,6 +87,14 @@ function Description({ session }: { session: MqSessionDescription }) {
     <div class="counters" aria-label="Statistics">
       ${stat('Kind', KIND_TEXT[session.kind] ?? session.kind)}
       ${stat('Owner', session.owner)}
+      ${session.connectedSince
+        ? stat('Connected since', formatAgo(session.connectedSince), formatTime(session.connectedSince))
+        : stat('Disconnected since', session.disconnectedSince ? formatAgo(session.disconnectedSince) : '—', session.disconnectedSince ? formatTime(session.disconnectedSince) : 'Not connected since the server started')}
+      ${session.address !== null && stat('Address', session.address)}
+      ${session.protocolVersion !== null && stat('Protocol', PROTOCOL_TEXT[session.protocolVersion] ?? `level ${session.protocolVersion}`)}
+      ${session.keepAliveSeconds !== null && stat('Keep alive', session.keepAliveSeconds === 0 ? 'None' : formatDuration(session.keepAliveSeconds))}
+      ${stat('In flight', formatCount(session.inflight), 'QoS 1 and 2 messages sent to it and not yet acknowledged')}
+      ${stat('Queued', formatCount(session.queued), 'Messages logged after its position in the log: at most what it still has to receive')}
       ${stat('Subscriptions', formatCount(session.subscriptionCount))}
       ${stat('Messages published', formatCount(session.messagesPublished), `Last: ${formatTime(session.lastPublishedAt)}`)}
       ${stat('Messages received', formatCount(session.messagesReceived), `Last: ${formatTime(session.lastReceivedAt)}`)}
@@ -94,7 +102,10 @@ function Description({ session }: { session: MqSessionDescription }) {
       ${stat('Receive rate', formatRate(session.receiveRate), 'Since the session was created or the server started')}
       ${stat('Last published', formatAgo(session.lastPublishedAt), formatTime(session.lastPublishedAt))}
       ${stat('Last received', formatAgo(session.lastReceivedAt), formatTime(session.lastReceivedAt))}
-      ${stat('Position', formatCount(session.position), 'Messages of the log after its position: at most what it still has to read')}
+      ${stat('Position', `message ${formatCount(session.position)}`, 'Its place in the message log')}
+    </div>
+    <p class="muted ops-position">It has read the message log up to message ${formatCount(session.position)}; ${session.queued === 0 ? 'nothing newer is waiting for it.' : `${formatCount(session.queued)} newer ${session.queued === 1 ? 'message was' : 'messages were'} logged since, of which it receives those its subscriptions match.`}</p>
+    <div class="counters" aria-label="Session">
       ${stat('Session expiry', session.expiryInterval === 0 ? 'On disconnect' : session.expiryInterval >= 4294967295 ? 'Never' : formatDuration(session.expiryInterval))}
     </div>
     <section class="card" aria-label="Subscriptions">
@@ -112,6 +123,8 @@ function Description({ session }: { session: MqSessionDescription }) {
       <${TopicList} title="Published topics" topics=${session.publishedTopics} empty="It has published nothing." />
     </div>`;
 }
+
+const PROTOCOL_TEXT: Record<number, string> = { 3: 'MQTT 3.1', 4: 'MQTT 3.1.1', 5: 'MQTT 5' };
 
 function stat(label: string, value: string, title?: string) {
   return html`<div class="counter" role="group" aria-label=${label} title=${title}><div class="value ops-small">${value}</div><div class="label">${label}</div></div>`;

@@ -102,6 +102,7 @@ export const ACTION_TEMPLATES: readonly ActionTemplate[] = [
   action('mq', 'publishMessagesToMq', 'publish messages (all or none)', { topic: 'plant/line1', messages: [{ payload: { temperature: 21.5 }, qos: 0, retain: false }] }),
   action('mq', 'listTopics', 'list topics'),
   action('mq', 'describeTopics', 'describe topics: counts, rates, subscribers, retention', { topics: ['plant/line1'] }),
+  action('mq', 'listMqSubscriptions', 'every subscription of the sessions you may use', { filter: '', offset: 0, limit: 500 }),
   action('mq', 'browseTopics', 'one level of the topic tree with aggregated counts', { prefix: null, filter: '', offset: 0, limit: 500 }),
   action('mq', 'deleteTopic', 'delete a topic, its messages and its retained message', { topic: 'plant/line1' }),
   action('mq', 'configureTopic', 'set a topic\'s retention', { topic: 'plant/line1', retentionSeconds: 86400, retentionMessages: null }),

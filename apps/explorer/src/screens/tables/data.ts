@@ -164,7 +164,38 @@ export function parseBound(text: string, index: IndexInfo | undefined, fields: F
     return value;
   }
   const first = index?.fields[0];
-  return [convertInput(text, first ? segmentType(first, fields) : 'bigint', false)];
+  const type = first ? segmentType(first, fields) : 'bigint';
+  // "line3" in quotes is the text line3 (the quotes are not part of it): quoted, the bound sorted
+  // before every value, and the range silently held everything.
+  if (/^".*"$/s.test(trimmed) && !NUMERIC.has(type.toLowerCase())) {
+    const unquoted = JSON.parse(trimmed) as unknown;
+    if (typeof unquoted === 'string') return [convertInput(unquoted, type, false)];
+  }
+  return [convertInput(text, type, false)];
+}
+
+/** Compares two bounds value by value (numbers as numbers, the rest as text); 0 when equal or not comparable. */
+function compareBounds(a: unknown[], b: unknown[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x === 'number' && typeof y === 'number') {
+      if (x !== y) return x < y ? -1 : 1;
+    } else if (typeof x === 'string' && typeof y === 'string') {
+      if (x !== y) return x < y ? -1 : 1;
+    } else return 0;
+  }
+  return 0;
+}
+
+/**
+ * The range's low and high bound, whichever order they were typed in: the server reads `>=` and
+ * `<=` as values, so "from 40 to 20" on a descending index (its display order) finds the rows
+ * between them instead of none.
+ */
+export function orderedBounds(from: unknown[] | undefined, to: unknown[] | undefined): { from?: unknown[]; to?: unknown[] } {
+  if (from && to && compareBounds(from, to) > 0) return { from: to, to: from };
+  return { from, to };
 }
 
 /** A cell's text for display and for its editor. */

@@ -12,6 +12,9 @@ const PAGE = 100;
 interface TableName {
   databaseName: string;
   tableName: string;
+  /** From describeTables: a topic's integration table (read-only here), and its topic. */
+  integrationTable?: boolean;
+  topic?: string | null;
 }
 
 export function TableList(props: { database: string; table?: string }) {
@@ -37,8 +40,12 @@ export function TableList(props: { database: string; table?: string }) {
     const params: Record<string, unknown> = { databaseName: props.database, skipRecords: offset, maxRecords: PAGE };
     if (filter.trim()) params.partialTableName = filter.trim();
     call<{ data: TableName[]; totalRecordCount: number }>('db', 'listTables', params, abort.signal)
-      .then((result) => {
-        setTables(result.data);
+      .then(async (result) => {
+        // Which of the page's tables are integration tables (one describeTables call), to list them apart.
+        const names = result.data.map((entry) => entry.tableName);
+        const described = names.length === 0 ? { data: [] } : await call<{ data: Array<{ tableName: string; integrationTable: boolean; topic: string | null }> }>('db', 'describeTables', { databaseName: props.database, tableNames: names }, abort.signal).catch(() => ({ data: [] }));
+        const kinds = new Map(described.data.map((entry) => [entry.tableName, entry]));
+        setTables(result.data.map((entry) => ({ ...entry, integrationTable: kinds.get(entry.tableName)?.integrationTable ?? false, topic: kinds.get(entry.tableName)?.topic ?? null })));
         setTotal(result.totalRecordCount);
         setError('');
       })
@@ -63,13 +70,18 @@ export function TableList(props: { database: string; table?: string }) {
         <input type="search" value=${filter} onInput=${(event: Event) => setFilter((event.target as HTMLInputElement).value)} />
       </label>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      <nav aria-label="Tables">
-        <ul class="table-links">
-          ${tables.map((entry) => html`
-            <li><a href=${formatHash({ screen: 'tables', path: [props.database, entry.tableName] })}
-              class=${entry.tableName === props.table ? 'active' : ''} aria-current=${entry.tableName === props.table ? 'page' : undefined}>${entry.tableName}</a></li>`)}
-        </ul>
-      </nav>
+      ${[
+        { label: 'Tables', entries: tables.filter((entry) => !entry.integrationTable) },
+        { label: 'Integration tables (MQTT topics)', entries: tables.filter((entry) => entry.integrationTable) },
+      ].filter((group) => group.entries.length > 0).map((group) => html`
+        <nav aria-label=${group.label} class="table-group">
+          <h3 class="table-group-title">${group.label}</h3>
+          <ul class="table-links">
+            ${group.entries.map((entry) => html`
+              <li><a href=${formatHash({ screen: 'tables', path: [props.database, entry.tableName] })} title=${entry.topic ? `Topic ${entry.topic}` : undefined}
+                class=${entry.tableName === props.table ? 'active' : ''} aria-current=${entry.tableName === props.table ? 'page' : undefined}>${entry.tableName}</a></li>`)}
+          </ul>
+        </nav>`)}
       ${tables.length === 0 && !error && html`<p class="muted">No tables${filter ? ' match' : ''}.</p>`}
       <p class="muted small">${total} table${total === 1 ? '' : 's'}</p>
       ${total > PAGE && html`

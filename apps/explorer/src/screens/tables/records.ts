@@ -9,7 +9,7 @@ import { html } from '../../html.js';
 import { call, errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import {
-  ID_INDEX, cellText, convertInput, downloadText, fetchRecords, insertTemplate, parseBound, toCsv,
+  ID_INDEX, cellText, convertInput, downloadText, fetchRecords, insertTemplate, orderedBounds, parseBound, toCsv,
   type RecordPage, type Row, type TableInfo,
 } from './data.js';
 
@@ -64,7 +64,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
     const abort = new AbortController();
     let bounds: { from?: unknown[]; to?: unknown[] };
     try {
-      bounds = { from: parseBound(from, index, info.fields), to: parseBound(to, index, info.fields) };
+      bounds = orderedBounds(parseBound(from, index, info.fields), parseBound(to, index, info.fields));
     } catch (failure) {
       setError(`Range: ${errorText(failure)}`);
       setData(null);
@@ -182,7 +182,7 @@ export function TableRecords(props: { info: TableInfo; query: Record<string, str
         ${narrowed && html`<button type="button" onClick=${() => setQuery({ from: undefined, to: undefined, filter: undefined, page: undefined })}>Clear</button>`}
       </form>
       <div class="row">
-        <p class="muted small grow">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}${filter ? `Filter: ${filter}. ` : ''}A bound is a value of the index's first field, or a JSON array of leading values (["even", 10]); the filter is an expression over any columns.</p>
+        <p class="muted small grow">${ranged ? `Range on ${indexName}: from ${from || '(start)'} to ${to || '(end)'}, inclusive. ` : ''}${filter ? `Filter: ${filter}. ` : ''}A bound is a value of the index's first field (text with or without quotes), or a JSON array of leading values (["even", 10]); the bounds may be typed in either order; the filter is an expression over any columns.</p>
         ${!readOnly && html`<button type="button" class="primary" onClick=${() => setEditor({ mode: 'insert', text: JSON.stringify(insertTemplate(info.fields), null, 2), error: '' })}>Insert record</button>`}
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.csv`, toCsv(columns, rows), 'text/csv')}>Export CSV</button>
         <button type="button" disabled=${rows.length === 0} onClick=${() => downloadText(`${base}.json`, JSON.stringify(rows, null, 2) + '\n', 'application/json')}>Export JSON</button>

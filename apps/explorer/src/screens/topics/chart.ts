@@ -1,7 +1,10 @@
 /**
- * Chart: numbers of a topic's payloads (the payload itself, or a JSON path such as `temp` or
- * `a.b[0]`) over its stored history since a start time, plus live points as they arrive. uPlot is
- * loaded with a dynamic import when this tab opens.
+ * Chart: numbers of a topic's payloads (the payload itself, or JSON paths such as `temp` or
+ * `a.b[0]`, several series at once: `field=temp,humidity` in the URL) over its stored history
+ * since a start time (the newest 10,000 messages at most), plus live points as they arrive. The
+ * numeric fields found in the payloads are offered; drag across the plot to zoom (double-click or
+ * "Reset zoom" to go back); the hover shows the time to the millisecond. uPlot is loaded with a
+ * dynamic import when this tab opens.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
@@ -9,7 +12,8 @@ import { ApiError, errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import { subscribedFilters, subscribeLive } from '../../live-mqtt.js';
 import { hasChildren, readMessages } from './data.js';
-import { isoMillis, numberAt, parseJsonPath, type TopicMessage } from './format.js';
+import { formatTimeMillis, isoMillis, numberAt, parseJsonPath, type TopicMessage } from './format.js';
+import { numericFieldsOf } from './json-paths.js';
 import { fromLive } from './live.js';
 
 const RANGES: ReadonlyArray<{ id: string; label: string; seconds: number }> = [
@@ -30,49 +34,47 @@ async function notTopicText(path: string, signal: AbortSignal): Promise<string> 
     : `Only a topic can be charted; nothing was ever published to ${path}.`;
 }
 
-interface UPlotInstance {
-  setData(data: number[][]): void;
-  setSize(size: { width: number; height: number }): void;
-  destroy(): void;
-}
-type UPlotConstructor = new (options: Record<string, unknown>, data: number[][], target: HTMLElement) => UPlotInstance;
+const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
+/** Messages whose JSON is searched for numeric fields to offer. */
+const FIELD_SAMPLE = 50;
 
-let uplotLoading: Promise<UPlotConstructor> | null = null;
-
-function loadUPlot(): Promise<UPlotConstructor> {
-  if (!uplotLoading) {
-    if (!document.querySelector('link[data-uplot]')) {
-      const link = document.createElement('link');
-      link.rel = 'stylesheet';
-      link.href = './vendor/uplot.css';
-      link.dataset.uplot = '';
-      document.head.append(link);
-    }
-    uplotLoading = import('uplot').then((module) => (module as unknown as { default: UPlotConstructor }).default);
-    uplotLoading.catch(() => { uplotLoading = null; });
-  }
-  return uplotLoading;
+/** The series of the `field` parameter: JSON paths separated by commas ('' alone: the payload itself). */
+export function seriesPaths(field: string | undefined): string[] {
+  const paths = (field ?? '').split(',').map((path) => path.trim()).filter((path) => path !== '');
+  return paths.length > 0 ? paths : [''];
 }
+
+function fieldParam(paths: string[]): string | undefined {
+  const kept = paths.filter((path) => path !== '');
+  return kept.length > 0 ? kept.join(',') : undefined;
+}
+
+import { loadUPlot, type UPlotInstance } from '../../uplot.js';
 
 export function ChartTab(props: { topic: string; query: Record<string, string> }) {
-  const jsonPath = props.query.field ?? '';
+  const paths = seriesPaths(props.query.field);
+  const pathsKey = paths.join(',');
   const range = RANGES.find((candidate) => candidate.id === props.query.range) ?? RANGES[1];
-  const [pathText, setPathText] = useState(jsonPath);
+  const [pathText, setPathText] = useState(fieldParam(paths) ?? '');
   const [error, setError] = useState('');
   const [notTopic, setNotTopic] = useState('');
   const [loading, setLoading] = useState(true);
   const [counts, setCounts] = useState({ points: 0, stored: 0, live: 0, skipped: 0 });
   const [truncated, setTruncated] = useState(false);
+  const [fields, setFields] = useState<string[]>([]);
+  const [zoom, setZoom] = useState<{ min: number; max: number } | null>(null);
+  const [latest, setLatest] = useState<{ time: number; values: Array<number | null> } | null>(null);
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<UPlotInstance | null>(null);
+  const fullRange = useRef<{ min: number; max: number } | null>(null);
 
-  useEffect(() => setPathText(jsonPath), [jsonPath]);
+  useEffect(() => setPathText(fieldParam(paths) ?? ''), [pathsKey]);
 
   useEffect(() => {
     const controller = new AbortController();
     const xs: number[] = [];
-    const ys: number[] = [];
-    let steps: Array<string | number>;
+    const ys: Array<Array<number | null>> = paths.map(() => []);
+    let steps: Array<Array<string | number>>;
     let skipped = 0;
     let live = 0;
     let stored = 0;
@@ -81,17 +83,20 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     setError('');
     setNotTopic('');
     setLoading(true);
+    setZoom(null);
+    setLatest(null);
     setCounts({ points: 0, stored: 0, live: 0, skipped: 0 });
     try {
-      steps = parseJsonPath(jsonPath);
+      steps = paths.map((path) => parseJsonPath(path));
     } catch (caught) {
       setError(errorText(caught));
       setLoading(false);
       return;
     }
+    // A message is a point when one of the series finds a number in it.
     const add = (message: TopicMessage): boolean => {
-      const value = numberAt(message, steps);
-      if (value === null) {
+      const values = steps.map((path) => numberAt(message, path));
+      if (values.every((value) => value === null)) {
         skipped++;
         return false;
       }
@@ -100,16 +105,23 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
       let at = xs.length;
       while (at > 0 && xs[at - 1] > x) at--;
       xs.splice(at, 0, x);
-      ys.splice(at, 0, value);
+      values.forEach((value, index) => ys[index].splice(at, 0, value));
       if (xs.length > MAX_POINTS) {
         xs.shift();
-        ys.shift();
+        for (const series of ys) series.shift();
       }
       return true;
     };
     const publish = (): void => {
       setCounts({ points: xs.length, stored, live, skipped });
-      plot.current?.setData([xs, ys]);
+      // Each series' newest value (a message may hold only some of the fields).
+      setLatest(xs.length === 0 ? null : { time: xs[xs.length - 1], values: ys.map((series) => {
+        for (let at = series.length - 1; at >= 0; at--) if (series[at] !== null) return series[at];
+        return null;
+      }) });
+      if (!plot.current) return;
+      plot.current.setData([xs, ...ys]);
+      if (xs.length > 0) fullRange.current = { min: xs[0], max: xs[xs.length - 1] };
     };
     const pending: TopicMessage[] = [];
     let storedDone = false;
@@ -136,9 +148,13 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     (async () => {
       const UPlot = await loadUPlot();
       const since = new Date(Date.now() - range.seconds * 1000).toISOString();
-      const messages = await readMessages(props.topic, { startFrom: since, maxMessages: MAX_STORED }, controller.signal);
+      let messages = await readMessages(props.topic, { startFrom: since, maxMessages: MAX_STORED }, controller.signal);
+      const more = messages.length === MAX_STORED;
+      // More than MAX_STORED in the range: the newest MAX_STORED, which then all lie in it.
+      if (more) messages = await readMessages(props.topic, { startFrom: 'tail', maxMessages: MAX_STORED }, controller.signal);
       if (controller.signal.aborted) return;
-      setTruncated(messages.length === MAX_STORED);
+      setTruncated(more);
+      setFields(numericFieldsOf(messages.slice(-FIELD_SAMPLE).map((message) => message.json)));
       const lastStoredMillis = messages.length > 0 ? isoMillis(messages[messages.length - 1].time) : 0;
       for (const message of messages) if (add(message)) stored++;
       storedDone = true;
@@ -152,9 +168,22 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
         width,
         height: 320,
         scales: { x: { time: true } },
-        series: [{}, { label: jsonPath || 'payload', stroke: '#2563eb', width: 1.5, points: { show: xs.length < 200 } }],
+        // Drag across the plot zooms the time axis; a double click goes back.
+        cursor: { drag: { x: true, y: false, setScale: true } },
+        series: [
+          { label: 'Time', value: (_plot: unknown, seconds: number | null) => (seconds === null ? '—' : formatTimeMillis(new Date(seconds * 1000).toISOString())) },
+          ...paths.map((path, index) => ({ label: path || 'payload', stroke: COLORS[index % COLORS.length], width: 1.5, spanGaps: true, points: { show: xs.length < 200 } })),
+        ],
         axes: [{}, {}],
-      }, [xs, ys], element);
+        hooks: {
+          setScale: [(chart: UPlotInstance, key: string) => {
+            if (key !== 'x') return;
+            const scale = (chart as unknown as { scales: Record<string, { min: number; max: number }> }).scales.x;
+            const full = fullRange.current;
+            setZoom(full && (scale.min > full.min + 1e-6 || scale.max < full.max - 1e-6) ? { min: scale.min, max: scale.max } : null);
+          }],
+        },
+      }, [xs, ...ys], element);
       publish();
     })().catch(async (caught: unknown) => {
       if (controller.signal.aborted) return;
@@ -178,12 +207,23 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [props.topic, jsonPath, range.id]);
+  }, [props.topic, pathsKey, range.id]);
+
+  const toggleField = (path: string): void => {
+    const current = paths.filter((candidate) => candidate !== '');
+    const next = current.includes(path) ? current.filter((candidate) => candidate !== path) : [...current, path];
+    setQuery({ field: fieldParam(next) });
+  };
+  const resetZoom = (): void => {
+    const full = fullRange.current;
+    if (plot.current && full) plot.current.setScale('x', full);
+  };
+  const count = (n: number): string => n.toLocaleString('en-US');
 
   return html`
     <section class="chart" aria-label="Chart">
-      <form class="row" onSubmit=${(event: Event) => { event.preventDefault(); setQuery({ field: pathText.trim() || undefined }); }}>
-        <label>JSON path <input name="field" placeholder="(the payload) e.g. temp or a.b[0]" value=${pathText}
+      <form class="row" onSubmit=${(event: Event) => { event.preventDefault(); setQuery({ field: fieldParam(seriesPaths(pathText)) }); }}>
+        <label>JSON paths <input name="field" placeholder="(the payload) e.g. temp, a.b[0]" value=${pathText}
           onInput=${(event: Event) => setPathText((event.target as HTMLInputElement).value)} /></label>
         <button type="submit">Plot</button>
         <label>Range <select value=${range.id} onChange=${(event: Event) => setQuery({ range: (event.target as HTMLSelectElement).value })}>
@@ -191,14 +231,23 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
         </select></label>
         <span class="grow"></span>
         <span class="chart-live muted">${subscribedFilters.value.has(props.topic) ? 'Live updates on' : 'Connecting for live updates…'}</span>
-        <span class="chart-count" role="status"><span class="chart-points">${counts.points.toLocaleString('en-US')} points</span>
-          <span class="muted"> (${counts.stored} stored, ${counts.live} live${counts.skipped ? `, ${counts.skipped} not numeric` : ''})</span></span>
+        <span class="chart-count" role="status"><span class="chart-points">${count(counts.points)} ${counts.points === 1 ? 'point' : 'points'}</span>
+          <span class="muted"> (${count(counts.stored)} stored, ${count(counts.live)} live${counts.skipped ? `, ${count(counts.skipped)} not numeric` : ''})</span></span>
       </form>
+      ${fields.length > 0 && html`
+        <div class="row chart-fields" role="group" aria-label="Numeric fields">
+          <span class="muted">Numeric fields:</span>
+          ${fields.map((path) => html`<button type="button" class="chip" aria-pressed=${paths.includes(path)} onClick=${() => toggleField(path)}>${path}</button>`)}
+        </div>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${notTopic && html`<p class="chart-not-topic">${notTopic}</p>`}
-      ${truncated && html`<p class="muted">The range holds more than ${MAX_STORED.toLocaleString('en-US')} stored messages: the first ${MAX_STORED.toLocaleString('en-US')} are plotted; pick a shorter range for the latest.</p>`}
+      ${truncated && html`<p class="muted chart-truncated">The range holds more than ${count(MAX_STORED)} stored messages: the newest ${count(MAX_STORED)} are plotted.</p>`}
       ${loading && html`<p class="muted">Loading…</p>`}
-      <div class="chart-plot" ref=${target}></div>
-      ${!loading && counts.points === 0 && !error && !notTopic && html`<p class="muted">No numeric values${jsonPath ? ` at ${jsonPath}` : ''} in this range.</p>`}
+      ${zoom && html`<p class="row chart-zoom"><span class="muted">Zoomed: ${formatTimeMillis(new Date(zoom.min * 1000).toISOString())} – ${formatTimeMillis(new Date(zoom.max * 1000).toISOString())}</span>
+        <button type="button" onClick=${resetZoom}>Reset zoom</button></p>`}
+      ${latest && html`<p class="chart-latest"><span class="muted">Latest (${formatTimeMillis(new Date(latest.time * 1000).toISOString())}):</span>
+        ${paths.map((path, index) => html` <span class="mono" style=${`color:${COLORS[index % COLORS.length]}`}>${path || 'payload'} = ${latest.values[index] ?? '—'}</span>`)}</p>`}
+      <div class="chart-plot" ref=${target} title="Drag across to zoom, double-click to reset"></div>
+      ${!loading && counts.points === 0 && !error && !notTopic && html`<p class="muted">No numeric values${paths[0] ? ` at ${paths.join(', ')}` : ''} in this range.</p>`}
     </section>`;
 }

@@ -68,6 +68,65 @@ export function bytesToHex(bytes: Uint8Array, spaced = false): string {
   return parts.join(spaced ? ' ' : '');
 }
 
+/**
+ * The classic hex dump: an offset, 16 bytes in hex (a gap after 8) and their printable ASCII,
+ * `00000000  7b 22 6e 22 3a 31 35 30  2c 22 70 72 65 73 73 75  |{"n":150,"pressu|`.
+ * At most `limit` bytes (a 200 KB payload is 12,800 lines; the rest is counted).
+ */
+export function hexDump(bytes: Uint8Array, limit = 64 * 1024): string {
+  const lines: string[] = [];
+  const end = Math.min(bytes.length, limit);
+  for (let offset = 0; offset < end; offset += 16) {
+    let hex = '';
+    let ascii = '';
+    for (let i = 0; i < 16; i++) {
+      if (i === 8) hex += ' ';
+      if (offset + i < end) {
+        const byte = bytes[offset + i];
+        hex += `${byte.toString(16).padStart(2, '0')} `;
+        ascii += byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : '.';
+      } else {
+        hex += '   ';
+      }
+    }
+    lines.push(`${offset.toString(16).padStart(8, '0')}  ${hex} |${ascii}|`);
+  }
+  if (bytes.length > end) lines.push(`… ${(bytes.length - end).toLocaleString('en-US')} more bytes (Base64 or Copy shows them all)`);
+  return lines.join('\n');
+}
+
+/** Bytes from hex digits (whitespace between them allowed), or a reason they are not hex. */
+export function parseHexInput(text: string): Uint8Array | string {
+  const digits = text.replace(/\s+/g, '');
+  if (!/^[0-9a-fA-F]*$/.test(digits)) return 'Hex payloads hold only the digits 0-9 and a-f (spaces allowed).';
+  if (digits.length % 2 !== 0) return 'Hex payloads need an even number of digits (two a byte).';
+  return hexToBytes(digits);
+}
+
+/** Whether a text is base64 (standard alphabet, padded or not), or a reason it is not. */
+export function checkBase64Input(text: string): string | null {
+  const compact = text.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) return 'Not base64: only A-Z, a-z, 0-9, + and /, with = at the end.';
+  return null;
+}
+
+/** Where JSON text fails to parse, as "line L, column C: reason", or null when it parses. */
+export function jsonError(text: string): string | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /position (\d+)/.exec(message);
+    const at = position ? Number(position[1]) : text.length;
+    const before = text.slice(0, at);
+    const line = before.split('\n').length;
+    const column = at - before.lastIndexOf('\n');
+    const reason = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+/, '');
+    return `line ${line}, column ${column}: ${reason}`;
+  }
+}
+
 export function textToHex(text: string): string {
   return bytesToHex(utf8Bytes(text));
 }
@@ -183,6 +242,14 @@ export function formatTime(iso: string | null | undefined): string {
   if (timeCache.size > 2000) timeCache.clear();
   timeCache.set(key, text);
   return text;
+}
+
+/** formatTime with the milliseconds: "14:46:13.184" (messages a few ms apart stay apart). */
+export function formatTimeMillis(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const millis = isoMillis(iso);
+  if (Number.isNaN(millis)) return iso;
+  return `${formatTime(iso)}.${String(((millis % 1000) + 1000) % 1000).padStart(3, '0')}`;
 }
 
 /** Parses an ISO date-time as UTC when it carries no zone (the server's canonical form). */

@@ -7,10 +7,15 @@ import { html } from '../../html.js';
 import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
-import { describeTopic, readMessages } from './data.js';
-import { formatTime, isoMillis, preview, type TopicMessage } from './format.js';
+import { countInRange, describeTopic, readMessages } from './data.js';
+import { formatTimeMillis, isoMillis, preview, type TopicMessage } from './format.js';
 
 export const HISTORY_PAGE = 50;
+
+/** "1 message", "250 messages". */
+export function messagesText(count: number): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? 'message' : 'messages'}`;
+}
 
 interface PageState {
   messages: TopicMessage[];
@@ -42,9 +47,17 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(false);
   const [reloads, setReloads] = useState(0);
+  const [rangeError, setRangeError] = useState('');
+  const [jump, setJump] = useState('');
+  // A From after Until is refused: nothing is read for it (a deep link can hold one too).
+  const backwards = from !== undefined && until !== undefined && isoMillis(from) >= isoMillis(until);
 
   useEffect(() => {
     const controller = new AbortController();
+    if (backwards) {
+      setState(null);
+      return;
+    }
     setLoading(true);
     setError('');
     (async () => {
@@ -64,14 +77,16 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
         reachedFrom = kept.length < messages.length;
         messages = kept;
       }
-      setState({ messages, total: from || until ? null : description.messageCount, reachedFrom });
+      // Under a time range the total is counted (a binary search of single reads), so the pages stay numbered.
+      const total = from || until ? await countInRange(props.topic, from, until, description.messageCount, controller.signal) : description.messageCount;
+      setState({ messages, total, reachedFrom });
     })().catch((caught: unknown) => {
       if (!controller.signal.aborted) setError(errorText(caught));
     }).finally(() => {
       if (!controller.signal.aborted) setLoading(false);
     });
     return () => controller.abort();
-  }, [props.topic, page, from, until, reloads]);
+  }, [props.topic, page, from, until, reloads, backwards]);
 
   const pages = state?.total !== null && state?.total !== undefined ? Math.max(1, Math.ceil(state.total / HISTORY_PAGE)) : null;
   const hasNext = state ? (pages !== null ? page < pages : state.messages.length === HISTORY_PAGE && !state.reachedFrom) : false;
@@ -83,7 +98,14 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
         event.preventDefault();
         const form = event.target as HTMLFormElement;
         const data = new FormData(form);
-        setQuery({ from: localToIso(String(data.get('from') ?? '')), until: localToIso(String(data.get('until') ?? '')), page: undefined, msg: undefined });
+        const nextFrom = localToIso(String(data.get('from') ?? ''));
+        const nextUntil = localToIso(String(data.get('until') ?? ''));
+        if (nextFrom && nextUntil && isoMillis(nextFrom) >= isoMillis(nextUntil)) {
+          setRangeError('From must be earlier than Until.');
+          return;
+        }
+        setRangeError('');
+        setQuery({ from: nextFrom, until: nextUntil, page: undefined, msg: undefined });
       }}>
         <label>From <input type="datetime-local" step="1" name="from" value=${isoToLocal(from)} /></label>
         <label>Until <input type="datetime-local" step="1" name="until" value=${isoToLocal(until)} /></label>
@@ -92,30 +114,40 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
         <span class="grow"></span>
         <button type="button" onClick=${() => setReloads(reloads + 1)}>Refresh</button>
       </form>
+      ${(rangeError || backwards) && html`<p class="error" role="alert">${rangeError || 'From must be earlier than Until.'}</p>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <nav class="row pager" aria-label="History pages">
         <button type="button" disabled=${page <= 1} onClick=${() => go(1)}>Newest</button>
         <button type="button" disabled=${page <= 1} onClick=${() => go(page - 1)}>Newer</button>
-        <span class="page-label" aria-live="polite">Page ${page}${pages !== null ? ` of ${pages}` : ''}${state?.total !== null && state?.total !== undefined ? ` · ${state.total.toLocaleString('en-US')} messages` : ''}</span>
+        <span class="page-label" aria-live="polite">Page ${page}${pages !== null ? ` of ${pages.toLocaleString('en-US')}` : ''}${state?.total !== null && state?.total !== undefined ? ` · ${messagesText(state.total)}${from || until ? ' in this range' : ''}` : ''}</span>
         <button type="button" disabled=${!hasNext} onClick=${() => go(page + 1)}>Older</button>
         ${pages !== null && html`<button type="button" disabled=${page >= pages} onClick=${() => go(pages)}>Oldest</button>`}
+        ${pages !== null && pages > 2 && html`
+          <form class="row page-jump" onSubmit=${(event: Event) => {
+            event.preventDefault();
+            const target = Number.parseInt(jump, 10);
+            if (target >= 1 && target <= pages) go(target);
+          }}>
+            <label>Go to page <input type="number" min="1" max=${pages} value=${jump} onInput=${(event: Event) => setJump((event.target as HTMLInputElement).value)} /></label>
+            <button type="submit">Go</button>
+          </form>`}
         ${loading && html`<span class="muted">Loading…</span>`}
       </nav>
       ${state && state.messages.length === 0 && !loading && html`<p class="muted">${state.total === 0 ? 'No stored messages on this topic.' : 'No messages on this page.'}</p>`}
       ${state && state.messages.length > 0 && html`
         <table class="messages" aria-label="Stored messages">
-          <thead><tr><th>Id</th><th>Stored</th><th>QoS</th><th>Retain</th><th>Payload</th><th>Publisher</th></tr></thead>
+          <thead><tr><th class="col-id">Id</th><th class="col-time">Stored</th><th class="col-qos">QoS</th><th class="col-retain" title="Retain">R</th><th class="col-payload">Payload</th><th class="col-publisher">Publisher</th></tr></thead>
           <tbody>
             ${state.messages.map((message) => html`
               <tr key=${message.key} class=${`message-row${message.id === props.selectedId ? ' selected' : ''}`} data-id=${message.id}
                 tabindex="0" onClick=${() => props.onOpen(message)}
                 onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') props.onOpen(message); }}>
                 <td class="mono">${message.id}</td>
-                <td title=${message.time}>${formatTime(message.time)}</td>
+                <td title=${message.time}>${formatTimeMillis(message.time)}</td>
                 <td>${message.qos}</td>
-                <td>${message.retain ? 'yes' : ''}</td>
+                <td title=${message.retain ? 'retain' : ''}>${message.retain ? 'R' : ''}</td>
                 <td class="mono payload-cell">${visible(preview(message))}</td>
-                <td class="mono">${visible(message.publisher ?? '')}</td>
+                <td class="mono" title=${message.publisher ?? ''}>${visible(message.publisher ?? '')}</td>
               </tr>`)}
           </tbody>
         </table>`}

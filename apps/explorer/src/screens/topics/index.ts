@@ -15,8 +15,9 @@ import { InfoTab } from './info.js';
 import { LiveTab } from './live.js';
 import { MessageDetail } from './message.js';
 import { PublishTab } from './publish.js';
+import { Splitter, useDetailWidth } from './split.js';
 import { TopicTree } from './tree.js';
-import { expand, findNode, levels, loadMore, parentKey, reveal, treeVersion } from './tree-state.js';
+import { expand, findNode, keyboardSelection, levels, loadMore, parentKey, reveal, treeVersion } from './tree-state.js';
 
 const TABS = [
   { id: 'live', title: 'Live' },
@@ -52,7 +53,7 @@ export function TopicsScreen({ route }: ScreenProps) {
       return;
     }
     autoExpanded.current = selected;
-    if (node.hasChildren) expand(selected);
+    if (node.hasChildren && keyboardSelection.path !== selected) expand(selected);
   }, [selected, version]);
 
   useEffect(() => { if (tab !== 'live') setLiveDetail(null); }, [tab]);
@@ -61,6 +62,33 @@ export function TopicsScreen({ route }: ScreenProps) {
   const closeDetail = (): void => {
     setLiveDetail(null);
     if (msgId !== undefined) setQuery({ msg: undefined });
+  };
+  const detailOpen = msgId !== undefined || liveDetail !== null;
+  const [detailWidth, setDetailWidth] = useDetailWidth();
+  const close = useRef(closeDetail);
+  close.current = closeDetail;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+      const target = event.target as HTMLElement;
+      if (target.closest('input, textarea, select, [contenteditable], .topic-tree, [role="separator"]')) return;
+      if (!detailOpen && !target.closest('.message-row')) return;
+      if (event.key === 'Escape' && detailOpen) {
+        event.preventDefault();
+        close.current();
+        return;
+      }
+      if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        if (stepMessage(target, event.key === 'ArrowDown' ? 1 : -1)) event.preventDefault();
+      }
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [detailOpen]);
+
+  const chart = (topic: string, path: string): void => {
+    setLiveDetail(null);
+    navigate({ screen: 'topics', path: topic.split('/'), query: { tab: 'chart', field: path || undefined } });
   };
   const republish = (draft: { topic: string }): void => {
     setLiveDetail(null);
@@ -83,7 +111,7 @@ export function TopicsScreen({ route }: ScreenProps) {
             ${TABS.map((candidate) => html`<a role="tab" href=${formatHash({ screen: 'topics', path: route.path, query: { tab: candidate.id === 'live' ? undefined : candidate.id } })}
               class=${candidate.id === tab ? 'active' : ''} aria-selected=${candidate.id === tab}>${candidate.title}</a>`)}
           </nav>
-          <div class=${`topic-body${msgId !== undefined || liveDetail ? ' with-detail' : ''}`}>
+          <div class=${`topic-body${detailOpen ? ' with-detail' : ''}`} style=${detailOpen ? `--detail-width:${detailWidth}px` : undefined}>
             <div class="topic-tab">
               ${tab === 'live' && html`<${LiveTab} path=${selected} selectedKey=${liveDetail?.message.key} onOpen=${(message: TopicMessage, previous: TopicMessage | null) => setLiveDetail({ message, previous })} />`}
               ${tab === 'history' && html`<${HistoryTab} topic=${selected} query=${route.query} selectedId=${msgId} onOpen=${openStored} />`}
@@ -91,11 +119,29 @@ export function TopicsScreen({ route }: ScreenProps) {
               ${tab === 'info' && html`<${InfoTab} topic=${selected} />`}
               ${tab === 'publish' && html`<${PublishTab} topic=${selected} />`}
             </div>
-            ${msgId !== undefined && !liveDetail && html`<${MessageDetail} topic=${selected} id=${msgId} onClose=${closeDetail} onRepublish=${republish} />`}
-            ${liveDetail && html`<${MessageDetail} topic=${liveDetail.message.topic} message=${liveDetail.message} previous=${liveDetail.previous} onClose=${closeDetail} onRepublish=${republish} />`}
+            ${detailOpen && html`<${Splitter} width=${detailWidth} onResize=${setDetailWidth} />`}
+            ${msgId !== undefined && !liveDetail && html`<${MessageDetail} topic=${selected} id=${msgId} onClose=${closeDetail} onRepublish=${republish} onChart=${chart} />`}
+            ${liveDetail && html`<${MessageDetail} topic=${liveDetail.message.topic} message=${liveDetail.message} previous=${liveDetail.previous} onClose=${closeDetail} onRepublish=${republish} onChart=${chart} />`}
           </div>`}
       </section>
     </div>`;
+}
+
+/**
+ * ↑/↓: opens the message above or below the selected (or focused) row of the tab, as a click
+ * would, and moves the focus there. Answers whether there was one.
+ */
+function stepMessage(target: HTMLElement, step: 1 | -1): boolean {
+  const rows = [...document.querySelectorAll<HTMLElement>('.topic-tab .message-row')];
+  const focused = target.closest<HTMLElement>('.message-row');
+  const current = focused ?? rows.find((row) => row.classList.contains('selected'));
+  const at = current ? rows.indexOf(current) : -1;
+  const next = rows[at < 0 ? 0 : at + step];
+  if (!next) return false;
+  next.click();
+  next.focus({ preventScroll: true });
+  next.scrollIntoView({ block: 'nearest' });
+  return true;
 }
 
 function Breadcrumb(props: { path: string; tab: string }) {

@@ -11,7 +11,7 @@ import { errorText } from '../../api.js';
 import { liveError, liveStatus, subscribedFilters, subscribeLive, type LiveMessage } from '../../live-mqtt.js';
 import { hasChildren } from './data.js';
 import { useViewportHeight } from './viewport.js';
-import { decodeUtf8, formatTime, parseJson, preview, type TopicMessage } from './format.js';
+import { decodeUtf8, formatTimeMillis, parseJson, preview, type TopicMessage } from './format.js';
 
 export const LIVE_ROWS = 500;
 const RENDER_INTERVAL_MS = 250;
@@ -157,7 +157,7 @@ function LiveRows(props: { list: LiveEntry[]; selectedKey?: string; onOpen: (mes
         style=${`top:${index * ROW_HEIGHT}px`} data-key=${message.key}
         onClick=${() => props.onOpen(message, index)}
         onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter') props.onOpen(message, index); }}>
-        <span role="cell" class="live-time" title=${message.time}>${formatTime(message.time)}</span>
+        <span role="cell" class="live-time" title=${message.time}>${formatTimeMillis(message.time)}</span>
         <span role="cell" class="live-topic mono" title=${visibleText(message.topic)}>${visible(message.topic)}</span>
         <span role="cell" class="live-qos">${message.qos}</span>
         <span role="cell" class="live-retain">${message.retain ? 'R' : ''}</span>

@@ -7,8 +7,9 @@ import { html } from '../../html.js';
 import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { diffLines, formatDelta, type DiffLine } from './diff.js';
+import { canLinkNumbers, jsonParts } from './json-view.js';
 import { readMessage, readPrevious, republishDraft, type PublishDraft } from './data.js';
-import { bytesToBase64, bytesToHex, decodeUtf8, formatTime, prettyText, type TopicMessage } from './format.js';
+import { bytesToBase64, bytesToHex, decodeUtf8, formatTime, hexDump, prettyText, type TopicMessage } from './format.js';
 
 type View = 'pretty' | 'raw' | 'hex' | 'base64';
 
@@ -21,6 +22,8 @@ export interface MessageDetailProps {
   previous?: TopicMessage | null;
   onClose: () => void;
   onRepublish: (draft: PublishDraft) => void;
+  /** Charts a number of the payload (its JSON path, '' for the payload itself) on the message's topic. */
+  onChart?: (topic: string, path: string) => void;
 }
 
 export function MessageDetail(props: MessageDetailProps) {
@@ -73,11 +76,11 @@ export function MessageDetail(props: MessageDetailProps) {
 
   const republish = (): void => {
     if (!message) return;
-    const text = message.text ?? '';
+    // Bytes that are not UTF-8 go back as base64, so the republished payload is the same bytes.
     const draft: PublishDraft = {
       topic: message.topic,
-      payload: text,
-      payloadType: 'utf8',
+      payload: message.text ?? bytesToBase64(message.bytes),
+      payloadType: message.text === null ? 'base64' : 'utf8',
       qos: message.qos,
       retain: message.retain,
       contentType: message.contentType ?? '',
@@ -95,7 +98,7 @@ export function MessageDetail(props: MessageDetailProps) {
       <div class="row">
         <h3 class="grow">${title}</h3>
         <button type="button" onClick=${() => { void copy(); }} disabled=${!message}>Copy</button>
-        <button type="button" onClick=${republish} disabled=${!message || message.text === null}>Republish</button>
+        <button type="button" onClick=${republish} disabled=${!message}>Republish</button>
         <button type="button" aria-label="Close message" onClick=${props.onClose}>✕</button>
       </div>
       ${copied && html`<p class="muted" role="status">${copied}</p>`}
@@ -122,7 +125,10 @@ export function MessageDetail(props: MessageDetailProps) {
           ${(['pretty', 'raw', 'hex', 'base64'] as View[]).map((candidate) => html`
             <button type="button" role="tab" aria-selected=${view === candidate} class=${view === candidate ? 'active' : ''} onClick=${() => setView(candidate)}>${VIEW_NAMES[candidate]}</button>`)}
         </div>
-        <pre class="payload" aria-label="Payload">${visible(body)}</pre>
+        ${view === 'pretty' && props.onChart && message.json !== undefined && canLinkNumbers(message.json)
+          ? html`<pre class="payload" aria-label="Payload">${jsonParts(message.json, (path) => props.onChart!(message.topic, path))}</pre>
+            <p class="muted hint">Click a number to chart it.</p>`
+          : html`<pre class=${`payload${view === 'hex' ? ' hex-dump' : ''}`} aria-label="Payload">${visible(body)}</pre>`}
         <h4>Changes since the previous message</h4>
         ${previous === undefined ? html`<p class="muted">Loading the previous message…</p>`
           : previous === null ? html`<p class="muted">No previous message of this topic.</p>`
@@ -137,7 +143,7 @@ function viewText(message: TopicMessage, view: View): string {
   switch (view) {
     case 'pretty': return prettyText(message);
     case 'raw': return message.text ?? bytesToHex(message.bytes, true);
-    case 'hex': return bytesToHex(message.bytes, true);
+    case 'hex': return hexDump(message.bytes);
     case 'base64': return bytesToBase64(message.bytes);
   }
 }

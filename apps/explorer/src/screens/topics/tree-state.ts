@@ -28,6 +28,14 @@ export const expanded = new Set<string>();
 /** Bumped on every change of levels/expanded (one render for many changes). */
 export const treeVersion = signal(0);
 export const treeFilter = signal('');
+/** Topics passing the filter (all topics without one): the tree's footer. */
+export const treeTopics = signal<number | null>(null);
+/** With a filter, levels holding at most this many matching topics open by themselves. */
+const FILTER_OPENS_UP_TO = 200;
+/** The nodes open before a filter was typed, restored when it is cleared. */
+let openBeforeFilter: Set<string> | null = null;
+/** The node last selected with the tree keys: not opened on selection, as a click or a link would. */
+export const keyboardSelection: { path: string | null } = { path: null };
 
 let generation = 0;
 const stale = new Set<string>();
@@ -78,6 +86,16 @@ export async function loadLevel(key: string, force = false): Promise<void> {
     level.index = undefined;
     level.total = result.total;
     level.error = undefined;
+    if (key === ROOT) treeTopics.value = result.topics;
+    // A filter expands to its matches (when they are few enough to show).
+    if (treeFilter.value && result.topics <= FILTER_OPENS_UP_TO) {
+      for (const node of result.nodes) {
+        if (node.hasChildren && !expanded.has(node.path)) {
+          expanded.add(node.path);
+          void loadLevel(node.path);
+        }
+      }
+    }
   } catch (error) {
     if (mine !== generation) return;
     level.error = errorText(error);
@@ -138,6 +156,12 @@ export function reveal(path: string): void {
 
 export function setFilter(text: string): void {
   if (text === treeFilter.value) return;
+  if (text && !treeFilter.value) openBeforeFilter = new Set(expanded);
+  if (!text && openBeforeFilter) {
+    expanded.clear();
+    for (const path of openBeforeFilter) expanded.add(path);
+    openBeforeFilter = null;
+  }
   treeFilter.value = text;
   refreshAll();
 }
@@ -193,9 +217,11 @@ export function findNode(path: string): TopicNode | undefined {
  */
 export function applyActivity(topics: ActiveTopic[], more: number): Set<string> {
   const touched = new Set<string>();
-  const filter = treeFilter.value.toLowerCase();
+  const filter = treeFilter.value;
+  const wildcard = /[+#]/.test(filter);
+  const lowered = filter.toLowerCase();
   for (const { topic, count, lastMessageTime } of topics) {
-    if (filter && !topic.toLowerCase().includes(filter)) continue;
+    if (filter && !(wildcard ? matchesFilter(filter, topic) : topic.toLowerCase().includes(lowered))) continue;
     const parts = levelsOf(topic);
     let key = ROOT;
     for (let i = 0; i < parts.length; i++) {
@@ -235,6 +261,19 @@ export function applyActivity(topics: ActiveTopic[], more: number): Set<string> 
   if (stale.size > 0) scheduleReload();
   if (touched.size > 0) bump();
   return touched;
+}
+
+/** An MQTT topic filter against a topic name (as the server's browseTopics matches it). */
+export function matchesFilter(filter: string, topic: string): boolean {
+  if (topic.startsWith('$') && (filter.startsWith('#') || filter.startsWith('+'))) return false;
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length) return false;
+    if (f[i] !== '+' && f[i] !== t[i]) return false;
+  }
+  return f.length === t.length;
 }
 
 let lastBusyReload = 0;

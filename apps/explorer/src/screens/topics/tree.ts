@@ -6,11 +6,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { visible, visibleText } from '../../visible-text.js';
-import { formatHash } from '../../router.js';
+import { formatHash, replaceRoute } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
 import { useViewportHeight } from './viewport.js';
-import { applyActivity, expanded, flatten, loadLevel, loadMore, ROOT, refreshAll, setFilter, toggle, treeFilter, treeVersion, type Row } from './tree-state.js';
+import { applyActivity, expand, expanded, keyboardSelection, flatten, loadLevel, loadMore, parentKey, ROOT, refreshAll, setFilter, toggle, treeFilter, treeTopics, treeVersion, type Row } from './tree-state.js';
 
 export const ROW_HEIGHT = 26;
 const OVERSCAN = 8;
@@ -61,6 +61,33 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
     return () => clearTimeout(timer);
   }, [filterText]);
 
+  // The row the keys moved to gets the focus once it is rendered (it may first need a scroll).
+  const focusPath = useRef<string | null>(null);
+  useEffect(() => {
+    const path = focusPath.current;
+    const element = viewport.current;
+    if (path === null || !element) return;
+    for (const row of element.querySelectorAll<HTMLElement>('.tree-row[data-path]')) {
+      if (row.dataset.path === path) {
+        row.focus({ preventScroll: true });
+        focusPath.current = null;
+        return;
+      }
+    }
+  });
+
+  const onKeyDown = (event: KeyboardEvent): void => {
+    const item = (event.target as HTMLElement).closest<HTMLElement>('.tree-row[data-path]');
+    if (!item || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = treeKeyTarget(rows, item.dataset.path!, event.key);
+    if (target === undefined) return;
+    event.preventDefault();
+    if (target === null) return;
+    focusPath.current = target;
+    keyboardSelection.path = target;
+    replaceRoute({ screen: 'topics', path: target.split('/'), query: { tab: props.tab === 'live' ? undefined : props.tab } });
+  };
+
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(rows.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
   const visible = rows.slice(first, last);
@@ -70,22 +97,60 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
       <div class="row tree-tools">
         <label class="grow tree-filter">
           <span class="sr-only">Filter topics</span>
-          <input type="search" placeholder="Filter topics" aria-label="Filter topics" value=${filterText}
+          <input type="search" placeholder="Filter: text, or a filter with + and #" aria-label="Filter topics" value=${filterText}
             onInput=${(event: Event) => setFilterText((event.target as HTMLInputElement).value)} />
         </label>
         <button type="button" title="Reload the tree" aria-label="Reload the tree" onClick=${() => refreshAll()}>↻</button>
       </div>
-      <div class="tree-viewport" ref=${viewport} role="tree" aria-label="Topics"
+      <div class="tree-viewport" ref=${viewport} role="tree" aria-label="Topics" onKeyDown=${onKeyDown}
         onScroll=${(event: Event) => setScrollTop((event.target as HTMLElement).scrollTop)}>
         <div class="tree-spacer" style=${{ height: `${rows.length * ROW_HEIGHT}px` }}>
-          ${visible.map((row, i) => treeRow(row, first + i, props.selected, props.tab))}
+          ${visible.map((row, i) => treeRow(row, first + i, props.selected, props.tab, props.selected === null && first + i === 0))}
         </div>
       </div>
-      <div class="muted tree-foot">${rows.length.toLocaleString('en-US')} rows</div>
+      <div class="muted tree-foot" aria-live="polite">${footText(treeTopics.value, treeFilter.value)}</div>
     </section>`;
 }
 
-function treeRow(row: Row, index: number, selected: string | null, tab: string) {
+/**
+ * The tree keys (WAI-ARIA tree pattern): ↑/↓ the row above or below, → opens a node or goes to its
+ * first child, ← closes it or goes to its parent, Home/End the first or last row. Answers the path
+ * to select, null when the key was used without moving, undefined for other keys.
+ */
+function treeKeyTarget(rows: Row[], path: string, key: string): string | null | undefined {
+  const index = rows.findIndex((row) => row.kind === 'node' && row.node.path === path);
+  if (index < 0) return undefined;
+  const row = rows[index] as Extract<Row, { kind: 'node' }>;
+  const nodeAt = (from: number, step: 1 | -1): string | null => {
+    for (let at = from; at >= 0 && at < rows.length; at += step) {
+      const candidate = rows[at];
+      if (candidate.kind === 'node') return candidate.node.path;
+    }
+    return null;
+  };
+  switch (key) {
+    case 'ArrowDown': return nodeAt(index + 1, 1);
+    case 'ArrowUp': return nodeAt(index - 1, -1);
+    case 'Home': return nodeAt(0, 1);
+    case 'End': return nodeAt(rows.length - 1, -1);
+    case 'ArrowRight':
+      if (!row.node.hasChildren) return null;
+      if (!expanded.has(path)) {
+        expand(path);
+        return null;
+      }
+      return rows[index + 1]?.kind === 'node' && rows[index + 1].depth > row.depth ? nodeAt(index + 1, 1) : null;
+    case 'ArrowLeft':
+      if (row.node.hasChildren && expanded.has(path)) {
+        toggle(path);
+        return null;
+      }
+      return parentKey(path) === ROOT ? null : parentKey(path);
+    default: return undefined;
+  }
+}
+
+function treeRow(row: Row, index: number, selected: string | null, tab: string, firstStop: boolean) {
   const style = { top: `${index * ROW_HEIGHT}px`, height: `${ROW_HEIGHT}px`, paddingLeft: `${6 + row.depth * 16}px` };
   if (row.kind === 'status') {
     return html`<div key=${`s:${row.key}`} class=${`tree-row tree-status ${row.error ? 'error' : 'muted'}`} style=${style} role=${row.error ? 'alert' : undefined}>${row.text}</div>`;
@@ -102,17 +167,26 @@ function treeRow(row: Row, index: number, selected: string | null, tab: string) 
   const isSelected = node.path === selected;
   const label = node.name === '' ? '(empty)' : node.name;
   return html`<div key=${`n:${node.path}`} class=${`tree-row${isSelected ? ' selected' : ''}${node.isTopic ? ' is-topic' : ''}`} style=${style}
-      data-path=${node.path} role="treeitem" aria-level=${row.depth + 1} aria-selected=${isSelected} aria-expanded=${node.hasChildren ? isOpen : undefined}>
+      data-path=${node.path} role="treeitem" aria-level=${row.depth + 1} aria-selected=${isSelected} aria-expanded=${node.hasChildren ? isOpen : undefined}
+      aria-label=${visibleText(label)} tabindex=${isSelected || firstStop ? 0 : -1}>
     ${node.hasChildren
-      ? html`<button type="button" class="twisty" aria-label=${`${isOpen ? 'Collapse' : 'Expand'} ${visibleText(node.path)}`} onClick=${() => toggle(node.path)}>${isOpen ? '▾' : '▸'}</button>`
+      ? html`<button type="button" class="twisty" tabindex="-1" aria-label=${`${isOpen ? 'Collapse' : 'Expand'} ${visibleText(node.path)}`} onClick=${() => toggle(node.path)}>${isOpen ? '▾' : '▸'}</button>`
       : html`<span class="twisty-space"></span>`}
-    <a class=${`tree-name${node.name === '' ? ' empty-level' : ''}`} href=${hrefFor(node.path, tab)} title=${visibleText(node.path)}>${visible(label)}</a>
+    <a class=${`tree-name${node.name === '' ? ' empty-level' : ''}`} tabindex="-1" href=${hrefFor(node.path, tab)} title=${visibleText(node.path)}>${visible(label)}</a>
+    ${node.retained && html`<span class="tree-retained" title="Holds a retained message">R</span>`}
+    ${node.preview !== undefined && html`<span class="tree-preview mono" title=${visibleText(node.preview)}>${visible(node.preview)}</span>`}
     <span class="tree-meta">
       <span class="tree-count" title="Messages stored">${formatCount(node.messageCount)}</span>
       <span class="tree-rate" title="Messages per second">${formatRate(node.messagesPerSecond)}</span>
       <span class="tree-last" title=${`Last message ${node.lastMessageTime ?? 'never'}`}>${formatTime(node.lastMessageTime)}</span>
     </span>
   </div>`;
+}
+
+function footText(topics: number | null, filter: string): string {
+  if (topics === null) return '';
+  const count = `${topics.toLocaleString('en-US')} ${topics === 1 ? 'topic' : 'topics'}`;
+  return filter ? `${count} match ${filter}` : count;
 }
 
 function isExpanded(path: string): boolean {
