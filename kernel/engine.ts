@@ -18,6 +18,7 @@ import { topicTableAliases } from './auth/topic-table-aliases';
 import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
+import { MetricsRegistry } from './metrics';
 import { ApiSessions } from './sessions/api-sessions';
 import { ClientConnections } from './sessions/client-connections';
 import type { EngineServices } from './services';
@@ -70,6 +71,8 @@ export class Engine {
   readonly plugins: LoadedPlugin[] = [];
   /** The engine's one clock: idle expiry and login backoff read it (tests inject one). */
   readonly clock: Clock;
+  /** Figures read at scrape time and latency histograms (kernel/metrics.ts); the metrics plugin serves them. */
+  readonly metrics = new MetricsRegistry();
 
   private readonly loopbackRule: LoopbackRule;
   private readonly services = new Map<string, unknown>();
@@ -97,6 +100,16 @@ export class Engine {
       if (warning) this.log.warn(warning);
     };
     this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
+    this.metrics.add({
+      name: 'engine_login_failures_total',
+      help: 'Logins refused: a wrong account name or password (bad_credentials), or refused while backing off after failures (throttled)',
+      kind: 'counter',
+      labelNames: ['reason'],
+      read: () => [
+        { labels: { reason: 'bad_credentials' }, value: this.logins.failures.badCredentials },
+        { labels: { reason: 'throttled' }, value: this.logins.failures.throttled },
+      ],
+    });
     this.idleExpiry = new IdleExpiry(this.clock);
     this.apiSessions = new ApiSessions(this.idleExpiry, {
       maxIdleSeconds: options.settings.session_max_idle_timeout_seconds,

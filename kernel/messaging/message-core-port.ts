@@ -10,7 +10,7 @@
  */
 import type { Principal } from '../auth/principal';
 import type { CommandContext } from '../bus/command';
-import type { CoreMessage } from './message';
+import type { CoreMessage, QoS } from './message';
 import type { OpenSessionOptions, PublishOrigin, SessionOutlet, SubscriptionOptions, WillMessage } from './session-types';
 
 /** A client session as a protocol holds it: its client name; everything else is the core's. */
@@ -83,7 +83,7 @@ export interface MessageCorePort {
 
   // ---- statistics (clients' traffic; `$SYS` reports) ----
   /** A message the session's client published (counted before authorization, as received). */
-  countPublished(session: SessionHandle, topic: string, now: number): void;
+  countPublished(session: SessionHandle, topic: string, now: number, qos: QoS): void;
   countBytesReceived(bytes: number): void;
   countBytesSent(bytes: number): void;
 }

@@ -6,8 +6,9 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
+import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { pageSecurityHeaders } from './page-security';
@@ -66,6 +67,18 @@ export default definePlugin({
     });
     if (tls?.generated) engine.log.info({ fingerprint: tls.fingerprint }, 'generated a self-signed TLS certificate');
     const secureServer = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, serve) : undefined;
+
+    countRequests(engine, fastify as unknown as FastifyInstance);
+    engine.metrics.add({
+      name: 'engine_http_connections',
+      help: 'Open HTTP connections, by scheme (MQTT over WebSocket on /mqtt included until upgraded)',
+      kind: 'gauge',
+      labelNames: ['scheme'],
+      read: async () => [
+        { labels: { scheme: 'http' }, value: await openConnections(plainServer) },
+        { labels: { scheme: 'https' }, value: secureServer ? await openConnections(secureServer) : 0 },
+      ],
+    });
 
     fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {
@@ -128,6 +141,34 @@ export default definePlugin({
     });
   },
 });
+
+/**
+ * Requests by route (the route's pattern, `unmatched` for a 404: never the URL a client chose)
+ * and status, and their latency: one counter step and one observation per response.
+ */
+function countRequests(engine: Engine, fastify: FastifyInstance): void {
+  const requests = engine.metrics.counter({
+    name: 'engine_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+  });
+  const latency = engine.metrics.histogram({
+    name: 'engine_http_request_duration_seconds',
+    help: 'Time from an HTTP request read to its response sent, by method and route pattern',
+    labelNames: ['method', 'route'],
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc([request.method, route, String(reply.statusCode)]);
+    latency.observe(reply.elapsedTime / 1000, request.method, route);
+    done();
+  });
+}
+
+function openConnections(server: Server): Promise<number> {
+  if (!server.listening) return Promise.resolve(0);
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+}
 
 /** Longest path segment routed (names are at most 64 bytes; longer ones get a clear 400 from the route). */
 const MAX_PATH_SEGMENT = 1024;

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { Broker } from './broker';
+import { TRANSPORTS } from './connection-fields';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
 import { webSocketServer, webSocketUpgrades, type WebSocketListener } from './transports/websocket';
@@ -23,6 +24,13 @@ export default definePlugin({
     const broker = new Broker(engine);
     const ports: MqttService['ports'] = {};
     engine.provide('mqtt', { ports });
+    engine.metrics.add({
+      name: 'engine_mqtt_connections',
+      help: 'Open MQTT connections, by transport (tcp, tls, ws, wss; MQTT over WebSocket on the HTTP ports included)',
+      kind: 'gauge',
+      labelNames: ['transport'],
+      read: () => broker.openByTransport.map((value, i) => ({ labels: { transport: TRANSPORTS[i] }, value })),
+    });
     const servers: Server[] = [];
     const webSockets: WebSocketListener[] = [];
     // MQTT over WebSocket at /mqtt on the HTTP(S) ports too: same origin for browser pages.

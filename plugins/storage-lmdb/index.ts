@@ -16,6 +16,7 @@ export default definePlugin({
       log,
       unsafeNoSync,
       clock: engine.clock,
+      metrics: engine.metrics,
     });
     engine.provide('storage', storage);
     engine.onClose(() => storage.close());
