@@ -29,6 +29,9 @@ export type { CommandContext, CommandDefinition, Executor, Origin, ParamsSchema,
 export { LATENCY_BUCKETS } from './metrics';
 export type { MetricsRegistry, MetricSource, MetricSample, MetricKind, MetricLabels, Histogram, HistogramDefinition, HistogramSeries, LabelledCounter } from './metrics';
 
+// Readiness (`engine.readiness`): a plugin adds what GET /health/ready needs of it.
+export type { Readiness, ReadinessCheck } from './readiness';
+
 // Settings (`engine.settings`, read-only) and the engine's clock.
 export type { Port, RoleSetting, Settings } from './settings';
 export type { Clock } from './clock';

@@ -37,6 +37,11 @@ export interface MessageCorePort {
    * called once it is durable (and routed). While the log's backlog is high, `origin` is paused.
    */
   publish(message: CoreMessage, origin?: PublishOrigin | null, token?: number): void;
+  /**
+   * Resolves once every message published so far is durable (or its commit failed) and its
+   * origin was told: a protocol draining at shutdown acknowledges what it took, then disconnects.
+   */
+  published(): Promise<void>;
 
   // ---- sessions ----
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */

@@ -12,6 +12,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { pageSecurityHeaders } from './page-security';
+import { registerHealthRoutes } from './health-routes';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
 
@@ -88,6 +89,7 @@ export default definePlugin({
     });
     let browserHome: string | undefined;
     let browserHomeHeaders: Record<string, string> = {};
+    registerHealthRoutes(fastify as unknown as FastifyInstance, engine);
     fastify.get('/', async (request, reply) => {
       if (browserHome !== undefined) void reply.header('vary', 'Accept');
       if (browserHome !== undefined && (request.headers.accept ?? '').includes('text/html')) {
@@ -134,9 +136,16 @@ export default definePlugin({
       if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
       engine.log.info({ host, ...urls }, 'listening');
     });
-    engine.onClose(async () => {
+    // Listening while configured (a listener that failed, or closed, makes the server not ready).
+    engine.readiness.add('http listeners', () => (settings.listening_http_port === null || plainServer.listening)
+      && (!secureServer || settings.listening_https_port === null || secureServer.listening));
+    // Draining: no new connections, keep-alive ones close after their response, requests in
+    // flight are answered (their writes committed) within SHUTDOWN_GRACE_MS.
+    engine.onDrain(async () => {
       stopping = true;
       await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
+    });
+    engine.onClose(async () => {
       await fastify.close();
     });
   },

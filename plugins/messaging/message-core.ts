@@ -145,6 +145,11 @@ export class MessageCore implements MessageCorePort {
     this.state.flushDirty();
   }
 
+  /** Resolves once every publish taken so far is durable (or failed) and its publisher told (shutdown). */
+  published(): Promise<void> {
+    return this.batch.settled();
+  }
+
   /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
   sweep(now = this.engine.clock.now()): void {
     this.flow.resumePublishers();

@@ -134,7 +134,21 @@ export class Broker {
     }
   }
 
-  /** Server shutdown: MQTT 5 clients hear DISCONNECT 0x8B. */
+  /**
+   * Server shutdown, after the listeners closed: no connection reads more; the publishes already
+   * taken are stored and acknowledged (PUBACK, PUBREC); then every client is disconnected (MQTT 5
+   * hears DISCONNECT 0x8B). Bounded by the process's shutdown timeout (main.ts).
+   */
+  async drain(): Promise<void> {
+    this.stopped = true;
+    for (const connection of this.connections) connection.holdForShutdown();
+    await this.core.published();
+    // The acknowledgements of the last commit are written at the end of its turn (uncork).
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.stop();
+  }
+
+  /** Ends every connection now: MQTT 5 clients hear DISCONNECT 0x8B. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);

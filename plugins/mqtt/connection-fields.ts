@@ -42,6 +42,8 @@ export const CORKED = 4;
 export const DRAINING = 8;
 export const PAUSED_BY_CORE = 16;
 export const WATCHING_DRAIN = 32;
+/** Shutdown: nothing more is read (the broker drains: what was taken is acknowledged, then DISCONNECT). */
+export const HELD_FOR_SHUTDOWN = 256;
 /** Two bits above the flags: the transport (TRANSPORTS index) the connection came on. */
 const TRANSPORT_SHIFT = 6;
 

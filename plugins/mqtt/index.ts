@@ -69,8 +69,16 @@ export default definePlugin({
       broker.log.info({ host, ...urls }, 'listening');
     });
 
+    // Listening on every configured port (started, and none failed or closed since).
+    engine.readiness.add('mqtt listeners', () => servers.every((server) => server.listening) && webSockets.every((listener) => listener.server.listening));
+    engine.onDrain(async () => {
+      const closed = servers.map((server) => new Promise((resolve) => server.close(resolve)));
+      for (const listener of webSockets) listener.server.close();
+      await broker.drain();
+      await Promise.all(closed);
+    });
     engine.onClose(async () => {
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))).concat([broker.stop()]));
+      await broker.stop();
       await Promise.all(webSockets.map((listener) => listener.close()));
       await httpUpgrades?.close();
     });

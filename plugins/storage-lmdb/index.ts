@@ -19,7 +19,12 @@ export default definePlugin({
       metrics: engine.metrics,
     });
     engine.provide('storage', storage);
-    engine.onClose(() => storage.close());
+    let open = true;
+    engine.readiness.add('storage', () => open);
+    engine.onClose(() => {
+      open = false;
+      return storage.close();
+    });
   },
 });
 
