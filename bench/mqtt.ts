@@ -20,6 +20,10 @@
  *   flood         4 publishers paced at BENCH_MQTT_FLOOD_RATE msg/s (open loop, default 1,000,000)
  *                 while a second client connects, subscribes and round-trips a QoS 1 message,
  *                 and again once the flood stops
+ *
+ * `--scrape` (or BENCH_MQTT_SCRAPE=1): the second broker is not Aedes but ours again with the
+ * http and metrics plugins loaded and GET /metrics polled every second, so the ratio column is
+ * the cost of metrics being served and scraped, measured in the same run (docs/operations.md).
  */
 import { join } from 'node:path';
 import { benchSeconds, formatNumber, formatRatio, intEnv, log, removeTempDir, runChildJson, table, tempDir } from './load';
@@ -42,6 +46,8 @@ interface Settings {
   connections: number;
   floodRate: number;
   quick: boolean;
+  /** The second broker is ours, scraped every second, instead of Aedes. */
+  scrape: boolean;
 }
 
 interface Figures {
@@ -171,11 +177,20 @@ async function measure(name: BrokerName, scenario: MqttScenario, settings: Setti
     // The publish scenarios first check that the broker round-trips a QoS 1 message at all.
     const probe = await probeBroker(broker.port, 3_000);
     if (!probe.ok) return { error: probe.error };
-    if (scenario === 'flood') return await measureFlood(broker, settings.seconds, settings.floodRate);
-    return await measureLoad(broker, scenario, settings.seconds);
+    const measured = scenario === 'flood' ? await measureFlood(broker, settings.seconds, settings.floodRate) : await measureLoad(broker, scenario, settings.seconds);
+    return withScrapes(broker, measured);
   } finally {
     await broker.stop();
   }
+}
+
+/** A scraped broker's figures name how many scrapes it answered; none answered is an error. */
+function withScrapes(broker: Broker, measured: Measured): Measured {
+  const scrapes = broker.scrapes;
+  if (scrapes === undefined || measured.error !== undefined) return measured;
+  if (scrapes.ok === 0) return { error: `GET /metrics never answered 200 (${scrapes.failed} failed)` };
+  const note = `GET /metrics answered ${scrapes.ok} times${scrapes.failed ? `, ${scrapes.failed} failed` : ''}`;
+  return { ...measured, note: measured.note ? `${measured.note}; ${note}` : note };
 }
 
 function chosenScenarios(): MqttScenario[] {
@@ -195,18 +210,21 @@ export async function runMqtt(): Promise<MqttReport> {
     seconds: quick ? 2 : benchSeconds(),
     connections: quick ? 2_000 : intEnv('BENCH_MQTT_CONNECTIONS', 10_000),
     floodRate: intEnv('BENCH_MQTT_FLOOD_RATE', 1_000_000),
+    scrape: process.argv.includes('--scrape') || process.env.BENCH_MQTT_SCRAPE === '1',
   };
+  const second: BrokerName = settings.scrape ? 'ours-scraped' : 'aedes';
+  const secondLabel = settings.scrape ? 'ours, scraped' : 'Aedes';
   const scenarios = chosenScenarios();
   log(`MQTT: ${scenarios.join(', ')}; ${settings.seconds} s per measurement${quick ? ' (quick)' : ''}`);
   const results: MqttReport['results'] = [];
   for (const scenario of scenarios) {
     log(`${scenario}: ours`);
     const ours = await measure('ours', scenario, settings);
-    log(`${scenario}: ours ${describe(ours)}; Aedes`);
-    const aedes = await measure('aedes', scenario, settings);
-    log(`${scenario}: Aedes ${describe(aedes)}`);
+    log(`${scenario}: ours ${describe(ours)}; ${secondLabel}`);
+    const aedes = await measure(second, scenario, settings);
+    log(`${scenario}: ${secondLabel} ${describe(aedes)}`);
     let bound: Bound | undefined;
-    if (scenario === 'qos1-w1' || scenario === 'qos1-w100') {
+    if (!settings.scrape && (scenario === 'qos1-w1' || scenario === 'qos1-w100')) {
       bound = await measureBound(scenario === 'qos1-w1' ? 1 : 100, settings.seconds);
       log(`${scenario}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
     }
@@ -234,7 +252,9 @@ interface Row { label: string; ours: string; aedes: string; ratio: string; targe
 function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, settings: Settings, bound?: Bound): Row[] {
   const na = (m: Measured): string | undefined => (m.error !== undefined ? `n/a (error: ${m.error})` : undefined);
   const [o, a] = [figures(ours), figures(aedes)];
-  const rateRow = (label: string, target?: number): Row => {
+  const rateRow = (label: string, wanted?: number): Row => {
+    // Scraped: the second column is ours again; Aedes' targets do not apply.
+    const target = settings.scrape ? undefined : wanted;
     const ratio = o && a ? o.rate / a.rate : NaN;
     return {
       label, ours: na(ours) ?? formatNumber(o?.rate ?? NaN), aedes: na(aedes) ?? formatNumber(a?.rate ?? NaN), ratio: formatRatio(ratio),
@@ -295,16 +315,27 @@ function rowsOf(scenario: MqttScenario, ours: Measured, aedes: Measured, setting
 
 export function printMqtt(report: MqttReport): void {
   const { settings } = report;
-  process.stdout.write(
-    `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory),\n` +
-    `each a fresh child process per scenario; both take anonymous clients (ours: mqtt_allow_anonymous with role admin, so\n` +
-    `neither checks a password per CONNECT). Ours appends every message (any QoS) to its durable LMDB log before delivering\n` +
-    `or acknowledging it; Aedes keeps messages in memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
-    `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
-  );
+  const second = settings.scrape ? 'ours, scraped' : 'Aedes';
+  if (settings.scrape) {
+    process.stdout.write(
+      `\nMQTT benchmark with metrics scraped: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against ours with\n` +
+      `the http and metrics plugins loaded and GET /metrics polled every second (metrics_require_auth false), each a fresh child\n` +
+      `process per scenario, in this run. The ratio is scraped / plain: within noise means metrics cost nothing measurable.\n` +
+      `Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads, ${settings.seconds} s per measurement after a 1 s\n` +
+      `warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
+    );
+  } else {
+    process.stdout.write(
+      `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory),\n` +
+      `each a fresh child process per scenario; both take anonymous clients (ours: mqtt_allow_anonymous with role admin, so\n` +
+      `neither checks a password per CONNECT). Ours appends every message (any QoS) to its durable LMDB log before delivering\n` +
+      `or acknowledging it; Aedes keeps messages in memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
+      `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
+    );
+  }
   const rows = report.results.flatMap(({ scenario, ours, aedes, bound }) => rowsOf(scenario, ours, aedes, settings, bound));
-  process.stdout.write(`${table(['scenario', 'ours', 'Aedes', 'ratio', 'target', ''], rows.map((r) => [r.label, r.ours, r.aedes, r.ratio, r.target, r.verdict]))}\n\n`);
-  const detail = report.results.flatMap(({ scenario, ours, aedes }) => ([['ours', ours], ['Aedes', aedes]] as const).map(([name, m]) => {
+  process.stdout.write(`${table(['scenario', 'ours', second, 'ratio', 'target', ''], rows.map((r) => [r.label, r.ours, r.aedes, r.ratio, r.target, r.verdict]))}\n\n`);
+  const detail = report.results.flatMap(({ scenario, ours, aedes }) => ([['ours', ours], [second, aedes]] as const).map(([name, m]) => {
     const f = figures(m);
     return f
       ? [scenario, name, `${ms(f.p50)} / ${ms(f.p99)}`, f.cpu == null ? '—' : `${f.cpu}%`, f.rssMb == null ? '—' : `${f.rssMb} MB`, f.note ?? '']

@@ -26,7 +26,6 @@ export type { CommandBus, Authorizer } from './bus/command-bus';
 export type { CommandContext, CommandDefinition, Executor, Origin, ParamsSchema, Resource } from './bus/command';
 
 // Metrics (`engine.metrics`): figures read at scrape time and latency histograms (docs/plugins.md).
-export { LATENCY_BUCKETS } from './metrics';
 export type { MetricsRegistry, MetricSource, MetricSample, MetricKind, MetricLabels, Histogram, HistogramDefinition, HistogramSeries, LabelledCounter } from './metrics';
 
 // Readiness (`engine.readiness`): a plugin adds what GET /health/ready needs of it.
