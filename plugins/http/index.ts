@@ -8,11 +8,11 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
-import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { pageSecurityHeaders } from './page-security';
 import { registerHealthRoutes } from './health-routes';
+import { countRequests } from './request-metrics';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
 
@@ -150,29 +150,6 @@ export default definePlugin({
     });
   },
 });
-
-/**
- * Requests by route (the route's pattern, `unmatched` for a 404: never the URL a client chose)
- * and status, and their latency: one counter step and one observation per response.
- */
-function countRequests(engine: Engine, fastify: FastifyInstance): void {
-  const requests = engine.metrics.counter({
-    name: 'engine_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'],
-  });
-  const latency = engine.metrics.histogram({
-    name: 'engine_http_request_duration_seconds',
-    help: 'Time from an HTTP request read to its response sent, by method and route pattern',
-    labelNames: ['method', 'route'],
-  });
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc([request.method, route, String(reply.statusCode)]);
-    latency.observe(reply.elapsedTime / 1000, request.method, route);
-    done();
-  });
-}
 
 function openConnections(server: Server): Promise<number> {
   if (!server.listening) return Promise.resolve(0);
