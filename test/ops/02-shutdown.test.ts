@@ -6,7 +6,9 @@
  * that never finishes does not hold the exit.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
+import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { call, startServer, tempDataDir } from '../helpers/server';
 import { spawnEngine, type EngineProcess } from '../helpers/engine-process';
@@ -217,6 +219,21 @@ describe('ops 02: SIGTERM drains under load', function () {
     } finally {
       assert.equal(await second.stop(), 0);
     }
+  });
+
+  it('a drain that never ends is cut at shutdown_timeout_seconds: the process logs it and exits 1', async () => {
+    // A plugin (loaded by path, as users load theirs) whose drain never finishes.
+    const pluginFile = join(tempDataDir('stuck-plugin'), 'stuck.js');
+    writeFileSync(pluginFile, "module.exports = { name: 'stuck', register(engine) { engine.onDrain(() => new Promise(() => {})); } };\n");
+    const proc = spawnEngine({
+      ENGINE_DATA_DIR: tempDataDir(), ENGINE_LISTENING_HTTP_PORT: '0', ENGINE_LISTENING_HTTPS_PORT: 'off',
+      ENGINE_PLUGINS: JSON.stringify(['storage-lmdb', 'http', pluginFile]), ENGINE_SHUTDOWN_TIMEOUT_SECONDS: '1',
+    });
+    await proc.listening;
+    proc.child.kill('SIGTERM');
+    assert.equal(await proc.exit, 1, proc.output().slice(-2000));
+    assert.ok(proc.logs().some((line) => line.msg === 'shutdown did not finish in time: exiting' && line.timeoutSeconds === 1));
+    assert.ok(!proc.logs().some((line) => line.msg === 'stopped'));
   });
 
   it('a request that never finishes does not hold the exit: in-flight HTTP gets a bounded grace', async () => {
