@@ -8,19 +8,33 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { Histogram, MetricSample, MetricsRegistry, MetricSource } from '../../kernel/metrics';
 
+/**
+ * The process's own figures, one registry per process, made on the first scrape: they describe
+ * the process, not an engine, and each `collectDefaultMetrics` starts an event-loop monitor and a
+ * GC observer that are never stopped (tests start many engines in one process).
+ */
+let processRegistry: Registry | undefined;
+
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 export class PrometheusRegistry {
   readonly registry = new Registry();
   private readonly served = new Set<string>();
 
-  constructor(private readonly sources: MetricsRegistry) {
-    collectDefaultMetrics({ register: this.registry });
-  }
+  constructor(private readonly sources: MetricsRegistry) {}
 
   /** The exposition text (Prometheus text format 0.0.4). Sources added since the last scrape join it. */
   async text(): Promise<string> {
     for (const source of this.sources.sources()) if (!this.served.has(source.name)) this.serveSource(source);
     for (const histogram of this.sources.histograms()) if (!this.served.has(histogram.name)) this.serveHistogram(histogram);
-    return this.registry.metrics();
+    const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return `${own}\n${process}`;
   }
 
   get contentType(): string {
