@@ -40,9 +40,22 @@ function terminalLogger(level: string): Logger | undefined {
   return pino({ name: 'engine', level, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
 }
 
+/**
+ * Drains and stops (kernel Engine.close: listeners close, in-flight work is answered and
+ * committed, MQTT clients are disconnected), within `shutdown_timeout_seconds`: past it the
+ * process exits with code 1 whatever is left, so an orchestrator's stop is never stuck.
+ */
 function close(engine: Engine, signal: string): void {
   engine.log.info({ signal }, 'stopping');
-  engine.close().then(() => process.exit(0), (error: unknown) => {
+  const timeoutSeconds = engine.settings.shutdown_timeout_seconds;
+  setTimeout(() => {
+    engine.log.error({ timeoutSeconds }, 'shutdown did not finish in time: exiting');
+    process.exit(1);
+  }, timeoutSeconds * 1000).unref();
+  engine.close().then(() => {
+    engine.log.info('stopped');
+    process.exit(0);
+  }, (error: unknown) => {
     engine.log.error({ err: error }, 'error while stopping');
     process.exit(1);
   });

@@ -10,11 +10,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { delimiter, join } from 'node:path';
 import { freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
 import { probeBroker } from './mqtt-probe';
 
-export type BrokerName = 'ours' | 'aedes' | 'mosquitto';
+/** `ours-scraped`: ours with the http and metrics plugins, GET /metrics polled every second (`--scrape`). */
+export type BrokerName = 'ours' | 'aedes' | 'mosquitto' | 'ours-scraped';
+
+/** How often the scraper of `ours-scraped` polls GET /metrics, as a monitoring system would (or more often). */
+const SCRAPE_INTERVAL_MS = 1000;
 
 /** Where Debian puts the broker (/usr/sbin is not on every user's PATH), or the one on PATH. */
 export function mosquittoPath(): string | undefined {
@@ -39,6 +44,8 @@ export interface Broker {
   /** The last lines the child wrote (for error messages). */
   output(): string;
   stop(): Promise<void>;
+  /** `ours-scraped`: the scrapes answered 200 so far, and those that failed. */
+  scrapes?: { ok: number; failed: number };
 }
 
 const running = new Set<{ child: ChildProcess; dir?: string }>();
@@ -67,8 +74,13 @@ function startFlags(): string[] {
   return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
-/** Environment of our broker: MQTT on `port` only, anonymous clients with the admin role. */
-function oursEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
+/** Environment of our broker: MQTT on `port` only, anonymous clients with the admin role; with `metricsPort`, GET /metrics there too. */
+function oursEnv(port: number, dataDir: string, metricsPort?: number): NodeJS.ProcessEnv {
+  const metrics = metricsPort === undefined ? {} : {
+    ENGINE_PLUGINS: JSON.stringify(['storage-lmdb', 'messaging', 'mqtt', 'http', 'metrics']),
+    ENGINE_LISTENING_HTTP_PORT: String(metricsPort),
+    ENGINE_METRICS_REQUIRE_AUTH: 'false',
+  };
   return {
     ...process.env,
     ENGINE_DATA_DIR: dataDir,
@@ -85,14 +97,36 @@ function oursEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
     ENGINE_MQTT_ALLOW_ANONYMOUS: 'true',
     ENGINE_MQTT_ANONYMOUS_ROLE: 'admin',
     ENGINE_LOG_LEVEL: 'warn',
+    ...metrics,
   };
 }
 
-function spawnBroker(name: BrokerName, port: number, dist: string, dir: string | undefined): ChildProcess {
+/** Polls GET /metrics every SCRAPE_INTERVAL_MS, one scrape at a time; returns its counts and its stop. */
+function startScraper(port: number): { scrapes: { ok: number; failed: number }; stop(): void } {
+  const scrapes = { ok: 0, failed: 0 };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    const request = httpGet({ host: HOST, port, path: '/metrics' }, (response) => {
+      response.resume();
+      response.on('end', () => {
+        busy = false;
+        if (response.statusCode === 200) scrapes.ok++;
+        else scrapes.failed++;
+      });
+    });
+    request.on('error', () => { busy = false; scrapes.failed++; });
+  }, SCRAPE_INTERVAL_MS);
+  return { scrapes, stop: () => clearInterval(timer) };
+}
+
+function spawnBroker(name: BrokerName, port: number, dist: string, dir: string | undefined, metricsPort?: number): ChildProcess {
   const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
   switch (name) {
     case 'ours':
-      return spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string), stdio });
+    case 'ours-scraped':
+      return spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string, metricsPort), stdio });
     case 'aedes':
       return spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], { env: { ...process.env, BENCH_PORT: String(port) }, stdio });
     case 'mosquitto': {
@@ -110,8 +144,9 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
   installExitHandlers();
   const port = await freePort();
   const dist = join(__dirname, '..');
+  const metricsPort = name === 'ours-scraped' ? await freePort() : undefined;
   const dir = name === 'aedes' ? undefined : tempDir(`mqtt-${name}`);
-  const child = spawnBroker(name, port, dist, dir);
+  const child = spawnBroker(name, port, dist, dir, metricsPort);
   const entry = { child, dir };
   running.add(entry);
   let tail = '';
@@ -120,9 +155,11 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
   child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
+  let scraper: ReturnType<typeof startScraper> | undefined;
   const broker: Broker = {
     name, port, pid: child.pid as number, alive, output: () => tail,
     async stop() {
+      scraper?.stop();
       if (alive()) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -140,7 +177,13 @@ export async function startBroker(name: BrokerName): Promise<Broker> {
       await broker.stop();
       throw new Error(`${name} exited before listening (code ${child.exitCode}, signal ${child.signalCode}): ${lastLine()}`);
     }
-    if ((await probeBroker(port, 2_000, true)).ok) return broker;
+    if ((await probeBroker(port, 2_000, true)).ok) {
+      if (metricsPort !== undefined) {
+        scraper = startScraper(metricsPort);
+        broker.scrapes = scraper.scrapes;
+      }
+      return broker;
+    }
     if (Date.now() > deadline) {
       await broker.stop();
       throw new Error(`${name} did not answer a CONNECT on ${HOST}:${port} within 30 s: ${lastLine()}`);

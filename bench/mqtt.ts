@@ -21,6 +21,10 @@
  *   flood         4 publishers paced at BENCH_MQTT_FLOOD_RATE msg/s (open loop, default 1,000,000)
  *                 while a second client connects, subscribes and round-trips a QoS 1 message,
  *                 and again once the flood stops
+ *
+ * `--scrape` (or BENCH_MQTT_SCRAPE=1): instead of the references, ours is measured twice, plain and
+ * with the http and metrics plugins loaded and GET /metrics polled every second, so the ratio is the
+ * cost of metrics being served and scraped, measured in the same run (docs/operations.md).
  */
 import { join } from 'node:path';
 import { benchSeconds, formatNumber, formatRatio, intEnv, log, removeTempDir, runChildJson, table, tempDir } from './load';
@@ -38,8 +42,10 @@ const FANOUT_SUBSCRIBERS = 50;
 const QOS1_PUBLISHERS = 16;
 /** PUBLISH packets each QoS 1 publisher keeps un-acknowledged in the windowed scenarios. */
 const QOS1_WINDOW = 100;
-const BROKERS: readonly BrokerName[] = ['ours', 'aedes', 'mosquitto'];
-const BROKER_TITLE: Record<BrokerName, string> = { ours: 'ours', aedes: 'Aedes', mosquitto: 'Mosquitto' };
+/** The brokers of a normal run: ours and the two references. */
+type Compared = 'ours' | 'aedes' | 'mosquitto';
+const BROKERS: readonly Compared[] = ['ours', 'aedes', 'mosquitto'];
+const BROKER_TITLE: Record<BrokerName, string> = { ours: 'ours', aedes: 'Aedes', mosquitto: 'Mosquitto', 'ours-scraped': 'ours, scraped' };
 /** Idle connections cost at most this much broker memory each (the issue's target). */
 const IDLE_TARGET_KIB = 4;
 
@@ -48,6 +54,8 @@ interface Settings {
   connections: number;
   floodRate: number;
   quick: boolean;
+  /** Ours plain against ours scraped every second, instead of against the references. */
+  scrape: boolean;
 }
 
 interface Figures {
@@ -73,7 +81,7 @@ type Bound = { rate: number; error?: undefined } | { error: string };
 
 export interface MqttReport {
   settings: Settings;
-  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; mosquitto: Measured; bound?: Bound }>;
+  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; mosquitto: Measured; scraped?: Measured; bound?: Bound }>;
 }
 
 /** lmdb-js alone, `window` durable puts in flight: what any broker storing each message could acknowledge. */
@@ -174,15 +182,24 @@ async function measure(name: BrokerName, scenario: MqttScenario, settings: Setti
     return { error: (error as Error).message.split('\n')[0] };
   }
   try {
-    if (scenario === 'idle') return await measureIdle(broker, settings.connections);
+    if (scenario === 'idle') return withScrapes(broker, await measureIdle(broker, settings.connections));
     // The publish scenarios first check that the broker round-trips a QoS 1 message at all.
     const probe = await probeBroker(broker.port, 3_000);
     if (!probe.ok) return { error: probe.error };
-    if (scenario === 'flood') return await measureFlood(broker, settings.seconds, settings.floodRate);
-    return await measureLoad(broker, scenario, settings.seconds);
+    const measured = scenario === 'flood' ? await measureFlood(broker, settings.seconds, settings.floodRate) : await measureLoad(broker, scenario, settings.seconds);
+    return withScrapes(broker, measured);
   } finally {
     await broker.stop();
   }
+}
+
+/** A scraped broker's figures name how many scrapes it answered; none answered is an error. */
+function withScrapes(broker: Broker, measured: Measured): Measured {
+  const scrapes = broker.scrapes;
+  if (scrapes === undefined || measured.error !== undefined) return measured;
+  if (scrapes.ok === 0) return { error: `GET /metrics never answered 200 (${scrapes.failed} failed)` };
+  const note = `GET /metrics answered ${scrapes.ok} times${scrapes.failed ? `, ${scrapes.failed} failed` : ''}`;
+  return { ...measured, note: measured.note ? `${measured.note}; ${note}` : note };
 }
 
 function chosenScenarios(): MqttScenario[] {
@@ -202,24 +219,28 @@ export async function runMqtt(): Promise<MqttReport> {
     seconds: quick ? 2 : benchSeconds(),
     connections: quick ? 2_000 : intEnv('BENCH_MQTT_CONNECTIONS', 10_000),
     floodRate: intEnv('BENCH_MQTT_FLOOD_RATE', 1_000_000),
+    scrape: process.argv.includes('--scrape') || process.env.BENCH_MQTT_SCRAPE === '1',
   };
+  const brokers: readonly BrokerName[] = settings.scrape ? ['ours', 'ours-scraped'] : BROKERS;
+  const skipped: Measured = { error: 'not measured (--scrape)' };
   const scenarios = chosenScenarios();
   log(`MQTT: ${scenarios.join(', ')}; ${settings.seconds} s per measurement${quick ? ' (quick)' : ''}`);
   const results: MqttReport['results'] = [];
   for (const scenario of scenarios) {
-    const measured = {} as Record<BrokerName, Measured>;
-    for (const name of BROKERS) {
+    const measured: Record<BrokerName, Measured> = { ours: skipped, aedes: skipped, mosquitto: skipped, 'ours-scraped': skipped };
+    for (const name of brokers) {
       log(`${scenario}: ${BROKER_TITLE[name]}`);
       measured[name] = await measure(name, scenario, settings);
       log(`${scenario}: ${BROKER_TITLE[name]} ${describe(measured[name])}`);
     }
     let bound: Bound | undefined;
-    const window = boundWindow(scenario);
+    const window = settings.scrape ? undefined : boundWindow(scenario);
     if (window !== undefined) {
       bound = await measureBound(window, settings.seconds);
       log(`${scenario}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
     }
-    results.push({ scenario, ...measured, bound });
+    const { 'ours-scraped': scraped, ...references } = measured;
+    results.push({ scenario, ...references, scraped: settings.scrape ? scraped : undefined, bound });
   }
   return { settings, results };
 }
@@ -258,7 +279,7 @@ const atLeast = (aedes?: number, mosquitto?: number): Target => ({
   met: (r) => (aedes === undefined || r.aedes >= aedes) && (mosquitto === undefined || r.mosquitto >= mosquitto),
 });
 
-type Brokers = Record<BrokerName, Measured>;
+type Brokers = Record<Compared, Measured>;
 
 function rowsOf(scenario: MqttScenario, measured: Brokers, settings: Settings, bound?: Bound): Row[] {
   const na = (m: Measured): string | undefined => (m.error !== undefined ? `n/a (error: ${m.error})` : undefined);
@@ -346,7 +367,26 @@ function rowsOf(scenario: MqttScenario, measured: Brokers, settings: Settings, b
   }
 }
 
+/** `--scrape`: ours plain against ours scraped, per scenario (rates; above 1: the scraped broker did less). */
+function printScrape(report: MqttReport): void {
+  const { settings } = report;
+  process.stdout.write(
+    `\nMQTT benchmark with metrics scraped: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against ours with\n` +
+    `the http and metrics plugins loaded and GET /metrics polled every second (metrics_require_auth false), each a fresh child\n` +
+    `process per scenario, in this run. The ratio is plain ÷ scraped (above 1 for a rate: the scraped broker did less); within\n` +
+    `noise means metrics cost nothing measurable. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
+    `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
+  );
+  const cell = (m: Measured): string => (m.error !== undefined ? `n/a (error: ${m.error})` : formatNumber(m.rate));
+  const rows = report.results.map(({ scenario, ours, scraped = { error: 'not measured' } }) => {
+    const [o, s] = [figures(ours), figures(scraped)];
+    return [scenario, cell(ours), cell(scraped), formatRatio(o && s ? o.rate / s.rate : NaN), s?.note ?? ''];
+  });
+  process.stdout.write(`${table(['scenario', 'ours', 'ours, scraped', 'plain ÷ scraped', 'note'], rows)}\n\n`);
+}
+
 export function printMqtt(report: MqttReport): void {
+  if (report.settings.scrape) return printScrape(report);
   const { settings } = report;
   process.stdout.write(
     `\nMQTT benchmark: ours (node dist/main.js, plugins storage-lmdb, messaging, mqtt) against Aedes 1.2 (defaults: in-memory)\n` +

@@ -19,6 +19,8 @@ import { topicTableAliases } from './auth/topic-table-aliases';
 import { RoleCatalog, type Role } from './auth/roles';
 import { systemClock, type Clock } from './clock';
 import { IdleExpiry } from './idle-expiry';
+import { MetricsRegistry } from './metrics';
+import { Readiness } from './readiness';
 import { ApiSessions } from './sessions/api-sessions';
 import { ClientConnections } from './sessions/client-connections';
 import type { EngineServices } from './services';
@@ -73,11 +75,16 @@ export class Engine {
   readonly plugins: LoadedPlugin[] = [];
   /** The engine's one clock: idle expiry and login backoff read it (tests inject one). */
   readonly clock: Clock;
+  /** Figures read at scrape time and latency histograms (kernel/metrics.ts); the metrics plugin serves them. */
+  readonly metrics = new MetricsRegistry();
+  /** Whether to send this server work (GET /health/ready): started, not stopping, every plugin's check holding. */
+  readonly readiness = new Readiness();
 
   private readonly loopbackRule: LoopbackRule;
   private readonly services = new Map<string, unknown>();
   private readonly startHooks: Hook[] = [];
   private readonly closeHooks: Hook[] = [];
+  private readonly drainHooks: Hook[] = [];
   private readonly env: NodeJS.ProcessEnv;
   private closing?: Promise<void>;
 
@@ -101,6 +108,16 @@ export class Engine {
       if (warning) this.log.warn(warning);
     };
     this.bus = new CommandBus((ctx, command, resource) => this.authorize(ctx, command, resource));
+    this.metrics.add({
+      name: 'engine_login_failures_total',
+      help: 'Logins refused: a wrong account name or password (bad_credentials), or refused while backing off after failures (throttled)',
+      kind: 'counter',
+      labelNames: ['reason'],
+      read: () => [
+        { labels: { reason: 'bad_credentials' }, value: this.logins.failures.badCredentials },
+        { labels: { reason: 'throttled' }, value: this.logins.failures.throttled },
+      ],
+    });
     this.idleExpiry = new IdleExpiry(this.clock);
     this.apiSessions = new ApiSessions(this.idleExpiry, {
       maxIdleSeconds: options.settings.session_max_idle_timeout_seconds,
@@ -148,9 +165,18 @@ export class Engine {
     this.startHooks.push(hook);
   }
 
-  /** Runs at shutdown, in reverse registration order. */
+  /** Runs at shutdown, in reverse registration order (after every drain hook finished). */
   onClose(hook: Hook): void {
     this.closeHooks.push(hook);
+  }
+
+  /**
+   * Runs first at shutdown, every plugin's at once: stop accepting (listeners close, readiness
+   * turns false), then answer the work already taken (requests in flight, publishes being
+   * stored) and end long-lived streams and connections cleanly. Close hooks run after all of them.
+   */
+  onDrain(hook: Hook): void {
+    this.drainHooks.push(hook);
   }
 
   /**
@@ -181,6 +207,15 @@ export class Engine {
 
   async close(): Promise<void> {
     this.closing ??= (async () => {
+      this.readiness.stopping();
+      await Promise.all(this.drainHooks.map(async (hook) => {
+        try {
+          await hook();
+        } catch (error) {
+          this.log.error({ err: error }, 'error while draining');
+        }
+      }));
+      this.drainHooks.length = 0;
       this.idleExpiry.close();
       this.apiSessions.close();
       for (const hook of [...this.closeHooks].reverse()) {
@@ -224,6 +259,7 @@ export class Engine {
     const decision = this.loopbackRule.decide(this.accounts.adminHasDefaultPassword);
     if (decision.warning) this.log.warn(decision.warning);
     for (const hook of this.startHooks) await hook();
+    this.readiness.started();
   }
 
   private async openCatalogs(): Promise<void> {

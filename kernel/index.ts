@@ -25,6 +25,12 @@ export type { Principal } from './auth/principal';
 export type { CommandBus, Authorizer } from './bus/command-bus';
 export type { CommandContext, CommandDefinition, Executor, Origin, ParamsSchema, Resource } from './bus/command';
 
+// Metrics (`engine.metrics`): figures read at scrape time and latency histograms (docs/plugins.md).
+export type { MetricsRegistry, MetricSource, MetricSample, MetricKind, MetricLabels, Histogram, HistogramDefinition, HistogramSeries, LabelledCounter } from './metrics';
+
+// Readiness (`engine.readiness`): a plugin adds what GET /health/ready needs of it.
+export type { Readiness, ReadinessCheck } from './readiness';
+
 // Settings (`engine.settings`, read-only) and the engine's clock.
 export type { Port, RoleSetting, Settings } from './settings';
 export type { Clock } from './clock';

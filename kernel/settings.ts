@@ -62,6 +62,10 @@ export interface Settings {
   mq_ring_messages: number;
   mq_ring_bytes: number;
   mqtt_receive_maximum: number;
+  /** GET /metrics needs Basic or Bearer and a `metrics.read` grant (plugins/metrics). */
+  metrics_require_auth: boolean;
+  /** SIGTERM/SIGINT: the longest the drain may take before the process exits anyway. */
+  shutdown_timeout_seconds: number;
 }
 
 /** Environment variables that are not settings. */

@@ -11,9 +11,6 @@
  */
 export const MAX_TOPIC_NAME_BYTES = 65_500;
 
-/** Node 20 has String.prototype.isWellFormed; the ES2022 library typings do not. */
-type WellFormedCheck = { isWellFormed(): boolean };
-
 /**
  * true when `topic` has more than MAX_TOPIC_NAME_BYTES UTF-8 bytes. A UTF-16 unit is at most
  * 3 UTF-8 bytes, so short topics (nearly all) are answered without counting bytes.
@@ -31,7 +28,7 @@ export function topicNameFormProblem(topic: string): string | null {
   if (topic.length === 0) return 'a topic name must not be empty';
   if (topic.includes('+') || topic.includes('#')) return 'a topic name must not contain wildcards';
   if (topic.includes('\u0000')) return 'a topic name must not contain NUL';
-  if (!(topic as unknown as WellFormedCheck).isWellFormed()) return 'a topic name must be valid Unicode (it holds an unpaired surrogate)';
+  if (!topic.isWellFormed()) return 'a topic name must be valid Unicode (it holds an unpaired surrogate)';
   return null;
 }
 

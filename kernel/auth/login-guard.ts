@@ -22,6 +22,8 @@ export interface LoginAttempt {
 
 export class LoginGuard {
   private readonly sharedAddresses: Set<string>;
+  /** Logins refused, read by the metrics at scrape time: a wrong name or password, or refused while backing off. */
+  readonly failures = { badCredentials: 0, throttled: 0 };
 
   /** `sharedAddresses`: addresses many clients share (a reverse proxy), throttled per account only. */
   constructor(private readonly accounts: Accounts, private readonly throttle: LoginThrottle, sharedAddresses: readonly string[] = []) {
@@ -41,11 +43,15 @@ export class LoginGuard {
     const address = attempt.address === undefined ? undefined : normalizeAddress(attempt.address);
     if (address !== undefined && !this.sharedAddresses.has(address)) keys.push(`address:${address}`);
     const waitMs = this.throttle.waitMs(keys);
-    if (waitMs > 0) throw new EngineError('TOO_MANY_FAILED_LOGINS', { retryAfter: Math.ceil(waitMs / 1000) });
+    if (waitMs > 0) {
+      this.failures.throttled++;
+      throw new EngineError('TOO_MANY_FAILED_LOGINS', { retryAfter: Math.ceil(waitMs / 1000) });
+    }
     if (accountKey === undefined) {
       // No account can have this name (the name rules are public): refused without a hash, so a
       // flood of such names takes no hashing worker from real logins.
       this.throttle.failed(keys);
+      this.failures.badCredentials++;
       throw new EngineError('BAD_CREDENTIALS');
     }
     try {
@@ -53,7 +59,10 @@ export class LoginGuard {
       if (accountKey) this.throttle.succeeded(accountKey);
       return principal;
     } catch (error) {
-      if (error instanceof EngineError && error.id === 'BAD_CREDENTIALS') this.throttle.failed(keys);
+      if (error instanceof EngineError && error.id === 'BAD_CREDENTIALS') {
+        this.throttle.failed(keys);
+        this.failures.badCredentials++;
+      }
       throw error;
     }
   }

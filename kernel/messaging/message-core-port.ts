@@ -10,7 +10,7 @@
  */
 import type { Principal } from '../auth/principal';
 import type { CommandContext } from '../bus/command';
-import type { CoreMessage } from './message';
+import type { CoreMessage, QoS } from './message';
 import type { OpenSessionOptions, PublishOrigin, SessionOutlet, SubscriptionOptions, WillMessage } from './session-types';
 
 /** A client session as a protocol holds it: its client name; everything else is the core's. */
@@ -37,6 +37,11 @@ export interface MessageCorePort {
    * called once it is durable (and routed). While the log's backlog is high, `origin` is paused.
    */
   publish(message: CoreMessage, origin?: PublishOrigin | null, token?: number): void;
+  /**
+   * Resolves once every message published so far is durable (or its commit failed) and its
+   * origin was told: a protocol draining at shutdown acknowledges what it took, then disconnects.
+   */
+  published(): Promise<void>;
 
   // ---- sessions ----
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */
@@ -83,7 +88,7 @@ export interface MessageCorePort {
 
   // ---- statistics (clients' traffic; `$SYS` reports) ----
   /** A message the session's client published (counted before authorization, as received). */
-  countPublished(session: SessionHandle, topic: string, now: number): void;
+  countPublished(session: SessionHandle, topic: string, now: number, qos: QoS): void;
   countBytesReceived(bytes: number): void;
   countBytesSent(bytes: number): void;
 }

@@ -275,15 +275,12 @@ function decodeDecimal(column: ColumnDefinition, wire: unknown): number {
   return value;
 }
 
-/** Node 20 has String.prototype.isWellFormed; the ES2022 library typings do not. */
-type WellFormedCheck = { isWellFormed(): boolean };
-
 /**
  * Throws unless `text` is valid Unicode: an unpaired surrogate has no UTF-8 form, so storage
  * and index keys would turn every one of them into U+FFFD and tell different values apart no more.
  */
 function checkUnicode(column: ColumnDefinition, text: string): void {
-  if (!(text as unknown as WellFormedCheck).isWellFormed()) {
+  if (!text.isWellFormed()) {
     throw invalid(column, 'the text holds an unpaired surrogate (\\ud800–\\udfff without its pair), which is not valid Unicode');
   }
 }

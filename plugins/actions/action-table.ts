@@ -64,6 +64,19 @@ export class ActionTable {
     }
   }
 
+  /**
+   * The labels an envelope is counted under (metrics): its api and action when the table knows
+   * them, `unknown` otherwise (a client's made-up names never become series), '' for an api left
+   * to its default.
+   */
+  metricLabels(api: string | undefined, action: string | undefined): [string, string] {
+    const apiLabel = api === undefined ? '' : this.apiNames.has(api) ? api : 'unknown';
+    const known = action !== undefined && (this.actionNames ??= new Set([...this.entries.values()].map((entry) => entry.definition.action))).has(action);
+    return [apiLabel, known ? action : 'unknown'];
+  }
+
+  private actionNames?: Set<string>;
+
   get apis(): string[] {
     return [...this.apiNames];
   }

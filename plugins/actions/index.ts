@@ -26,6 +26,16 @@ export default definePlugin({
     registerAdminCommands(engine);
     const table = new ActionTable({ admin: adminActions, db: dbActions, mq: mqActions });
     const bodyLimit = engine.settings.body_limit_bytes;
+    const requests = engine.metrics.counter({
+      name: 'engine_action_requests_total',
+      help: 'JSON actions answered (POST /api), by api, action and errorCode (0: success)',
+      labelNames: ['api', 'action', 'error_code'],
+    });
+    const latency = engine.metrics.histogram({
+      name: 'engine_action_request_duration_seconds',
+      help: 'Time to run a JSON action, from its envelope read to its response built, by api and action',
+      labelNames: ['api', 'action'],
+    });
 
     const routes = async (app: FastifyInstance): Promise<void> => {
       // Every body is read as JSON whatever its Content-Type (clients often send text/plain).
@@ -67,10 +77,14 @@ export default definePlugin({
         } catch (error) {
           response = errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action });
         }
+        const elapsedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const [apiLabel, actionLabel] = table.metricLabels(api, action);
+        requests.inc([apiLabel, actionLabel, String(response.errorCode)]);
+        latency.observe(elapsedSeconds, apiLabel, actionLabel);
         if (debug === 'max') {
           response.debugInfo = {
             request: redactedRequest(body),
-            elapsedMilliseconds: Number(process.hrtime.bigint() - started) / 1e6,
+            elapsedMilliseconds: elapsedSeconds * 1000,
           };
         }
         let text: string;

@@ -33,7 +33,9 @@ export function explorerEvents(app: FastifyInstance, engine: Engine, path: strin
   const open = new Set<() => void>();
   const perSession = new Map<string, number>();
   let closing = false;
-  engine.onClose(async () => {
+  // Event streams never end by themselves: ended when the server starts draining, so that the
+  // HTTP drain waits for real requests only.
+  engine.onDrain(async () => {
     closing = true;
     for (const end of open) end();
   });

@@ -6,13 +6,15 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import { clientError } from '../../kernel/client-error';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { pageSecurityHeaders } from './page-security';
+import { registerHealthRoutes } from './health-routes';
+import { countRequests } from './request-metrics';
 import { errorBody, rawHttpErrorResponse, replyHttpError, writeRawHttpError } from '../../lib/http/http-errors';
 import type { HttpService, UpgradeHandler } from '../../kernel/http-service';
 
@@ -92,6 +94,18 @@ export default definePlugin({
         ? engine.log.error({ err: error, listeners: 'https' }, 'the client CA and CRL files were not reloaded: the previous ones stay')
         : engine.log.info({ listeners: 'https' }, 'reloaded the client CA and CRL files'))) : undefined;
 
+    countRequests(engine, fastify as unknown as FastifyInstance);
+    engine.metrics.add({
+      name: 'engine_http_connections',
+      help: 'Open HTTP connections, by scheme (MQTT over WebSocket on /mqtt included until upgraded)',
+      kind: 'gauge',
+      labelNames: ['scheme'],
+      read: async () => [
+        { labels: { scheme: 'http' }, value: await openConnections(plainServer) },
+        { labels: { scheme: 'https' }, value: secureServer ? await openConnections(secureServer) : 0 },
+      ],
+    });
+
     fastify.setErrorHandler((error, request, reply) => replyHttpError(reply, request, error, settings.body_limit_bytes));
     fastify.setNotFoundHandler((request, reply) => {
       const url = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url;
@@ -100,6 +114,7 @@ export default definePlugin({
     });
     let browserHome: string | undefined;
     let browserHomeHeaders: Record<string, string> = {};
+    registerHealthRoutes(fastify as unknown as FastifyInstance, engine);
     fastify.get('/', async (request, reply) => {
       if (browserHome !== undefined) void reply.header('vary', 'Accept');
       if (browserHome !== undefined && (request.headers.accept ?? '').includes('text/html')) {
@@ -149,14 +164,26 @@ export default definePlugin({
       if (secureServer && settings.listening_https_port !== null) urls.https = await listen(secureServer, settings.listening_https_port, host, 'https');
       engine.log.info({ host, ...urls }, 'listening');
     });
-    engine.onClose(async () => {
+    // Listening while configured (a listener that failed, or closed, makes the server not ready).
+    engine.readiness.add('http listeners', () => (settings.listening_http_port === null || plainServer.listening)
+      && (!secureServer || settings.listening_https_port === null || secureServer.listening));
+    // Draining: no new connections, keep-alive ones close after their response, requests in
+    // flight are answered (their writes committed) within SHUTDOWN_GRACE_MS.
+    engine.onDrain(async () => {
       stopping = true;
       stopWatching?.();
       await Promise.all([stop(plainServer), secureServer && stop(secureServer)]);
+    });
+    engine.onClose(async () => {
       await fastify.close();
     });
   },
 });
+
+function openConnections(server: Server): Promise<number> {
+  if (!server.listening) return Promise.resolve(0);
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+}
 
 /** Longest path segment routed (names are at most 64 bytes; longer ones get a clear 400 from the route). */
 const MAX_PATH_SEGMENT = 1024;

@@ -15,6 +15,7 @@ import { registerTopicDeletion } from './topic-deletion';
 import { startRetention } from './retention';
 import { registerTopicConfiguration } from './topic-configuration';
 import { SysTopics } from './sys-topics';
+import { addMessagingMetrics } from './metrics';
 
 declare module '../../kernel/services' {
   interface EngineServices {
@@ -34,6 +35,7 @@ export default definePlugin({
     registerSessionCommands(engine, core);
     registerExploreCommands(engine, core, registerTopicDeletion(engine, core));
     core.load();
+    addMessagingMetrics(engine.metrics, core);
     const sys = new SysTopics(core);
     engine.onStart(() => sys.start());
     engine.onClose(async () => {

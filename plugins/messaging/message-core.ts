@@ -19,6 +19,7 @@ import type { AcknowledgementKind, MessageCorePort } from '../../kernel/messagin
 import type { OpenSessionOptions, PublishOrigin } from '../../kernel/messaging/session-types';
 import { TopicActivity } from './topic-activity';
 import { logTimestamp, toLogAppend, type CoreMessage } from './message';
+import type { QoS } from '../../kernel/messaging/message';
 import { PublishBatch } from './publish-batch';
 import { RetainedStore } from './retained-store';
 import { RecentRing } from './recent-ring';
@@ -44,6 +45,10 @@ export interface Statistics {
   bytesReceived: number;
   bytesSent: number;
   publishDropped: number;
+  /** By QoS (index 0, 1, 2), read by the metrics at scrape time: received from clients, sent to them, stored in the log (every append, whoever wrote it). */
+  receivedByQos: [number, number, number];
+  sentByQos: [number, number, number];
+  storedByQos: [number, number, number];
 }
 
 export class MessageCore implements MessageCorePort {
@@ -52,7 +57,10 @@ export class MessageCore implements MessageCorePort {
   readonly tree = new SubscriptionTree<Session, SubscriptionOptions>();
   readonly retained = new RetainedStore<RetainedRef>();
   readonly sessions = new Map<string, Session>();
-  readonly stats: Statistics = { messagesReceived: 0, messagesSent: 0, bytesReceived: 0, bytesSent: 0, publishDropped: 0 };
+  readonly stats: Statistics = {
+    messagesReceived: 0, messagesSent: 0, bytesReceived: 0, bytesSent: 0, publishDropped: 0,
+    receivedByQos: [0, 0, 0], sentByQos: [0, 0, 0], storedByQos: [0, 0, 0],
+  };
   /** Engine clock ms when the core started (uptime). */
   readonly startedAt: number;
   /** Per-topic traffic while someone watches it (the explorer); costs nothing otherwise. */
@@ -135,6 +143,11 @@ export class MessageCore implements MessageCorePort {
       }
     }
     this.state.flushDirty();
+  }
+
+  /** Resolves once every publish taken so far is durable (or failed) and its publisher told (shutdown). */
+  published(): Promise<void> {
+    return this.batch.settled();
   }
 
   /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
@@ -357,8 +370,9 @@ export class MessageCore implements MessageCorePort {
 
   // ---- statistics ------------------------------------------------------------------------
 
-  countPublished(session: Session, topic: string, now: number): void {
+  countPublished(session: Session, topic: string, now: number, qos: QoS): void {
     this.stats.messagesReceived++;
+    this.stats.receivedByQos[qos]++;
     session.notePublished(topic, now);
   }
 

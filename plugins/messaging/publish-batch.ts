@@ -32,6 +32,8 @@ export class PublishBatch<Expected> {
   private turn: Turn | null = null;
   /** Messages taken (this turn's and those handed to the log) whose commit is not durable yet. */
   backlog = 0;
+  /** Waiting for the backlog to be empty (`settled`): shutdown only. */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly log: MessageLogPort,
@@ -68,6 +70,20 @@ export class PublishBatch<Expected> {
     }
   }
 
+  /** Resolves once every message taken so far is durable (or failed) and its publisher told. */
+  settled(): Promise<void> {
+    if (this.backlog === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** After a turn's publishers were told: wakes `settled` once nothing is left. */
+  private wakeIfIdle(): void {
+    if (this.backlog !== 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   private flush(): void {
     const turn = this.turn;
     this.turn = null;
@@ -95,16 +111,19 @@ export class PublishBatch<Expected> {
       if (refused === 0) {
         this.settle(expected, origins);
         for (let i = 0; i < n; i++) tell(origins[i], tokens[i], true, messages[i]);
+        this.wakeIfIdle();
         return;
       }
       const isStored = (i: number): boolean => typeof sequences[i] === 'number';
       this.settle(expected, origins.filter((_, i) => isStored(i)));
       for (let i = 0; i < n; i++) tell(origins[i], tokens[i], isStored(i), messages[i]);
+      this.wakeIfIdle();
     }, (error: unknown) => {
       this.backlog -= n;
       this.settle(expected, null);
       this.onFailure(error, n);
       for (let i = 0; i < n; i++) tell(origins[i], tokens[i], false, messages[i]);
+      this.wakeIfIdle();
     }).catch(this.onFault);
   }
 

@@ -116,7 +116,9 @@ export class Router {
     const recent = core.recent;
     const state = core.state;
     core.activity.record(messages);
+    const storedByQos = core.stats.storedByQos;
     for (const message of messages) {
+      storedByQos[message.qos]++;
       if (message.retain) state.retain(message);
       const matches = this.route(message);
       if (message.sequence > this.routedUpTo) this.routedUpTo = message.sequence;
@@ -268,6 +270,7 @@ export class Router {
   /** Hands one message to a session's connection; at QoS 1/2 it is in flight first. */
   deliver(session: Session, outlet: SessionOutlet, message: CoreMessage, qos: QoS, retain: boolean, subscriptionIds: number[] | undefined, dup: boolean, packetId = 0): void {
     this.core.stats.messagesSent++;
+    this.core.stats.sentByQos[qos]++;
     session.received++;
     session.lastReceivedAt = this.routeTime;
     if (qos > 0) {

@@ -140,6 +140,7 @@ export class SessionLifecycle {
         message = entry.message = fromLogged(logged);
       }
       this.core.stats.messagesSent++;
+      this.core.stats.sentByQos[entry.qos]++;
       if (!outlet.deliver({ message, qos: entry.qos, retain: entry.retain, packetId, dup: true, subscriptionIds: entry.subscriptionIds })) {
         // Larger than the client now accepts: as if delivered [MQTT-3.1.2-25].
         session.inflight.delete(packetId);

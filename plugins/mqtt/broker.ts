@@ -13,6 +13,7 @@ import type { MessageCorePort } from '../../kernel/messaging/message-core-port';
 import { smallTime } from '../../kernel/clock';
 import { Connection } from './connection';
 import { REASON } from './reason-codes';
+import type { TransportIndex } from './connection-fields';
 
 /** How often the keep-alive sweep runs. */
 export const SWEEP_INTERVAL_MS = 500;
@@ -29,6 +30,8 @@ export class Broker {
   /** QoS 1/2 PUBLISHes an MQTT 5 client may have unanswered (CONNACK Receive Maximum, `mqtt_receive_maximum`). */
   readonly receiveMaximum: number;
   readonly connections = new Set<Connection>();
+  /** Open connections by transport (TRANSPORTS order: tcp, tls, ws, wss), read by the metrics. */
+  readonly openByTransport = [0, 0, 0, 0];
   readonly core: MessageCorePort;
   /** The engine clock, read once per chunk received (messages of one chunk share their time). */
   now = 0;
@@ -76,12 +79,15 @@ export class Broker {
    * The one entry of every transport: a new client's byte stream and its address (read from a
    * TCP/TLS socket when needed, when not given).
    */
-  accept(stream: Duplex, address?: string): void {
+  accept(stream: Duplex, address?: string, transport: TransportIndex = 0): void {
     if (this.stopped) {
       stream.destroy();
       return;
     }
-    this.connections.add(new Connection(this, stream, address));
+    const connection = new Connection(this, stream, address);
+    connection.transport = transport;
+    this.openByTransport[transport]++;
+    this.connections.add(connection);
     this.timer ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
   }
 
@@ -93,7 +99,7 @@ export class Broker {
 
   /** Called when a connection's stream has closed. */
   closed(connection: Connection): void {
-    this.connections.delete(connection);
+    if (this.connections.delete(connection)) this.openByTransport[connection.transport]--;
     this.closingSince.delete(connection);
     if (connection.clientId) this.engine.clientConnections.detach(connection.clientId, connection);
     if (this.connections.size === 0 && this.timer) {
@@ -128,7 +134,21 @@ export class Broker {
     }
   }
 
-  /** Server shutdown: MQTT 5 clients hear DISCONNECT 0x8B. */
+  /**
+   * Server shutdown, after the listeners closed: no connection reads more; the publishes already
+   * taken are stored and acknowledged (PUBACK, PUBREC); then every client is disconnected (MQTT 5
+   * hears DISCONNECT 0x8B). Bounded by the process's shutdown timeout (main.ts).
+   */
+  async drain(): Promise<void> {
+    this.stopped = true;
+    for (const connection of this.connections) connection.holdForShutdown();
+    await this.core.published();
+    // The acknowledgements of the last commit are written at the end of its turn (uncork).
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.stop();
+  }
+
+  /** Ends every connection now: MQTT 5 clients hear DISCONNECT 0x8B. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);

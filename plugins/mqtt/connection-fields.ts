@@ -42,6 +42,14 @@ export const CORKED = 4;
 export const DRAINING = 8;
 export const PAUSED_BY_CORE = 16;
 export const WATCHING_DRAIN = 32;
+/** Shutdown: nothing more is read (the broker drains: what was taken is acknowledged, then DISCONNECT). */
+export const HELD_FOR_SHUTDOWN = 256;
+/** Two bits above the flags: the transport (TRANSPORTS index) the connection came on. */
+const TRANSPORT_SHIFT = 6;
+
+/** The transports, in the order of Broker.openByTransport (metrics label `transport`). */
+export const TRANSPORTS = ['tcp', 'tls', 'ws', 'wss'] as const;
+export type TransportIndex = 0 | 1 | 2 | 3;
 
 /** The fields of a connection (see the file comment); Connection extends it. */
 export abstract class ConnectionFields {
@@ -88,6 +96,9 @@ export abstract class ConnectionFields {
   /** The will goes out when the connection ends (not after a normal DISCONNECT). */
   get sendWillOnClose(): boolean { return (this.flags & SEND_WILL_ON_CLOSE) !== 0; }
   set sendWillOnClose(value: boolean) { this.setFlag(SEND_WILL_ON_CLOSE, value); }
+  /** The transport the connection came on (TRANSPORTS index), kept in the flags: no field per connection. */
+  get transport(): TransportIndex { return ((this.flags >> TRANSPORT_SHIFT) & 3) as TransportIndex; }
+  set transport(value: TransportIndex) { this.flags = (this.flags & ~(3 << TRANSPORT_SHIFT)) | (value << TRANSPORT_SHIFT); }
   /** Output is corked until the end of this event-loop turn (the broker uncorks). */
   get corked(): boolean { return (this.flags & CORKED) !== 0; }
   set corked(value: boolean) { this.setFlag(CORKED, value); }

@@ -17,7 +17,7 @@ import type { CoreMessage } from '../../kernel/messaging/message';
 import type { Broker } from './broker';
 import { attachStream } from './stream-listeners';
 import { REASON, RETURN_CODE_311 } from './reason-codes';
-import { CONNACK_SENT, ConnectionFields, DRAINING, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
+import { CONNACK_SENT, ConnectionFields, DRAINING, HELD_FOR_SHUTDOWN, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
 import { connack311, encodeAck, encodePublish } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
@@ -298,9 +298,15 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
    * taken (`draining`), or the message core (a lagging target, the log's backlog).
    */
   private updateReading(): void {
-    const hold = this.state === 'connecting' || this.hasFlag(DRAINING | PAUSED_BY_CORE);
+    const hold = this.state === 'connecting' || this.hasFlag(DRAINING | PAUSED_BY_CORE | HELD_FOR_SHUTDOWN);
     if (hold) this.stream.pause();
     else if (this.state !== 'closed') this.stream.resume();
+  }
+
+  /** Shutdown: reads nothing more; what was already taken is still answered. */
+  holdForShutdown(): void {
+    this.setFlag(HELD_FOR_SHUTDOWN, true);
+    this.updateReading();
   }
 
   /** Ends the connection without a word (nothing more can be sent to this client). */

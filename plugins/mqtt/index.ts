@@ -13,6 +13,7 @@ import { definePlugin } from '../../kernel/plugin';
 import { loadTlsMaterial } from '../../lib/tls/tls-certificate';
 import { applyClientVerification, loadClientVerification, watchClientVerification } from '../../lib/tls/client-certificates';
 import { Broker } from './broker';
+import { TRANSPORTS } from './connection-fields';
 import type { MqttService } from './mqtt-service';
 import { tcpServer, tlsServer } from './transports/tcp';
 import { webSocketServer, webSocketUpgrades, type WebSocketListener } from './transports/websocket';
@@ -26,6 +27,13 @@ export default definePlugin({
     const broker = new Broker(engine);
     const ports: MqttService['ports'] = {};
     engine.provide('mqtt', { ports });
+    engine.metrics.add({
+      name: 'engine_mqtt_connections',
+      help: 'Open MQTT connections, by transport (tcp, tls, ws, wss; MQTT over WebSocket on the HTTP ports included)',
+      kind: 'gauge',
+      labelNames: ['transport'],
+      read: () => broker.openByTransport.map((value, i) => ({ labels: { transport: TRANSPORTS[i] }, value })),
+    });
     const servers: Server[] = [];
     const webSockets: WebSocketListener[] = [];
     // MQTT over WebSocket at /mqtt on the HTTP(S) ports too: same origin for browser pages.
@@ -85,9 +93,17 @@ export default definePlugin({
       }
     });
 
+    // Listening on every configured port (started, and none failed or closed since).
+    engine.readiness.add('mqtt listeners', () => servers.every((server) => server.listening) && webSockets.every((listener) => listener.server.listening));
+    engine.onDrain(async () => {
+      const closed = servers.map((server) => new Promise((resolve) => server.close(resolve)));
+      for (const listener of webSockets) listener.server.close();
+      await broker.drain();
+      await Promise.all(closed);
+    });
     engine.onClose(async () => {
       stopWatching?.();
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))).concat([broker.stop()]));
+      await broker.stop();
       await Promise.all(webSockets.map((listener) => listener.close()));
       await httpUpgrades?.close();
     });

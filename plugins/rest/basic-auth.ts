@@ -21,6 +21,7 @@ import type { CommandContext } from '../../kernel/bus/command';
 import type { Principal } from '../../kernel/auth/principal';
 import { EngineError } from '../../kernel/errors';
 import { replyRestError } from './reply-error';
+import { parseBasic } from '../../lib/http/authorization-header';
 
 const contexts = new WeakMap<FastifyRequest, CommandContext>();
 
@@ -29,17 +30,6 @@ export function contextOf(request: FastifyRequest): CommandContext {
   const ctx = contexts.get(request);
   if (!ctx) throw new EngineError('BAD_CREDENTIALS');
   return ctx;
-}
-
-/** `[name, password]` from an `Authorization: Basic …` header, or undefined. */
-export function parseBasic(header: string | undefined): [string, string] | undefined {
-  if (!header) return undefined;
-  const match = /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) return undefined;
-  return [decoded.slice(0, colon), decoded.slice(colon + 1)];
 }
 
 function unauthorized(request: FastifyRequest, reply: FastifyReply): FastifyReply {

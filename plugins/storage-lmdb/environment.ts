@@ -16,6 +16,7 @@
  * Permissions: the files hold the password hashes, so `dataDir` is 0700 and the LMDB files 0600
  * whatever the umask (LMDB itself would create them 0664 minus the umask).
  */
+import type { Histogram } from '../../kernel/metrics';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
@@ -57,6 +58,10 @@ export class LmdbEnvironment {
   readonly root: RootDatabase;
   readonly catalog: CatalogDb;
   private closed = false;
+  /** Set by the metrics (lmdb-storage.ts addMetrics): how long a write waits for its commit. */
+  commitLatency?: Histogram;
+  /** A write's commit is being timed: one sample per commit at most, never one per write. */
+  private commitTimed = false;
 
   /** `unsafeNoSync` (tests only, see plugins/storage-lmdb/index.ts) commits without syncing. */
   constructor(readonly dataDir: string, { unsafeNoSync = false }: { unsafeNoSync?: boolean } = {}) {
@@ -93,13 +98,31 @@ export class LmdbEnvironment {
    */
   write<T>(action: () => T): Promise<T> {
     this.assertOpen();
-    return this.root.transaction(action);
+    return this.timeCommit(this.root.transaction(action));
   }
 
   /** Like `write`, but in a child transaction: a throw rolls back everything the action wrote. */
   writeAtomic<T>(action: () => T): Promise<T> {
     this.assertOpen();
-    return this.root.childTransaction(action);
+    return this.timeCommit(this.root.childTransaction(action));
+  }
+
+  /**
+   * Times from now until `written` is durable, when no other write's commit is being timed:
+   * a sample of what a write waits for its commit (sync included), at most one per commit.
+   */
+  timeCommit<T>(written: Promise<T>): Promise<T> {
+    const histogram = this.commitLatency;
+    if (histogram === undefined || this.commitTimed) return written;
+    this.commitTimed = true;
+    // Wall time a client waits (performance.now: no engine clock is involved).
+    const started = performance.now();
+    const done = (): void => {
+      this.commitTimed = false;
+      histogram.observe((performance.now() - started) / 1000);
+    };
+    written.then(done, () => { this.commitTimed = false; });
+    return written;
   }
 
   get isClosed(): boolean {

@@ -16,9 +16,15 @@ export default definePlugin({
       log,
       unsafeNoSync,
       clock: engine.clock,
+      metrics: engine.metrics,
     });
     engine.provide('storage', storage);
-    engine.onClose(() => storage.close());
+    let open = true;
+    engine.readiness.add('storage', () => open);
+    engine.onClose(() => {
+      open = false;
+      return storage.close();
+    });
   },
 });
 

@@ -27,6 +27,8 @@ import type { PreparedRow } from './records';
 import { LmdbMessageLog } from './message-log';
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
+import { addStorageMetrics } from './metrics';
+import type { MetricsRegistry } from '../../kernel/metrics';
 
 export interface LmdbStorageOptions {
   dataDir: string;
@@ -36,6 +38,8 @@ export interface LmdbStorageOptions {
   unsafeNoSync?: boolean;
   /** The clock that times every write (automatic times, createdAt): the engine's (default: the system clock). */
   clock?: Clock;
+  /** Where the store adds its figures (metrics.ts); none when absent. */
+  metrics?: MetricsRegistry;
 }
 
 export async function openLmdbStorage(options: LmdbStorageOptions): Promise<StoragePort> {
@@ -71,6 +75,7 @@ export class LmdbStorage implements StoragePort {
     this.transactions = new TransactionManager(this.entries);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
     this.topics = new LmdbMessageLog(this.env, this.catalog, this.schema, this.defaultDatabase, this.entries, this.clock);
+    if (options.metrics) addStorageMetrics(options.metrics, this.env, this.topics, this.dataDir);
     this.entries.targets = {
       env: this.env, catalog: this.catalog, schema: this.schema, log: this.topics, state: this.topics.state,
       internal: (name) => this.internalStore(name),

@@ -15,6 +15,7 @@
  * log are in log-reads.ts, purges of deleted topics and trims in log-purge.ts, the checks of a
  * message in log-message-check.ts; here: appends, topics and followers.
  */
+import type { Histogram } from '../../kernel/metrics';
 import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
@@ -93,6 +94,8 @@ export class LmdbMessageLog implements MessageLogPort {
   private readonly purges: LogPurges;
   /** Topics' transform fields (topic-transforms.ts). */
   private readonly transforms: TopicTransforms;
+  /** Set by the metrics (lmdb-storage.ts addMetrics): from an append call to its answer, once per call. */
+  appendLatency?: Histogram;
 
   constructor(
     private readonly env: LmdbEnvironment,
@@ -396,6 +399,8 @@ export class LmdbMessageLog implements MessageLogPort {
       this.lastCreateTs = before.lastCreateTs;
       return Promise.reject(error);
     }
+    this.env.timeCommit(written);
+    const started = this.appendLatency === undefined ? 0 : performance.now();
     const last = entries[n - 1].seq;
     // Answered in call order, which is sequence order: lmdb-js can answer a plain put before a
     // child transaction queued earlier (a topic-creating append), and the message core routes
@@ -406,6 +411,7 @@ export class LmdbMessageLog implements MessageLogPort {
       if (last > this.durableSeq) this.durableSeq = last;
       this.indexEntries(entries);
       if (this.followers.size > 0) this.tellFollowers(messages, entries);
+      if (started !== 0) this.appendLatency!.observe((performance.now() - started) / 1000);
       return seqsOf(entries);
     }), (error: unknown) => previous.then(() => { throw error; }));
     this.previousAppend = answered.catch(() => undefined);

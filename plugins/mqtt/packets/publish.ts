@@ -65,7 +65,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     }
   }
   const core = connection.broker.core;
-  core.countPublished(session, topic, connection.broker.now);
+  core.countPublished(session, topic, connection.broker.now, qos);
 
   if (!(kept ?? decidePublish(connection, topic))) {
     connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');

@@ -8,16 +8,16 @@ import type { ClientVerificationOptions } from '../../../lib/tls/client-certific
 const TCP_KEEPALIVE_MS = 60_000;
 
 export function tcpServer(broker: Broker): Server {
-  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => acceptSocket(broker, socket));
+  return createNetServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEPALIVE_MS }, (socket: Socket) => acceptSocket(broker, socket, 0));
 }
 
 /**
  * Hands a socket to the broker; a socket whose setup throws (it reset at once) is destroyed,
  * never thrown into the server's 'connection' event.
  */
-function acceptSocket(broker: Broker, socket: Socket): void {
+function acceptSocket(broker: Broker, socket: Socket, transport: 0 | 1): void {
   try {
-    broker.accept(socket);
+    broker.accept(socket, undefined, transport);
   } catch (error) {
     broker.log.debug({ err: error }, 'accepting a connection failed');
     socket.destroy();
@@ -29,7 +29,7 @@ export function tlsServer(broker: Broker, tls: { cert: string; key: string }, cl
   const server = createTlsServer({ cert: tls.cert, key: tls.key, ...clientVerification }, (socket: TLSSocket) => {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
-    acceptSocket(broker, socket);
+    acceptSocket(broker, socket, 1);
   });
   // A failed handshake (a plain-TCP client, a client that rejects the certificate) is the
   // client's problem: logged at debug, never thrown.

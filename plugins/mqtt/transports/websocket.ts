@@ -8,6 +8,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { UpgradeHandler } from '../../../kernel/http-service';
 import type { Broker } from '../broker';
@@ -79,7 +80,7 @@ function mqttWebSocketServer(broker: Broker, mode: { server: Server } | { noServ
     socket.prependListener('message', refuseTextFrame);
     // A client certificate of secure WebSocket is on the TLS socket under the HTTPS request.
     keepTlsPeer(stream, req.socket);
-    broker.accept(stream, req.socket.remoteAddress ?? '');
+    broker.accept(stream, req.socket.remoteAddress ?? '', (req.socket as TLSSocket).encrypted ? 3 : 2);
   });
   wss.on('error', (error) => broker.log.debug({ err: error }, 'WebSocket server error'));
   return wss;
