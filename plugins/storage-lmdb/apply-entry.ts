@@ -27,6 +27,7 @@ import type { LmdbLogState } from './log-state';
 import type { LmdbMessageLog } from './message-log';
 import { applyDelete, applyInsertValues, applyUpdate, checkValue, completeInsertValues } from './records';
 import type { LmdbSchema } from './schema';
+import { StorageFullState } from './storage-full';
 
 /** The parts of the store entries are applied to. */
 export interface EntryTargets {
@@ -63,6 +64,8 @@ export class OperationLog implements OperationsPort {
   private listeners: OperationListener[] = [];
   /** Set by the store once its parts exist. */
   targets!: EntryTargets;
+  /** Turns a commit refused for want of space into STORAGE_FULL, and tells when writes resume (storage-full.ts). */
+  full = new StorageFullState(undefined);
 
   tap(listener: OperationListener): () => void {
     if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
@@ -91,7 +94,11 @@ export class OperationLog implements OperationsPort {
         // a listener's failure is its own
       }
     }
-    return result;
+    // Every write passes here: a full disk fails it with STORAGE_FULL, and while full the first
+    // durable commit says space has returned (no work on the success path otherwise).
+    const full = this.full;
+    if (full.isFull) result.then(full.durable, ignore);
+    return result.then(undefined, full.failed);
   }
 
   async apply(entries: readonly OperationEntry[]): Promise<void> {
@@ -106,6 +113,8 @@ export class OperationLog implements OperationsPort {
     }
   }
 }
+
+function ignore(): void {}
 
 /** Applies one entry; resolves with what the write's caller is answered (ids, sequences, a definition) once durable. */
 export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: unknown): Promise<unknown> {

@@ -161,6 +161,9 @@ export class LmdbMessageLog implements MessageLogPort {
     return this.atomically(() => this.topicInTxn(topic, time));
   }
 
+  /** The log's reads, for the integrity check (integrity-check.ts). */
+  get logReads(): LogReads { return this.reads; }
+
   getTopic(topic: string): LogTopic | undefined { return this.reads.getTopic(topic); }
   listTopics(): LogTopic[] { return this.reads.listTopics(); }
   topicCount(): number { return this.reads.topicCount(); }
