@@ -9,9 +9,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { EngineError } from '../../kernel/errors';
 import type { BackupProgress } from '../../kernel/storage/storage-port';
+import { MAX_DBS } from './environment';
 
 /** How often progress is reported while the copy runs (a terminal's refresh, not a test's wait). */
 const PROGRESS_MS = 250;
@@ -57,4 +58,22 @@ export async function copyEnvironment(root: RootDatabase, folder: string, onProg
   const size = sizeNow();
   onProgress?.(size, Math.max(size, total));
   return size;
+}
+
+/**
+ * `engine backup` from another process while the server serves: the data folder's environment
+ * opened read-only beside the server (LMDB's lock file lets processes share it), copied, closed.
+ */
+export async function copyDataFolder(dataDir: string, folder: string, onProgress?: BackupProgress): Promise<number> {
+  const source = path.resolve(dataDir);
+  if (!fs.existsSync(path.join(source, 'data.mdb'))) {
+    throw new EngineError('INVALID_PARAMETER', { param: 'data_dir', reason: `${source} holds no store (data.mdb)` });
+  }
+  if (path.resolve(folder) === source) throw new EngineError('INVALID_PARAMETER', { param: 'folder', reason: 'a backup goes to another folder than data_dir' });
+  const root = open({ path: source, noSubdir: false, maxDbs: MAX_DBS, readOnly: true });
+  try {
+    return await copyEnvironment(root, folder, onProgress);
+  } finally {
+    await root.close();
+  }
 }

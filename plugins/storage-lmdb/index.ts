@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
 import { openLmdbStorage } from './lmdb-storage';
+import { registerBackupCommand } from './backup-command';
 
 export default definePlugin({
   name: 'storage-lmdb',
@@ -18,6 +19,7 @@ export default definePlugin({
       clock: engine.clock,
     });
     engine.provide('storage', storage);
+    registerBackupCommand(engine);
     engine.onClose(() => storage.close());
   },
 });
