@@ -56,6 +56,8 @@ export interface Settings {
   mq_ring_messages: number;
   mq_ring_bytes: number;
   mqtt_receive_maximum: number;
+  /** Storage (issue 20): new data is refused (STORAGE_FULL) below this many free bytes on the data folder's filesystem. */
+  storage_min_free_bytes: number;
 }
 
 /** Environment variables that are not settings. */

@@ -28,6 +28,7 @@ import type { LmdbMessageLog } from './message-log';
 import { applyDelete, applyInsertValues, applyUpdate, checkValue, completeInsertValues } from './records';
 import type { LmdbSchema } from './schema';
 import { StorageFullState } from './storage-full';
+import { isFreeing, type DiskSpaceGuard } from './disk-space';
 
 /** The parts of the store entries are applied to. */
 export interface EntryTargets {
@@ -66,6 +67,8 @@ export class OperationLog implements OperationsPort {
   targets!: EntryTargets;
   /** Turns a commit refused for want of space into STORAGE_FULL, and tells when writes resume (storage-full.ts). */
   full = new StorageFullState(undefined);
+  /** Refuses new data while the filesystem's free space is under the reserve (disk-space.ts). */
+  space: DiskSpaceGuard | undefined;
 
   tap(listener: OperationListener): () => void {
     if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
@@ -80,6 +83,12 @@ export class OperationLog implements OperationsPort {
    * hot paths do no work twice.
    */
   submit<T>(entry: OperationEntry, prepared?: unknown): Promise<T> {
+    const full = this.full;
+    const refusal = this.space?.refusal(entry);
+    if (refusal !== undefined) {
+      full.enter(refusal);
+      return Promise.reject(new EngineError('STORAGE_FULL', { reason: refusal }));
+    }
     let result: Promise<T>;
     try {
       result = applyEntry(this.targets, entry, prepared) as Promise<T>;
@@ -96,8 +105,7 @@ export class OperationLog implements OperationsPort {
     }
     // Every write passes here: a full disk fails it with STORAGE_FULL, and while full the first
     // durable commit says space has returned (no work on the success path otherwise).
-    const full = this.full;
-    if (full.isFull) result.then(full.durable, ignore);
+    if (full.isFull && !isFreeing(entry)) result.then(full.durable, ignore);
     return result.then(undefined, full.failed);
   }
 

@@ -17,6 +17,7 @@ export default definePlugin({
       log,
       unsafeNoSync,
       clock: engine.clock,
+      minFreeBytes: engine.settings.storage_min_free_bytes,
     });
     engine.provide('storage', storage);
     registerBackupCommand(engine);

@@ -28,6 +28,7 @@ import { LmdbMessageLog } from './message-log';
 import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
 import { guardFullCommitLeftovers, StorageFullState } from './storage-full';
+import { DiskSpaceGuard } from './disk-space';
 import { copyEnvironment } from './backup';
 import { checkIntegrity } from './integrity-check';
 
@@ -39,6 +40,8 @@ export interface LmdbStorageOptions {
   unsafeNoSync?: boolean;
   /** The clock that times every write (automatic times, createdAt): the engine's (default: the system clock). */
   clock?: Clock;
+  /** New data is refused while the data folder's filesystem has less free (disk-space.ts); 0: no reserve. */
+  minFreeBytes?: number;
 }
 
 export async function openLmdbStorage(options: LmdbStorageOptions): Promise<StoragePort> {
@@ -73,6 +76,7 @@ export class LmdbStorage implements StoragePort {
     this.clock = options.clock ?? systemClock;
     this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
     this.entries.full = new StorageFullState(options.log);
+    this.entries.space = new DiskSpaceGuard(options.dataDir, options.minFreeBytes ?? 0);
     this.releaseFullGuard = guardFullCommitLeftovers();
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.entries);

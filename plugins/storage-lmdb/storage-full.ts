@@ -73,10 +73,11 @@ export class StorageFullState {
     this.log?.info({ fullForMs }, 'storage: a commit succeeded again; writes resume');
   };
 
-  private enter(reason: string, cause: unknown): void {
+  /** The storage became full (a failed commit, or the free-space reserve reached): logged once until writes resume. */
+  enter(reason: string, cause?: unknown): void {
     if (this.fullSince !== undefined) return;
     this.fullSince = Date.now();
-    this.log?.warn({ reason, cause: cause instanceof Error ? cause.message : String(cause) },
+    this.log?.warn({ reason, ...(cause === undefined ? {} : { cause: cause instanceof Error ? cause.message : String(cause) }) },
       'storage: FULL, writes are refused (STORAGE_FULL) until space is freed; reads go on, nothing stored is lost (logged once until writes resume)');
   }
 }
