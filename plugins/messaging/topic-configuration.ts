@@ -8,7 +8,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { topicNameProblem } from '../../kernel/topic-name';
 import {
-  TOPIC_CONFIGURE_COMMAND, type RetentionPolicy, type TopicConfigureParams, type TopicConfigureResult,
+  TOPIC_CONFIGURE_COMMAND, type LogSizeStatus, type RetentionPolicy, type TopicConfigureParams, type TopicConfigureResult,
 } from '../../kernel/messaging/commands';
 import type { TopicRetention } from './retention';
 
@@ -43,5 +43,15 @@ export function registerTopicConfiguration(engine: Engine, retention: TopicReten
       await retention.run(engine.clock.now(), [topic]);
       return { topic, retentionSeconds: stored?.maxAgeSeconds ?? null, retentionMessages: stored?.maxMessages ?? null };
     },
+  });
+}
+
+/** `log.status`: the message log's size against `log_max_bytes` and what sessions still owe (an operator's view: a grant like any command). */
+export function registerLogStatus(engine: Engine, retention: TopicRetention): void {
+  engine.bus.register<Record<string, never>, LogSizeStatus>({
+    name: 'log.status',
+    summary: "The message log's size against log_max_bytes: messages trimmed for it, and those kept because a session still owes them.",
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    handler: () => retention.logStatus(),
   });
 }
