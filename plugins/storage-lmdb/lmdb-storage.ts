@@ -75,7 +75,7 @@ export class LmdbStorage implements StoragePort {
     this.log = options.log;
     this.clock = options.clock ?? systemClock;
     this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
-    this.entries.full = new StorageFullState(options.log);
+    this.entries.full = new StorageFullState(options.log, options.dataDir);
     this.entries.space = new DiskSpaceGuard(options.dataDir, options.minFreeBytes ?? 0);
     this.releaseFullGuard = guardFullCommitLeftovers();
     this.catalog = new Catalog(this.env);

@@ -9,12 +9,16 @@
  * This turns it into STORAGE_FULL, logs the full state once when it begins and once when it ends,
  * and keeps lmdb-js's own leftover rejections of that failure from ending the process.
  */
+import { statfsSync } from 'node:fs';
 import { EngineError } from '../../kernel/errors';
 
 /** errno values of a device or quota without space, and LMDB's MDB_MAP_FULL. */
 const ENOSPC = 28;
 const EDQUOT = 122;
 const MDB_MAP_FULL = -30792;
+/** lmdb-js reports some writes to a full device as EIO: read as "full" only while the device has no room. */
+const EIO = 5;
+const NO_ROOM_BYTES = 1 << 20;
 
 export interface FullLog {
   warn(details: object, message: string): void;
@@ -29,13 +33,24 @@ function isCommitFailure(error: unknown): error is LmdbCommitFailure {
   return error instanceof Error && typeof (error as Partial<LmdbCommitFailure>).commitError?.then === 'function';
 }
 
+/** Free bytes on the filesystem holding `dir` (Infinity when statfs cannot tell). */
+function freeBytesOf(dir: string): number {
+  try {
+    const stats = statfsSync(dir);
+    return Number(stats.bavail) * Number(stats.bsize);
+  } catch {
+    return Infinity;
+  }
+}
+
 /** The reason a cause says there is no space, or undefined when it says something else. */
-function noSpaceReason(cause: unknown): string | undefined {
+function noSpaceReason(cause: unknown, dataDir?: string): string | undefined {
   if (!(cause instanceof Error)) return undefined;
   const code: unknown = (cause as { code?: unknown }).code;
   if (code === ENOSPC || code === 'ENOSPC' || /No space left on device/i.test(cause.message)) return 'no space left on the device';
   if (code === EDQUOT || code === 'EDQUOT' || /quota exceeded/i.test(cause.message)) return 'the disk quota is exceeded';
   if (code === MDB_MAP_FULL || /MDB_MAP_FULL/.test(cause.message)) return 'the LMDB map is full';
+  if ((code === EIO || code === 'EIO') && dataDir !== undefined && freeBytesOf(dataDir) < NO_ROOM_BYTES) return 'no space left on the device (an I/O error while it is full)';
   return undefined;
 }
 
@@ -49,7 +64,8 @@ export class StorageFullState {
   /** When the storage became full (undefined: it is not). */
   private fullSince: number | undefined;
 
-  constructor(private readonly log: FullLog | undefined) {}
+  /** `dataDir`: where an EIO is checked against the free space (see noSpaceReason). */
+  constructor(private readonly log: FullLog | undefined, private readonly dataDir?: string) {}
 
   get isFull(): boolean { return this.fullSince !== undefined; }
 
@@ -59,7 +75,7 @@ export class StorageFullState {
    */
   readonly failed = async (error: unknown): Promise<never> => {
     const cause = isCommitFailure(error) ? await commitCause(error) : error;
-    const reason = noSpaceReason(cause);
+    const reason = noSpaceReason(cause, this.dataDir);
     if (reason === undefined) throw error;
     this.enter(reason, cause);
     throw new EngineError('STORAGE_FULL', { reason }, { cause });

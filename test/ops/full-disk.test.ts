@@ -218,4 +218,60 @@ describe('ops: a full disk is an error, not a corruption (tmpfs, real process)',
       .map((record) => /^m\d+:/.exec(Buffer.from(record.source_payload, 'hex').toString('latin1'))?.[0]));
     for (const text of acknowledgedMessages) assert.ok(stored.has(`${text}:`), `acknowledged message ${text} is stored`);
   });
+
+  it('with the reserve off, a device that really fills (ENOSPC): small writes get the same stable errors, the server survives, and resumes', async () => {
+    const dataDir = join(mountPoint!, 'data-no-reserve');
+    const ballast = join(mountPoint!, 'ballast-no-reserve');
+    running = await startEngine({ ENGINE_DATA_DIR: dataDir, ENGINE_STORAGE_MIN_FREE_BYTES: '0' });
+    const { http, mqttUrl } = running;
+    const rest = `${http}/engine/api/v1`;
+    assert.equal((await call('POST', `${rest}/table/main/small`, { body: { fields: [{ name: 's', type: 'varchar', length: 100 }] } })).status, 200);
+    const acknowledged: number[] = [];
+    const insert = async (): Promise<number> => {
+      const reply = await call('POST', `${rest}/record/main/small`, { body: { s: 'a small value' } });
+      if (reply.status === 200) acknowledged.push(...(reply.json._ids as number[]));
+      else assert.deepEqual({ status: reply.status, errorCode: reply.json?.errorCode }, { status: 507, errorCode: 12050 });
+      return reply.status;
+    };
+    for (let i = 0; i < 5; i++) assert.equal(await insert(), 200);
+    const client = await connectMqtt(mqttUrl, 5, 'full-disk-no-reserve');
+    clients.push(client);
+
+    // Every byte taken: LMDB meets ENOSPC (lmdb-js may say EIO while the device is full).
+    const fd = openSync(ballast, 'w');
+    try {
+      for (const size of [1 << 20, 1 << 12, 1 << 9]) {
+        const chunk = Buffer.alloc(size, 1);
+        for (;;) {
+          try {
+            writeSync(fd, chunk);
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
+            throw error;
+          }
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    let refused = false;
+    for (let i = 0; i < MAX_FILL_WRITES && !refused; i++) refused = (await insert()) === 507;
+    assert.ok(refused, 'REST is refused with 507 once the device is full');
+    let mqttRefused: PublishOutcome | undefined;
+    for (let i = 0; i < MAX_FILL_WRITES && !mqttRefused; i++) {
+      const outcome = await publishQos1(client, 'full/small', Buffer.from('small'));
+      if (!outcome.ok) mqttRefused = outcome;
+    }
+    assert.deepEqual(mqttRefused, { ok: false, reasonCode: 0x97 });
+    assert.equal(fullLines(running) >= 1, true);
+    for (const id of acknowledged) assert.equal((await call('GET', `${rest}/record/main/small/${id}`)).status, 200, 'reads go on');
+
+    unlinkSync(ballast);
+    assert.equal(await insert(), 200, 'writes resume once space returns');
+    assert.deepEqual(await publishQos1(client, 'full/small', Buffer.from('after')), { ok: true, reasonCode: 0 });
+    client.end(true);
+    assert.equal(await running.proc.stop(), 0);
+    running = undefined;
+    await assertIntegrity(dataDir);
+  });
 });
