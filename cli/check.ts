@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openLmdbStorage } from '../plugins/storage-lmdb/lmdb-storage';
+import { otherProcessesUsing } from '../plugins/storage-lmdb/folder-in-use';
 
 export async function checkCommand(args: readonly string[]): Promise<number> {
   const folder = args.find((arg) => !arg.startsWith('--'));
@@ -16,6 +17,11 @@ export async function checkCommand(args: readonly string[]): Promise<number> {
   const dataDir = resolve(folder);
   if (!existsSync(join(dataDir, 'data.mdb'))) {
     process.stderr.write(`engine check: ${dataDir} holds no store (data.mdb)\n`);
+    return 2;
+  }
+  const users = otherProcessesUsing(dataDir);
+  if (users.length > 0) {
+    process.stderr.write(`engine check: ${dataDir} is open in process ${users.join(', ')} (a running server?): check a backup of it (engine backup) or stop the server first\n`);
     return 2;
   }
   const storage = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });

@@ -162,6 +162,11 @@ describe('ops: backups while serving (real processes)', function () {
     await load.stop();
     const all = snapshot(load.acked);
 
+    // `engine check` refuses the folder of a running server (it would write to it).
+    const refused = await runTool(['check', dataDir]);
+    assert.equal(refused.code, 2, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /is open in process \d+ \(a running server\?\)/);
+
     // Each copy is sound.
     for (const copy of [cliCopy, actionCopy]) {
       const report = await assertIntegrity(copy);
