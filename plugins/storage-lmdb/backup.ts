@@ -17,13 +17,18 @@ import { MAX_DBS } from './environment';
 /** How often progress is reported while the copy runs (a terminal's refresh, not a test's wait). */
 const PROGRESS_MS = 250;
 
-/** The folder a copy goes to: created 0700 when absent; one that already holds a store is refused. */
+/**
+ * The folder a copy goes to: created 0700 when absent; one that holds anything is refused (a
+ * backup never writes over files: it also writes settings.json and tls/ beside the store).
+ */
 export function prepareCopyFolder(folder: string): string {
   if (typeof folder !== 'string' || folder.length === 0) throw new EngineError('MISSING_PARAMETER', { param: 'folder' });
   const target = path.resolve(folder);
   fs.mkdirSync(target, { recursive: true, mode: 0o700 });
-  if (fs.existsSync(path.join(target, 'data.mdb'))) {
-    throw new EngineError('INVALID_PARAMETER', { param: 'folder', reason: `${target} already holds a store (data.mdb): a backup goes to a new or empty folder` });
+  const present = fs.readdirSync(target);
+  if (present.length > 0) {
+    const what = present.includes('data.mdb') ? 'already holds a store (data.mdb)' : `is not empty (${present.slice(0, 3).join(', ')}${present.length > 3 ? ', …' : ''})`;
+    throw new EngineError('INVALID_PARAMETER', { param: 'folder', reason: `${target} ${what}: a backup goes to a new or empty folder` });
   }
   return target;
 }

@@ -7,7 +7,7 @@
  * backup began and uses the copied TLS pair; the first server lost nothing.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -159,6 +159,14 @@ describe('ops: backups while serving (real processes)', function () {
     // A folder that already holds a store is refused.
     const again = await action(first.http, { api: 'admin', action: 'backupDatabase', authToken: token, params: { folder: actionCopy } });
     assert.equal(again.errorCode, 12012, again.errorMessage);
+    // So is any folder that is not empty: a backup never writes over a file.
+    const occupied = join(root, 'occupied');
+    mkdirSync(occupied);
+    writeFileSync(join(occupied, 'settings.json'), 'keep me');
+    const over = await action(first.http, { api: 'admin', action: 'backupDatabase', authToken: token, params: { folder: occupied } });
+    assert.equal(over.errorCode, 12012, over.errorMessage);
+    assert.equal(readFileSync(join(occupied, 'settings.json'), 'utf8'), 'keep me');
+    assert.deepEqual(readdirSync(occupied), ['settings.json']);
     await load.stop();
     const all = snapshot(load.acked);
 
