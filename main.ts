@@ -4,6 +4,23 @@ import pino, { type Logger } from 'pino';
 import { Engine } from './kernel/engine';
 import { loadSettings, SettingsError } from './kernel/settings';
 import { PluginError } from './kernel/load-plugins';
+import { backupCommand } from './cli/backup';
+import { checkCommand } from './cli/check';
+
+/** `engine backup <folder>` and `engine check <folder>` (docs/operations.md); anything else starts the server. */
+const TOOLS: Record<string, (args: readonly string[], env: NodeJS.ProcessEnv) => Promise<number>> = {
+  backup: backupCommand,
+  check: checkCommand,
+};
+
+async function runTool(name: string, args: readonly string[]): Promise<void> {
+  try {
+    process.exitCode = await TOOLS[name](args, process.env);
+  } catch (error) {
+    process.stderr.write(`engine ${name}: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
 
 async function main(): Promise<void> {
   // Signals are handled from the first moment: one arriving while plugins start (the listeners
@@ -61,4 +78,6 @@ function close(engine: Engine, signal: string): void {
   });
 }
 
-void main();
+const tool = process.argv[2];
+if (tool !== undefined && Object.hasOwn(TOOLS, tool)) void runTool(tool, process.argv.slice(3));
+else void main();

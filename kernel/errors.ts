@@ -69,6 +69,8 @@ export const ERRORS = {
 
   // Server
   NOT_AVAILABLE: { code: 12006, status: 503, message: '{feature} is not available: {reason}' },
+  // Storage (issue 20): a full disk or LMDB map refuses writes; reads and what is stored stay intact.
+  STORAGE_FULL: { code: 12050, status: 507, message: 'the storage is full ({reason}): writes are refused until space is freed, reads still work' },
   INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },
 } as const satisfies Record<string, ErrorDefinition>;
 

@@ -66,6 +66,12 @@ export interface Settings {
   metrics_require_auth: boolean;
   /** SIGTERM/SIGINT: the longest the drain may take before the process exits anyway. */
   shutdown_timeout_seconds: number;
+  /** Storage (issue 20): new data is refused (STORAGE_FULL) below this many free bytes on the data folder's filesystem. */
+  storage_min_free_bytes: number;
+  /** The message log's size limit in bytes (0: none); its oldest messages no session owes are trimmed. */
+  log_max_bytes: number;
+  /** The age limit of topics without a retention policy, in seconds (0: none). */
+  log_default_retention_seconds: number;
 }
 
 /** Environment variables that are not settings. */

@@ -62,6 +62,22 @@ export interface RetentionStatus {
   heldBackBy: string[];
 }
 
+/** The message log's size against `log_max_bytes` (docs/operations.md "A full disk and the log's size"). */
+export interface LogSizeStatus {
+  /** The limit (0: none). */
+  maxBytes: number;
+  /** What the log takes now. */
+  bytes: number;
+  /** The last run found the log over the limit. */
+  overLimit: boolean;
+  /** Messages trimmed for the limit since the engine started. */
+  trimmedMessages: number;
+  /** Messages the last run would have trimmed and kept because a session still owes them. */
+  keptOwedMessages: number;
+  /** The clients whose sessions owe them. */
+  heldBackBy: string[];
+}
+
 /** What one retention run did to one topic. */
 export interface TopicTrim {
   topic: string;
@@ -112,6 +128,8 @@ export interface TopicRetentionPort {
   /** A topic's policy (undefined: none). */
   get(topic: string): RetentionPolicy | undefined;
   status(topic: string): RetentionStatus;
+  /** The log's size against `log_max_bytes`. */
+  logStatus(): LogSizeStatus;
   /** Trims what the policies ask (all topics, or those named), never what a session still owes. */
   run(now: number, topics?: string[]): Promise<TopicTrim[]>;
 }

@@ -52,8 +52,11 @@ export interface PublishOrigin {
   /** Stop reading publishes (a target lags, or the log's backlog is high) until resumed. */
   pausePublishing(): void;
   resumePublishing(): void;
-  /** `ok`: stored; else it was not (the commit failed, or the log refused this message). */
-  stored(token: number, ok: boolean, message: CoreMessage): void;
+  /**
+   * `ok`: stored; else it was not (the commit failed, or the log refused this message), and
+   * `error` says why (STORAGE_FULL when the disk is full: kernel/errors.ts).
+   */
+  stored(token: number, ok: boolean, message: CoreMessage, error?: unknown): void;
   /** Telling it threw: it alone ends (an MQTT connection closes), the turn's other publishers are still told. */
   fail(error: unknown, during: string): void;
 }

@@ -159,6 +159,8 @@ export interface MessageLogPort {
   countTopic(topic: string, fromSequence?: number): number;
   /** The highest sequence whose commit is durable (0 when none): a position no crash can hand out again. */
   lastSequence(): number;
+  /** The bytes the log takes in the store (its messages and its topic index), read from the store's page counts. */
+  byteSize(): number;
 
   /** The topic's entry, created (in its own commit) when absent. */
   ensureTopic(topic: string): Promise<LogTopic>;

@@ -184,6 +184,25 @@ export interface TopicInfo {
   createdAt: string;
 }
 
+/** What `StoragePort.checkIntegrity` found (docs/operations.md "Backups and restores"). */
+export interface IntegrityReport {
+  /** No problem found. */
+  ok: boolean;
+  /** What is wrong, one line each (the first 50). */
+  problems: string[];
+  tables: number;
+  records: number;
+  indexEntries: number;
+  topics: number;
+  /** Messages of live topics in the log. */
+  messages: number;
+  /** Messages of deleted topics whose purge has not run yet (not an error). */
+  unpurgedMessages: number;
+}
+
+/** How far a backup's copy has come: bytes written, and the most it can take (the store's size). */
+export type BackupProgress = (copiedBytes: number, totalBytes: number) => void;
+
 export interface StoragePort {
   readonly dataDir: string;
 
@@ -259,6 +278,16 @@ export interface StoragePort {
    * integration table is a read-only view over it, listed and read like any table.
    */
   readonly messageLog: MessageLogPort;
+
+  /**
+   * Writes a consistent, compacted copy of the store into `folder` (an empty or new folder) while
+   * it keeps serving: the snapshot of the moment the copy starts, so every write acknowledged
+   * before the call is in it. Resolves with the copy's size in bytes.
+   */
+  backup(folder: string, onProgress?: BackupProgress): Promise<number>;
+
+  /** Checks every index against its table and every topic's index against the log. */
+  checkIntegrity(): IntegrityReport;
 
   close(): Promise<void>;
 }

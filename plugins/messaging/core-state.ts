@@ -9,6 +9,7 @@ import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { MessageCore } from './message-core';
 import { fromLogged, type CoreMessage } from './message';
 import { Session, type StoredSession } from './session';
+import { logStoreFailure } from './store-failure-log';
 
 /** State key: retained pointers are durable for every message up to this sequence. */
 const RETAINED_CHECKPOINT = 'retained-checkpoint';
@@ -91,7 +92,7 @@ export class CoreState {
   checkpointRetained(routedUpTo: number): void {
     if (routedUpTo <= this.retainedCheckpoint) return;
     this.retainedCheckpoint = routedUpTo;
-    void this.local.put(RETAINED_CHECKPOINT, routedUpTo).catch((error: unknown) => this.core.log.error({ err: error }, 'retained checkpoint not stored'));
+    void this.local.put(RETAINED_CHECKPOINT, routedUpTo).catch((error: unknown) => logStoreFailure(this.core.log, error, {}, 'retained checkpoint not stored'));
   }
 
   /** A retained message replaces the topic's; an empty one clears it and is not kept [MQTT-3.3.1-10, MQTT-3.3.1-11]. */
@@ -119,7 +120,7 @@ export class CoreState {
 
   /** A state write nobody waits for: its failure (a closed storage) is logged, never unhandled. */
   private stateWrite(written: Promise<void>): void {
-    written.catch((error: unknown) => this.core.log.error({ err: error }, 'message core state not stored'));
+    written.catch((error: unknown) => logStoreFailure(this.core.log, error, {}, 'message core state not stored'));
   }
 
   /** The session is written in this turn's commit. */
@@ -185,7 +186,7 @@ export class CoreState {
     // Every put of this turn shares one commit: the last one's promise is the commit's.
     if (!written) return router.sendCommitted(waiting);
     written.then(() => router.sendCommitted(waiting), (error: unknown) => {
-      this.core.log.error({ err: error }, 'session state could not be stored; deliveries wait for a reconnect');
+      logStoreFailure(this.core.log, error, {}, 'session state could not be stored; deliveries wait for a reconnect');
     });
   }
 }

@@ -13,7 +13,7 @@ import { registerSessionCommands } from './session-commands';
 import { registerExploreCommands } from './explore-commands';
 import { registerTopicDeletion } from './topic-deletion';
 import { startRetention } from './retention';
-import { registerTopicConfiguration } from './topic-configuration';
+import { registerLogStatus, registerTopicConfiguration } from './topic-configuration';
 import { SysTopics } from './sys-topics';
 import { addMessagingMetrics } from './metrics';
 
@@ -45,5 +45,6 @@ export default definePlugin({
     const retention = startRetention(engine, core); // after the close above: stops first
     engine.provide('topicRetention', retention);
     registerTopicConfiguration(engine, retention);
+    registerLogStatus(engine, retention);
   },
 });

@@ -21,6 +21,7 @@ import { TopicActivity } from './topic-activity';
 import { logTimestamp, toLogAppend, type CoreMessage } from './message';
 import type { QoS } from '../../kernel/messaging/message';
 import { PublishBatch } from './publish-batch';
+import { logStoreFailure } from './store-failure-log';
 import { RetainedStore } from './retained-store';
 import { RecentRing } from './recent-ring';
 import type { Session, SessionOutlet, SubscriptionOptions, WillMessage } from './session';
@@ -113,7 +114,7 @@ export class MessageCore implements MessageCorePort {
       () => this.state.flushDirty(),
       (error, count) => {
         this.stats.publishDropped += count;
-        this.log.error({ err: error, count }, 'messages could not be stored');
+        logStoreFailure(this.log, error, { count }, 'messages could not be stored');
       },
       (origin) => flow.holdForTurn(origin),
       () => flow.releaseTurn(),

@@ -116,13 +116,13 @@ export class PublishBatch<Expected> {
       }
       const isStored = (i: number): boolean => typeof sequences[i] === 'number';
       this.settle(expected, origins.filter((_, i) => isStored(i)));
-      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], isStored(i), messages[i]);
+      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], isStored(i), messages[i], isStored(i) ? undefined : sequences[i]);
       this.wakeIfIdle();
     }, (error: unknown) => {
       this.backlog -= n;
       this.settle(expected, null);
       this.onFailure(error, n);
-      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], false, messages[i]);
+      for (let i = 0; i < n; i++) tell(origins[i], tokens[i], false, messages[i], error);
       this.wakeIfIdle();
     }).catch(this.onFault);
   }
@@ -138,10 +138,10 @@ export class PublishBatch<Expected> {
 }
 
 /** Tells one publisher; a throw fails that publisher alone (no unhandled rejection, the rest are told). */
-function tell(origin: PublishOrigin | null, token: number, ok: boolean, message: CoreMessage): void {
+function tell(origin: PublishOrigin | null, token: number, ok: boolean, message: CoreMessage, error?: unknown): void {
   if (origin === null) return;
   try {
-    origin.stored(token, ok, message);
+    origin.stored(token, ok, message, error);
   } catch (error) {
     origin.fail(error, 'acknowledging a stored PUBLISH');
   }

@@ -9,6 +9,13 @@
  * topic's retained message stays too. What was held back, and by whom, is in `status`.
  *
  * Policies are kept in the log's state store (`topic-config/<topic>`) and loaded at start.
+ *
+ * Limits for the whole log (docs/operations.md "A full disk and the log's size"):
+ * - `log_default_retention_seconds`: the age limit of every topic without a policy of its own;
+ * - `log_max_bytes`: when the log takes more, each run trims its oldest messages (in log order,
+ *   whatever their topic) down to 90% of the limit, holding back what a session still owes as
+ *   above. Held-back messages are kept and counted, and the limit is reported (`logStatus`, and
+ *   one warning when it starts and one when it ends, not one per run).
  */
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
@@ -16,7 +23,7 @@ import { parseSharedFilter, topicMatches } from '../../kernel/auth/topic-filter'
 import type { LoggedMessage, MessageLogPort } from '../../kernel/storage/message-log-port';
 import { timestampToMs } from '../../lib/values/timestamps';
 import type { MessageCore } from './message-core';
-import type { RetentionPolicy, RetentionStatus, TopicRetentionPort, TopicTrim } from '../../kernel/messaging/commands';
+import type { LogSizeStatus, RetentionPolicy, RetentionStatus, TopicRetentionPort, TopicTrim } from '../../kernel/messaging/commands';
 import { topicNameProblem } from '../../kernel/topic-name';
 
 export type { RetentionPolicy, RetentionStatus, TopicTrim } from '../../kernel/messaging/commands';
@@ -25,6 +32,29 @@ const CONFIG_PREFIX = 'topic-config/';
 const RUN_INTERVAL_MS = 10_000;
 /** Messages read per step when finding the age limit's boundary. */
 const AGE_SCAN_CHUNK = 1000;
+/** A run over `log_max_bytes` trims down to this share of it (not to just under: every run would trim). */
+const LOG_TRIM_TO = 0.9;
+/** What a message costs in the log besides its payload and topic (header, times, index): an estimate. */
+const MESSAGE_OVERHEAD_BYTES = 48;
+
+/** The limits for the whole log (settings). */
+export interface LogLimits {
+  /** The age limit of topics without a policy (0: none). */
+  defaultRetentionSeconds: number;
+  /** The most bytes the log may take (0: no limit). */
+  maxBytes: number;
+}
+
+interface Warner {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
+
+function approximateBytes(m: LoggedMessage): number {
+  const p = m.payload;
+  const payload = p.type === 'binary' ? p.value.byteLength : p.type === 'boolean' ? 1 : p.value.length;
+  return payload + m.topic.length + MESSAGE_OVERHEAD_BYTES;
+}
 
 function isPolicy(value: unknown): value is RetentionPolicy {
   return value !== null && typeof value === 'object';
@@ -44,7 +74,23 @@ export class TopicRetention implements TopicRetentionPort {
   /** Runs one after another (the timer's and configure's). */
   private running: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly log: MessageLogPort, private readonly core: MessageCore | undefined) {}
+  private readonly defaultPolicy: RetentionPolicy | undefined;
+  private readonly size: LogSizeStatus;
+
+  constructor(
+    private readonly log: MessageLogPort,
+    private readonly core: MessageCore | undefined,
+    limits: LogLimits = { defaultRetentionSeconds: 0, maxBytes: 0 },
+    private readonly warner?: Warner,
+  ) {
+    this.defaultPolicy = limits.defaultRetentionSeconds > 0 ? { maxAgeSeconds: limits.defaultRetentionSeconds } : undefined;
+    this.size = { maxBytes: limits.maxBytes, bytes: 0, overLimit: false, trimmedMessages: 0, keptOwedMessages: 0, heldBackBy: [] };
+  }
+
+  /** The log's size against `log_max_bytes` as of the last run. */
+  logStatus(): LogSizeStatus {
+    return { ...this.size, bytes: this.log.byteSize(), heldBackBy: [...this.size.heldBackBy] };
+  }
 
   /** Loads the stored policies. */
   load(): void {
@@ -84,14 +130,19 @@ export class TopicRetention implements TopicRetentionPort {
     };
   }
 
-  /** Trims every topic with a policy (or only `topics`) as of `now` (engine clock ms). */
+  /**
+   * Trims every topic with a policy, or the default one (or only `topics`), as of `now` (engine
+   * clock ms); then, on a run over every topic, the log down under `log_max_bytes`.
+   */
   run(now: number, topics?: string[]): Promise<TopicTrim[]> {
     const next = this.running.then(async () => {
       const results: TopicTrim[] = [];
-      for (const topic of topics ?? [...this.policies.keys()]) {
-        const policy = this.policies.get(topic);
+      const named = topics ?? (this.defaultPolicy ? this.log.listTopics().map((info) => info.topic) : [...this.policies.keys()]);
+      for (const topic of named) {
+        const policy = this.policies.get(topic) ?? this.defaultPolicy;
         if (policy) results.push(await this.trim(topic, policy, now));
       }
+      if (topics === undefined) await this.limitLogSize();
       return results;
     });
     this.running = next.catch(() => undefined);
@@ -141,6 +192,63 @@ export class TopicRetention implements TopicRetentionPort {
     }
   }
 
+  /**
+   * Over `log_max_bytes`: trims the log's oldest messages, in log order, until what they take
+   * (estimated from their payloads) brings the log to LOG_TRIM_TO of the limit; what a session
+   * still owes stays, counted in `keptOwedMessages` with the clients in `heldBackBy`.
+   */
+  private async limitLogSize(): Promise<void> {
+    const status = this.size;
+    if (!(status.maxBytes > 0)) return;
+    const bytes = this.log.byteSize();
+    status.bytes = bytes;
+    if (bytes <= status.maxBytes) {
+      if (status.overLimit) this.warner?.info({ bytes, maxBytes: status.maxBytes }, 'message log: back under log_max_bytes');
+      status.overLimit = false;
+      status.keptOwedMessages = 0;
+      status.heldBackBy = [];
+      return;
+    }
+    const excess = bytes - Math.floor(status.maxBytes * LOG_TRIM_TO);
+    // The boundary: the oldest messages of the whole log that make up the excess.
+    let freed = 0;
+    let boundary = 0;
+    const topics = new Set<string>();
+    for (let after = 0; freed < excess;) {
+      const chunk = this.log.readFrom(after, AGE_SCAN_CHUNK);
+      for (const message of chunk) {
+        freed += approximateBytes(message);
+        boundary = message.sequence;
+        topics.add(message.topic);
+        if (freed >= excess) break;
+      }
+      if (chunk.length < AGE_SCAN_CHUNK) break;
+      after = chunk[chunk.length - 1].sequence;
+      await new Promise<void>((resolve) => setImmediate(resolve)); // the broker shares the event loop
+    }
+    let kept = 0;
+    const heldBackBy = new Set<string>();
+    for (const topic of topics) {
+      const { upTo, heldBackBy: by } = this.holdBack(topic, boundary);
+      const retained = this.core?.retainedSequence(topic);
+      const trimmed = upTo > 0 ? await this.log.trimTopic(topic, upTo, retained) : 0;
+      status.trimmedMessages += trimmed;
+      if (trimmed > 0) this.trimmedTotals.set(topic, (this.trimmedTotals.get(topic) ?? 0) + trimmed);
+      if (upTo < boundary) {
+        kept += this.log.countTopic(topic, upTo + 1) - this.log.countTopic(topic, boundary + 1);
+        for (const client of by) heldBackBy.add(client);
+      }
+    }
+    const wasKeeping = status.keptOwedMessages > 0;
+    status.overLimit = true;
+    status.keptOwedMessages = kept;
+    status.heldBackBy = [...heldBackBy].sort();
+    if (kept > 0 && !wasKeeping) {
+      this.warner?.warn({ bytes, maxBytes: status.maxBytes, keptOwedMessages: kept, heldBackBy: status.heldBackBy },
+        'message log: over log_max_bytes; messages sessions still owe are kept, not dropped');
+    }
+  }
+
   /** Lowers the trim to what no session still owes; who held it back. */
   private holdBack(topic: string, wanted: number): { upTo: number; heldBackBy: string[] } {
     let upTo = wanted;
@@ -179,9 +287,10 @@ export class TopicRetention implements TopicRetentionPort {
  * process alive) stopped at close, after the run under way.
  */
 export function startRetention(engine: Engine, core: MessageCore): TopicRetention {
-  const retention = new TopicRetention(engine.need('storage').messageLog, core);
-  retention.load();
   const log = core.log.child({ part: 'retention' });
+  const limits = { defaultRetentionSeconds: engine.settings.log_default_retention_seconds, maxBytes: engine.settings.log_max_bytes };
+  const retention = new TopicRetention(engine.need('storage').messageLog, core, limits, log);
+  retention.load();
   const timer = setInterval(() => {
     retention.run(engine.clock.now()).catch((error: unknown) => log.error({ err: error }, 'retention run failed'));
   }, RUN_INTERVAL_MS);

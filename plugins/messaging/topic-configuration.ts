@@ -8,7 +8,7 @@ import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import { topicNameProblem } from '../../kernel/topic-name';
 import {
-  TOPIC_CONFIGURE_COMMAND, type RetentionPolicy, type TopicConfigureParams, type TopicConfigureResult, type TransformStep,
+  TOPIC_CONFIGURE_COMMAND, type LogSizeStatus, type RetentionPolicy, type TopicConfigureParams, type TopicConfigureResult, type TransformStep,
 } from '../../kernel/messaging/commands';
 import type { TransformFieldInput, TransformStatus } from '../../kernel/storage/message-log-port';
 import type { TopicRetention } from './retention';
@@ -95,5 +95,15 @@ export function registerTopicConfiguration(engine: Engine, retention: TopicReten
       }
       return result;
     },
+  });
+}
+
+/** `log.status`: the message log's size against `log_max_bytes` and what sessions still owe (an operator's view: a grant like any command). */
+export function registerLogStatus(engine: Engine, retention: TopicRetention): void {
+  engine.bus.register<Record<string, never>, LogSizeStatus>({
+    name: 'log.status',
+    summary: "The message log's size against log_max_bytes: messages trimmed for it, and those kept because a session still owes them.",
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    handler: () => retention.logStatus(),
   });
 }

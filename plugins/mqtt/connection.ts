@@ -274,8 +274,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
 
   // ---- PublishOrigin / Pausable: the client's messages -----------------------------------------
 
-  stored(token: number, ok: boolean, message: CoreMessage): void {
-    publishStored(this, token, ok, message);
+  stored(token: number, ok: boolean, message: CoreMessage, error?: unknown): void {
+    publishStored(this, token, ok, message, error);
   }
 
   mayPause(): boolean {

@@ -3,7 +3,7 @@
  * CONNACK return codes of 3.1.1 (section 3.2.2.3), its SUBACK failure code (section 3.9.3) and
  * reason codes of MQTT 5 (section 2.4). The broker writes no code that is not named here.
  */
-import type { EngineError } from '../../kernel/errors';
+import { isEngineError, type EngineError } from '../../kernel/errors';
 
 /** MQTT 5 reason codes the broker sends (OASIS MQTT 5.0, table 2-6). */
 export const REASON = {
@@ -97,4 +97,15 @@ export function connackRefusal(error: EngineError, protocolVersion: number): Con
     default:
       return { code: v5 ? REASON.UNSPECIFIED_ERROR : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
   }
+}
+
+/**
+ * The MQTT 5 PUBACK / PUBREC reason code of a PUBLISH that was not stored.
+ * - STORAGE_FULL (a full disk or LMDB map, 12050): 0x97 Quota exceeded, a temporary refusal the
+ *   client may retry later (a 3.1.1 publisher is disconnected instead, and sends again).
+ * - anything else: 0x80 Unspecified error (the detail stays in the server log).
+ */
+export function publishFailureReason(error: unknown): number {
+  if (isEngineError(error) && error.id === 'STORAGE_FULL') return REASON.QUOTA_EXCEEDED;
+  return REASON.UNSPECIFIED_ERROR;
 }

@@ -27,6 +27,8 @@ import type { LmdbLogState } from './log-state';
 import type { LmdbMessageLog } from './message-log';
 import { applyDelete, applyInsertValues, applyUpdate, checkValue, completeInsertValues } from './records';
 import type { LmdbSchema } from './schema';
+import { StorageFullState } from './storage-full';
+import { isFreeing, type DiskSpaceGuard } from './disk-space';
 
 /** The parts of the store entries are applied to. */
 export interface EntryTargets {
@@ -63,6 +65,10 @@ export class OperationLog implements OperationsPort {
   private listeners: OperationListener[] = [];
   /** Set by the store once its parts exist. */
   targets!: EntryTargets;
+  /** Turns a commit refused for want of space into STORAGE_FULL, and tells when writes resume (storage-full.ts). */
+  full = new StorageFullState(undefined);
+  /** Refuses new data while the filesystem's free space is under the reserve (disk-space.ts). */
+  space: DiskSpaceGuard | undefined;
 
   tap(listener: OperationListener): () => void {
     if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
@@ -77,6 +83,12 @@ export class OperationLog implements OperationsPort {
    * hot paths do no work twice.
    */
   submit<T>(entry: OperationEntry, prepared?: unknown): Promise<T> {
+    const full = this.full;
+    const refusal = this.space?.refusal(entry);
+    if (refusal !== undefined) {
+      full.enter(refusal);
+      return Promise.reject(new EngineError('STORAGE_FULL', { reason: refusal }));
+    }
     let result: Promise<T>;
     try {
       result = applyEntry(this.targets, entry, prepared) as Promise<T>;
@@ -91,7 +103,10 @@ export class OperationLog implements OperationsPort {
         // a listener's failure is its own
       }
     }
-    return result;
+    // Every write passes here: a full disk fails it with STORAGE_FULL, and while full the first
+    // durable commit says space has returned (no work on the success path otherwise).
+    if (full.isFull && !isFreeing(entry)) result.then(full.durable, ignore);
+    return result.then(undefined, full.failed);
   }
 
   async apply(entries: readonly OperationEntry[]): Promise<void> {
@@ -106,6 +121,8 @@ export class OperationLog implements OperationsPort {
     }
   }
 }
+
+function ignore(): void {}
 
 /** Applies one entry; resolves with what the write's caller is answered (ids, sequences, a definition) once durable. */
 export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: unknown): Promise<unknown> {

@@ -136,7 +136,8 @@ export class LmdbEnvironment {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.root.committed;
+    // A last commit that failed (a full disk) was answered to its writer; it does not stop the close.
+    await Promise.resolve(this.root.committed).catch(() => undefined);
     await this.root.close();
   }
 }

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { definePlugin } from '../../kernel/plugin';
 import { openLmdbStorage } from './lmdb-storage';
+import { registerBackupCommand } from './backup-command';
 
 export default definePlugin({
   name: 'storage-lmdb',
@@ -17,8 +18,10 @@ export default definePlugin({
       unsafeNoSync,
       clock: engine.clock,
       metrics: engine.metrics,
+      minFreeBytes: engine.settings.storage_min_free_bytes,
     });
     engine.provide('storage', storage);
+    registerBackupCommand(engine);
     let open = true;
     engine.readiness.add('storage', () => open);
     engine.onClose(() => {

@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
-  InternalStore, MessageInput, PositionalRows, ReadOptions, ReadSlices, RecordCursor, StoragePort,
+  BackupProgress, IntegrityReport, InternalStore, MessageInput, PositionalRows, ReadOptions, ReadSlices, RecordCursor, StoragePort,
   StoredRecord, StoredValues, WriteOptions,
 } from '../../kernel/storage/storage-port';
 import type {
@@ -29,6 +29,10 @@ import type { MessageLogPort } from '../../kernel/storage/message-log-port';
 import { TransactionManager } from './transactions';
 import { addStorageMetrics } from './metrics';
 import type { MetricsRegistry } from '../../kernel/metrics';
+import { guardFullCommitLeftovers, StorageFullState } from './storage-full';
+import { DiskSpaceGuard } from './disk-space';
+import { copyEnvironment } from './backup';
+import { checkIntegrity } from './integrity-check';
 
 export interface LmdbStorageOptions {
   dataDir: string;
@@ -40,6 +44,8 @@ export interface LmdbStorageOptions {
   clock?: Clock;
   /** Where the store adds its figures (metrics.ts); none when absent. */
   metrics?: MetricsRegistry;
+  /** New data is refused while the data folder's filesystem has less free (disk-space.ts); 0: no reserve. */
+  minFreeBytes?: number;
 }
 
 export async function openLmdbStorage(options: LmdbStorageOptions): Promise<StoragePort> {
@@ -64,6 +70,8 @@ export class LmdbStorage implements StoragePort {
   private readonly clock: Clock;
   /** Every write goes through it as an operation entry (apply-entry.ts). */
   private readonly entries = new OperationLog();
+  /** Releases the guard against lmdb-js's leftover rejections of a failed commit (storage-full.ts). */
+  private readonly releaseFullGuard: () => void;
 
   constructor(options: LmdbStorageOptions) {
     this.dataDir = options.dataDir;
@@ -71,6 +79,9 @@ export class LmdbStorage implements StoragePort {
     this.log = options.log;
     this.clock = options.clock ?? systemClock;
     this.env = new LmdbEnvironment(options.dataDir, { unsafeNoSync: options.unsafeNoSync });
+    this.entries.full = new StorageFullState(options.log, options.dataDir);
+    this.entries.space = new DiskSpaceGuard(options.dataDir, options.minFreeBytes ?? 0);
+    this.releaseFullGuard = guardFullCommitLeftovers();
     this.catalog = new Catalog(this.env);
     this.transactions = new TransactionManager(this.entries);
     this.schema = new LmdbSchema(this.env, this.catalog, this.defaultDatabase);
@@ -354,11 +365,24 @@ export class LmdbStorage implements StoragePort {
 
   get messageLog(): MessageLogPort { return this.topics; }
 
+  // ---- backups and the integrity check (backup.ts, integrity-check.ts) -----------------------
+
+  backup(folder: string, onProgress?: BackupProgress): Promise<number> {
+    this.env.assertOpen();
+    return copyEnvironment(this.env.root, folder, onProgress);
+  }
+
+  checkIntegrity(): IntegrityReport {
+    this.env.assertOpen();
+    return checkIntegrity(this.catalog, this.topics.logReads, this.topics.topicIndex);
+  }
+
   async close(): Promise<void> {
     if (this.env.isClosed) return;
     this.transactions.close();
     await this.topics.close();
     await this.env.close();
+    this.releaseFullGuard();
   }
 }
 

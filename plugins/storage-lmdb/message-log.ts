@@ -52,6 +52,12 @@ interface CheckedAppend {
   known: boolean;
 }
 
+/** The pages a sub-database uses, in bytes (LMDB's own counts: no scan). */
+function dbBytes(db: { getStats(): unknown }): number {
+  const s = db.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+  return ((s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0)) * (s.pageSize ?? 4096);
+}
+
 function seqsOf(entries: BlockEntry[]): number[] {
   const seqs = new Array<number>(entries.length);
   for (let i = 0; i < entries.length; i++) seqs[i] = entries[i].seq;
@@ -170,6 +176,9 @@ export class LmdbMessageLog implements MessageLogPort {
     checkTopic(topic);
     return this.atomically(() => this.topicInTxn(topic, time));
   }
+
+  /** The log's reads, for the integrity check (integrity-check.ts). */
+  get logReads(): LogReads { return this.reads; }
 
   getTopic(topic: string): LogTopic | undefined { return this.reads.getTopic(topic); }
   listTopics(): LogTopic[] { return this.reads.listTopics(); }
@@ -541,6 +550,8 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- reads (log-reads.ts) -----------------------------------------------------------------
 
   lastSequence(): number { return this.durableSeq; }
+
+  byteSize(): number { return dbBytes(this.log) + dbBytes(this.topicIndex.db); }
   read(sequence: number): LoggedMessage | undefined { return this.reads.read(sequence); }
   readFrom(after: number, limit: number): LoggedMessage[] { return this.reads.readFrom(after, limit); }
   readTopic(topic: string, options: TopicReadOptions): LoggedMessage[] { return this.reads.readTopic(topic, options); }

@@ -56,4 +56,5 @@ export const adminActions: readonly ActionDefinition[] = [
   command('alterRole', 'role.alter', 'change a role'),
   command('deleteRole', 'role.delete', 'delete a role'),
   command('listRoles', 'role.list', 'list roles'),
+  command('backupDatabase', 'server.backup', 'write a consistent, compacted copy of the data folder into a new folder while serving (docs/operations.md)'),
 ];

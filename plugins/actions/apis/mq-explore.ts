@@ -33,6 +33,12 @@ export const mqExploreActions: readonly ActionDefinition[] = [
     handler: (call: ActionCall) => exec(call, 'mq.overview', {}),
   },
   {
+    action: 'getLogStatus',
+    summary: "The message log's size against log_max_bytes: messages trimmed for it, and those kept because a session still owes them (docs/operations.md).",
+    params: schema({}),
+    handler: (call: ActionCall) => exec(call, 'log.status', {}),
+  },
+  {
     action: 'listRetainedMessages',
     summary: 'Retained messages whose topics match `topicFilter` (default `#`), in topic order, paged with offset and limit.',
     params: schema({ topicFilter: STRING, offset: OFFSET, limit: { type: 'integer', minimum: 1, maximum: 1000 }, binaryFormat: STRING }),

@@ -10,7 +10,7 @@ import { MAX_TOPIC_NAME_BYTES, topicNameFormProblem, topicNameTooLong } from '..
 import type { Connection } from '../connection';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { encodeAck } from '../outbound';
-import { REASON } from '../reason-codes';
+import { publishFailureReason, REASON } from '../reason-codes';
 import { userPropertiesInOrder } from '../wire/ordered-user-properties';
 
 /** Publish decisions a connection keeps (cleared when full), for topics up to this length. */
@@ -118,7 +118,7 @@ function refuseLongTopic(connection: Connection, qos: QoS, packetId: number): vo
 }
 
 /** The message is durable (or its commit failed): PUBACK or PUBREC now [MQTT-4.3.2-2]. */
-export function publishStored(connection: Connection, token: number, ok: boolean, _message: CoreMessage): void {
+export function publishStored(connection: Connection, token: number, ok: boolean, _message: CoreMessage, error?: unknown): void {
   const qos = token & 3;
   if (qos === 0) return;
   const packetId = token >> 2;
@@ -133,7 +133,7 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   if (!ok) {
     // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again).
     if (connection.protocolVersion === 5) {
-      connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.UNSPECIFIED_ERROR));
+      connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, publishFailureReason(error)));
     } else {
       connection.close();
     }

@@ -68,6 +68,7 @@ export const ACTION_TEMPLATES: readonly ActionTemplate[] = [
   action('admin', 'alterRole', 'change a role', { roleName: 'people_reader', grants: [{ commands: ['record.find', 'cursor.*'], resources: ['table:main.people'] }] }),
   action('admin', 'deleteRole', 'delete a role (revoked from every account)', { roleName: 'people_reader' }),
   action('admin', 'listRoles', 'list roles'),
+  action('admin', 'backupDatabase', 'write a consistent copy of the data folder into a new folder of the server (docs/operations.md)', { folder: '/srv/backups/engine-YYYY-MM-DD' }),
 
   // db: databases and tables
   action('db', 'createDatabase', 'create a database', { databaseName: 'sales' }),
@@ -107,6 +108,7 @@ export const ACTION_TEMPLATES: readonly ActionTemplate[] = [
   action('mq', 'deleteTopic', 'delete a topic, its messages and its retained message', { topic: 'plant/line1' }),
   action('mq', 'configureTopic', 'set a topic\'s retention', { topic: 'plant/line1', retentionSeconds: 86400, retentionMessages: null }),
   action('mq', 'getMqOverview', 'broker counters and the busiest topics'),
+  action('mq', 'getLogStatus', 'the message log\'s size against log_max_bytes, and what sessions still owe'),
   action('mq', 'listRetainedMessages', 'retained messages matching a filter', { topicFilter: '#', offset: 0, limit: 100 }),
   action('mq', 'deleteRetainedMessages', 'delete retained messages matching a filter', { topicFilter: 'plant/#', dryRun: true }),
   // mq: sessions
