@@ -19,6 +19,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   mqtt: '../plugins/mqtt',
   messaging: '../plugins/messaging',
   explorer: '../plugins/explorer',
+  sql: '../plugins/sql',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

@@ -56,6 +56,12 @@ export interface Settings {
   mq_ring_messages: number;
   mq_ring_bytes: number;
   mqtt_receive_maximum: number;
+  // SQL (plugins/sql, docs/sql.md)
+  sql_workers: number;
+  sql_timeout_ms: number;
+  sql_max_records: number;
+  sql_max_statements: number;
+  sql_max_statement_length: number;
 }
 
 /** Environment variables that are not settings. */
