@@ -390,7 +390,10 @@ function runStatement(conn: Connection, current: SqlJob, original: string): Stat
     }
     return runSql(conn, sql, current, original);
   } catch (error) {
-    return { sql: original, affectedRows: 0, error: sqliteError(conn, error) };
+    const reported = sqliteError(conn, error);
+    // "incomplete input" has no token to point at: the error is at the end of the statement.
+    if (reported.id === 'SQL_SYNTAX_ERROR' && reported.details.position === 'unknown') reported.details.position = original.length;
+    return { sql: original, affectedRows: 0, error: reported };
   }
 }
 

@@ -13,6 +13,15 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (spec
 let loading: Promise<Sqlite3> | undefined;
 
 export function loadSqlite(): Promise<Sqlite3> {
-  loading ??= importEsm('@sqlite.org/sqlite-wasm').then((module) => module.default({ print: () => undefined, printErr: () => undefined }));
+  loading ??= importEsm('@sqlite.org/sqlite-wasm').then(async (module) => {
+    const sqlite3 = await module.default({ print: () => undefined, printErr: () => undefined });
+    // Failures reach the caller as errors; the library would also print them to the console.
+    const config = (sqlite3 as unknown as { config: Record<string, unknown> }).config;
+    config.warn = () => undefined;
+    config.log = () => undefined;
+    config.error = () => undefined;
+    (sqlite3.vtab.xError as { errorReporter?: unknown }).errorReporter = undefined;
+    return sqlite3;
+  });
   return loading;
 }
