@@ -73,8 +73,8 @@ export type WorkerToMain =
   | { type: 'failed'; jobId: number; error: JobError };
 
 /** Requests a worker's virtual tables make while a job runs (answered on the RPC port). */
-export type TableRequest =
-  | { op: 'authorize'; jobId: number; reads: string[]; writes: Array<{ table: string; command: string }> }
+export type TableRequest = (
+  | { op: 'authorize'; jobId: number }
   | { op: 'scan'; jobId: number; table: string; index?: string; lower?: WireBoundLike; upper?: WireBoundLike; reverse: boolean; batch: number }
   | { op: 'more'; jobId: number; scanId: string; batch: number }
   | { op: 'close'; jobId: number; scanId: string }
@@ -85,7 +85,11 @@ export type TableRequest =
   | { op: 'createIndex'; jobId: number; table: string; index: string; unique: boolean; fields: unknown[] }
   | { op: 'dropTable'; jobId: number; table: string }
   | { op: 'dropIndex'; jobId: number; table: string; index: string }
-  | { op: 'readable'; jobId: number };
+  | { op: 'readable'; jobId: number }
+) & { authorize?: Touched; noReply?: boolean };
+
+/** Tables a statement reads and writes, authorized before the request that carries them is answered. */
+export interface Touched { reads: string[]; writes: Array<{ table: string; command: string }> }
 
 /** A request without its job id (the worker adds it). */
 export type HostRequest = TableRequest extends infer T ? (T extends unknown ? Omit<T, 'jobId'> : never) : never;

@@ -10,7 +10,7 @@ import type { TableDefinition } from '../../kernel/storage/types';
 import { loadSqlite, type Sqlite3 } from './sqlite-module';
 import { SyncCaller } from './sync-call';
 import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
-import type { CatalogUpdate, JobError, MainToWorker, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, WorkerToMain } from './sql-protocol';
+import type { CatalogUpdate, JobError, MainToWorker, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, Touched, WorkerToMain } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
 import { identifierName, leadingWords, significant, tokenize } from './sql-tokens';
 import { columnTypeOf, fromSql } from './sql-values';
@@ -45,9 +45,20 @@ function quote(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+/**
+ * The statement's tables, not yet authorized: they ride on the statement's first request to the
+ * main thread (which authorizes them before it answers), or go alone when the statement made
+ * none. No row of an engine table reaches the statement before that first answer.
+ */
+let unauthorized: Touched | undefined;
+
 const host: TableHost = {
   definition: (table) => connection?.defs.get(table),
-  call: (request) => caller.call({ ...request, jobId: job!.id } as never),
+  call: (request) => {
+    const authorize = unauthorized;
+    unauthorized = undefined;
+    return caller.call({ ...request, jobId: job!.id, ...(authorize ? { authorize } : {}) } as never);
+  },
   tell: (request) => caller.tell({ ...request, jobId: job!.id } as never),
   syncing: false,
   dropped: (table) => { connection?.defs.delete(table); },
@@ -201,10 +212,15 @@ function resultColumns(conn: Connection, stmt: ReturnType<DB['prepare']>, firstR
   return columns;
 }
 
+/** Queues the statement's tables for authorization with its first request (see `unauthorized`). */
 function authorizeTouched(): void {
   const writes = [...touched.writes.entries()].map(([key, table]) => ({ table, command: key.slice(table.length + 1) }));
-  if (touched.reads.size === 0 && writes.length === 0) return;
-  unwrap(host.call({ op: 'authorize', reads: [...touched.reads], writes }) as TableReply);
+  unauthorized = touched.reads.size === 0 && writes.length === 0 ? undefined : { reads: [...touched.reads], writes };
+}
+
+/** Authorizes what no request carried (a statement that read no row), before its outcome is reported. */
+function authorizeRest(): void {
+  if (unauthorized) unwrap(host.call({ op: 'authorize' }) as TableReply);
 }
 
 function runSql(conn: Connection, sql: string, current: SqlJob, original: string): StatementOutcome {
@@ -232,6 +248,7 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
         if (!current.countAll) break;
       }
     }
+    authorizeRest();
     const isQuery = stmt.columnCount > 0;
     const outcome: StatementOutcome = { sql: original, affectedRows: isQuery ? 0 : sqlite3.capi.sqlite3_changes(conn.db.pointer!) };
     if (isQuery) {
@@ -376,6 +393,7 @@ function dropIndex(conn: Connection, sql: string): number {
 
 function runStatement(conn: Connection, current: SqlJob, original: string): StatementOutcome {
   hostErrors.last = undefined;
+  unauthorized = undefined;
   try {
     const sql = rewriteTopSkip(original);
     const words = leadingWords(sql, 3);

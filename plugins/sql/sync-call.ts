@@ -28,7 +28,7 @@ export class SyncCaller {
 
   /** Sends a request whose reply nobody waits for (closing a scan). */
   tell(request: TableRequest): void {
-    this.port.postMessage({ ...request, noReply: true });
+    this.port.postMessage({ ...request, noReply: true } satisfies TableRequest);
   }
 }
 

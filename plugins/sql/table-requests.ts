@@ -37,13 +37,15 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
   const { ctx, database } = job;
   const bus = engine.bus;
   const tx = job.transactionId !== undefined ? { transactionId: job.transactionId } : {};
+  if (request.authorize) {
+    for (const table of request.authorize.reads) engine.authorize(ctx, 'record.find', { kind: 'table', database, table });
+    for (const write of request.authorize.writes) {
+      const command = write.command === 'insert' ? 'record.insert' : write.command === 'update' ? 'record.patch' : 'record.delete';
+      engine.authorize(ctx, command, { kind: 'table', database, table: write.table });
+    }
+  }
   switch (request.op) {
     case 'authorize':
-      for (const table of request.reads) engine.authorize(ctx, 'record.find', { kind: 'table', database, table });
-      for (const write of request.writes) {
-        const command = write.command === 'insert' ? 'record.insert' : write.command === 'update' ? 'record.patch' : 'record.delete';
-        engine.authorize(ctx, command, { kind: 'table', database, table: write.table });
-      }
       return true;
     case 'readable':
       return storage.listTables(database).filter((table) => {

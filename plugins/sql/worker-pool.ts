@@ -51,13 +51,13 @@ class SqlWorker {
     });
     this.worker.on('error', (error) => this.died(error));
     this.worker.on('exit', () => this.died(new Error('the SQL worker stopped')));
-    this.port.on('message', (request: TableRequest & { noReply?: boolean }) => { void this.serve(request); });
+    this.port.on('message', (request: TableRequest) => { void this.serve(request); });
     this.port.unref();
     const init: MainToWorker = { type: 'init', port: channel.port2, signal: this.signal.buffer as SharedArrayBuffer };
     this.worker.postMessage(init, [channel.port2]);
   }
 
-  private async serve(request: TableRequest & { noReply?: boolean }): Promise<void> {
+  private async serve(request: TableRequest): Promise<void> {
     const running = this.running;
     if (!running || running.job.id !== request.jobId) {
       if (!request.noReply) reply(this.port, this.signal, { ok: false, error: { id: 'SQL_ERROR', details: { reason: 'no job is running' } } });
