@@ -9,10 +9,11 @@
  * only widens the read. Every read and write goes to the main thread (sync-call.ts), where the
  * data commands authorize and run it.
  */
-import type { ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
+import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { Sqlite3 } from './sqlite-module';
 import type { HostRequest, JobError, ScanBatch, SqlValue, TableReply } from './sql-protocol';
-import { boundValue, declaredType, fromSql, toSql } from './sql-values';
+import { boundValue, declaredType, fromSql, storedToSql } from './sql-values';
+import { fastValues } from './fast-values';
 
 /** What the module needs from the worker running the job. */
 export interface TableHost {
@@ -53,6 +54,8 @@ const SCAN_UNIQUE = 1;
 
 interface Plan {
   index?: string;
+  /** Equalities on every segment of a unique index: one record at most. */
+  unique?: boolean;
   /** Column index (in the vtab) per equality, in segment order, then the range columns. */
   eq: number[];
   lower?: { column: number; inclusive: boolean };
@@ -67,14 +70,16 @@ interface VtabState {
 
 interface CursorState {
   vtab: VtabState;
-  rows: Array<Record<string, unknown>>;
+  /** Stored records: `[id, ...values]` (ScanBatch). */
+  rows: unknown[][];
   position: number;
   scanId?: string;
   batch: number;
-  current?: Record<string, unknown>;
 }
 
-const FIRST_BATCH = 64;
+/** Records of a scan's first batch: a few for a point lookup, more for anything else; each later batch is 4× the one before, up to MAX_BATCH. */
+const POINT_BATCH = 4;
+const FIRST_BATCH = 256;
 const MAX_BATCH = 4096;
 
 function createTableSql(columns: Array<{ name: string; type: string }>): string {
@@ -127,13 +132,17 @@ function choosePlan(def: TableDefinition, usable: Array<{ column: number; op: nu
     }
     let cost = rows * (index && index.automatic === false ? 1.1 : 1);
     if (orderBy.length > 0 && !consumesOrder) cost += rows * Math.log2(rows + 2);
+    if (unique) plan.unique = true;
     if (cost < best.cost) best = { plan, cost, rows, unique, consumesOrder, uses };
   }
   return best;
 }
 
+const REAL_TYPES = new Set(['real', 'float', 'money', 'number']);
+
 export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
   const { capi, wasm } = sqlite3;
+  const fast = fastValues(sqlite3);
   const vtab = sqlite3.vtab;
   const states = new Map<number, VtabState>();
   const cursors = new Map<number, CursorState>();
@@ -152,7 +161,7 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
 
   const fetchBatch = (cursor: CursorState, request: HostRequest): void => {
     const batch = unwrap(host.call(request) as TableReply) as ScanBatch;
-    cursor.rows = batch.records;
+    cursor.rows = batch.rows;
     cursor.position = 0;
     cursor.scanId = batch.scanId;
     cursor.batch = Math.min(cursor.batch * 4, MAX_BATCH);
@@ -225,8 +234,8 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
       const cursor = cursors.get(pCursor)!;
       if (cursor.scanId !== undefined) host.tell({ op: 'close', scanId: cursor.scanId });
       cursor.scanId = undefined;
-      cursor.batch = FIRST_BATCH;
       const plan = JSON.parse(wasm.cstrToJs(idxStr) ?? '{}') as Plan;
+      cursor.batch = plan.unique ? POINT_BATCH : FIRST_BATCH;
       const args = (capi.sqlite3_values_to_js(argc, argv) ?? []) as SqlValue[];
       const columns = cursor.vtab.columns;
       // Equalities: bound values for the leading segments; a value that cannot bound the index ends the bounds there.
@@ -281,12 +290,15 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
     xColumn(pCursor: number, pContext: number, column: number): number {
       const cursor = cursors.get(pCursor)!;
       const definition = cursor.vtab.columns[column];
-      capi.sqlite3_result_js(pContext, toSql(definition, cursor.rows[cursor.position][definition.name]) as never);
+      const row = cursor.rows[cursor.position];
+      // A record written before a column was added is shorter: the column reads as its default.
+      const value = column < row.length ? row[column] : definition.defaultValue;
+      fast.result(pContext, storedToSql(definition, value as CanonicalValue), REAL_TYPES.has(definition.type));
       return 0;
     },
     xRowid(pCursor: number, pRowid: number): number {
       const cursor = cursors.get(pCursor)!;
-      vtab.xRowid(pRowid, Number(cursor.rows[cursor.position].id));
+      vtab.xRowid(pRowid, Number(cursor.rows[cursor.position][0]));
       return 0;
     },
     xUpdate(pVtab: number, argc: number, argv: number, pRowid: number): number {

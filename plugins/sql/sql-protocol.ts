@@ -94,15 +94,20 @@ export interface Touched { reads: string[]; writes: Array<{ table: string; comma
 /** A request without its job id (the worker adds it). */
 export type HostRequest = TableRequest extends infer T ? (T extends unknown ? Omit<T, 'jobId'> : never) : never;
 
+/** A bound of a key range: canonical values of the index's leading segments. */
 export interface WireBoundLike { values: unknown[]; inclusive: boolean }
 
 export type TableReply =
   | { ok: true; value: unknown }
   | { ok: false; error: JobError };
 
-/** The answer to a scan: wire records (ISO format), and the scan to continue when more follow. */
+/**
+ * The answer to a scan: records as the store keeps them (canonical values, `[id, ...values]` in
+ * the table's column order; a short array's missing columns read as their defaults), and the scan
+ * to continue when more may follow.
+ */
 export interface ScanBatch {
-  records: Array<Record<string, unknown>>;
+  rows: unknown[][];
   scanId?: string;
 }
 

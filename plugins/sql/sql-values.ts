@@ -1,11 +1,11 @@
 /**
- * Values between the engine's columns and SQLite (docs/sql.md, "Values"). Reads arrive as wire
- * values in the ISO format (dates `YYYY-MM-DD`, times `HH:MM:SS.mmm`, timestamps
- * `YYYY-MM-DDTHH:MM:SS.mmm`, binary in hex, variants as JSON); SQLite sees integers, reals,
- * text and blobs, timestamps with a space between date and time (the SQL form, what SQLite's
- * date functions return). Writes go back the other way.
+ * Values between the engine's columns and SQLite (docs/sql.md, "Values"). Reads arrive as the
+ * store keeps them (canonical values, kernel/storage/types.ts); SQLite sees integers, reals,
+ * text and blobs: bits as 0/1, JSON as its text, a variant as its value, timestamps with a space
+ * between date and time (the SQL form, what SQLite's date functions return). Writes go to the
+ * data commands as wire values in the ISO format (timestamps with a `T`, binary in hex).
  */
-import type { ColumnDefinition, ColumnType } from '../../kernel/storage/types';
+import type { CanonicalValue, ColumnDefinition, ColumnType, VariantValue } from '../../kernel/storage/types';
 import type { SqlValue } from './sql-protocol';
 
 const INTEGER = new Set<ColumnType>(['tinyint', 'smallint', 'integer', 'bigint']);
@@ -13,30 +13,22 @@ const REAL = new Set<ColumnType>(['real', 'float', 'money', 'number']);
 const TEXT = new Set<ColumnType>(['char', 'varchar', 'lvarchar']);
 const BINARY = new Set<ColumnType>(['binary', 'varbinary', 'lvarbinary']);
 
-function hexToBytes(hex: string): Uint8Array {
-  return Uint8Array.from(Buffer.from(hex, 'hex'));
-}
-
-/** A wire value read from a column as SQLite sees it. */
-export function toSql(column: ColumnDefinition, wire: unknown): SqlValue {
-  if (wire === null || wire === undefined) return null;
-  const type = column.type;
-  if (type === 'bit') return wire === true || wire === 1 || wire === '1' ? 1 : 0;
-  if (INTEGER.has(type)) {
-    if (typeof wire === 'number') return wire;
-    if (typeof wire === 'string' && /^-?[0-9]+$/.test(wire)) {
-      const big = BigInt(wire);
-      return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+/** A stored (canonical) value of a column as SQLite sees it. */
+export function storedToSql(column: ColumnDefinition, value: CanonicalValue): SqlValue {
+  if (value === null || value === undefined) return null;
+  switch (column.type) {
+    case 'bit': return value === true ? 1 : 0;
+    case 'timestamp': return typeof value === 'string' ? value.replace('T', ' ') : null;
+    case 'json': return JSON.stringify(value);
+    case 'variant': {
+      const variant = value as VariantValue;
+      if (variant.type === 'boolean') return variant.value ? 1 : 0;
+      return variant.value;
     }
-    return typeof wire === 'bigint' ? wire : Number(wire);
+    default:
+      if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string' || value instanceof Uint8Array) return value;
+      return JSON.stringify(value);
   }
-  if (REAL.has(type)) return typeof wire === 'number' ? wire : Number(wire);
-  if (type === 'timestamp' && typeof wire === 'string') return wire.replace('T', ' ');
-  if (TEXT.has(type) || type === 'date' || type === 'time') return String(wire);
-  if (BINARY.has(type)) return typeof wire === 'string' ? hexToBytes(wire) : null;
-  if (type === 'json') return JSON.stringify(wire);
-  // variant: a string variant reads as its text, any other JSON value as its JSON text.
-  return typeof wire === 'string' ? wire : JSON.stringify(wire);
 }
 
 /** A value SQLite hands to a write, as the wire value (ISO format) the data commands decode. */
@@ -77,7 +69,7 @@ export function boundValue(column: ColumnDefinition, value: SqlValue): unknown {
   const type = column.type;
   if (INTEGER.has(type)) {
     if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-    if (typeof value === 'bigint') return value.toString();
+    if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
     return undefined;
   }
   if (type === 'real' || type === 'float') return typeof value === 'number' ? value : undefined;

@@ -12,16 +12,29 @@ import { SyncCaller } from './sync-call';
 import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
 import type { CatalogUpdate, JobError, MainToWorker, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, Touched, WorkerToMain } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
+import { fastValues, type FastValues } from './fast-values';
 import { identifierName, leadingWords, significant, tokenize } from './sql-tokens';
 import { columnTypeOf, fromSql } from './sql-values';
 
 type DB = InstanceType<Sqlite3['oo1']['DB']>;
+
+type Statement = ReturnType<DB['prepare']>;
 
 interface Connection {
   db: DB;
   database: string;
   owner: string;
   defs: Map<string, TableDefinition>;
+  /** Prepared SELECTs by text, with the tables they touch (the authorizer runs only at prepare). */
+  statements: Map<string, { stmt: Statement; touched: typeof touched }>;
+}
+
+/** Prepared statements kept per connection (the most recently used). */
+const STATEMENT_CACHE = 64;
+
+function forgetStatements(conn: Connection): void {
+  for (const { stmt } of conn.statements.values()) stmt.finalize();
+  conn.statements.clear();
 }
 
 // SQLite authorizer action codes
@@ -33,6 +46,7 @@ const SQLITE_READ = 20;
 const SQLITE_UPDATE = 23;
 
 let sqlite3: Sqlite3;
+let fast: FastValues;
 let caller: SyncCaller;
 const connections = new Map<string, Connection>();
 let job: SqlJob | undefined;
@@ -105,13 +119,14 @@ function connectionFor(database: string, owner: string): Connection {
     else if (action === SQLITE_DELETE) touched.writes.set(`${table} delete`, table);
     return 0;
   }, 0);
-  found = { db, database, owner, defs: new Map() };
+  found = { db, database, owner, defs: new Map(), statements: new Map() };
   connections.set(key, found);
   return found;
 }
 
 /** Makes a virtual table match its definition (created, or dropped and created again). */
 function defineVtab(conn: Connection, def: TableDefinition): void {
+  forgetStatements(conn);
   host.syncing = true;
   try {
     if (conn.defs.has(def.name)) conn.db.exec(`DROP TABLE IF EXISTS ${quote(conn.owner)}.${quote(def.name)}`);
@@ -125,6 +140,7 @@ function defineVtab(conn: Connection, def: TableDefinition): void {
 function applyCatalog(conn: Connection, update: CatalogUpdate): void {
   for (const name of update.removed) {
     if (!conn.defs.has(name)) continue;
+    forgetStatements(conn);
     host.syncing = true;
     try {
       conn.db.exec(`DROP TABLE IF EXISTS ${quote(conn.owner)}.${quote(name)}`);
@@ -223,9 +239,29 @@ function authorizeRest(): void {
   if (unauthorized) unwrap(host.call({ op: 'authorize' }) as TableReply);
 }
 
-function runSql(conn: Connection, sql: string, current: SqlJob, original: string): StatementOutcome {
+/** A SELECT from the connection's cache, or prepared now (and cached when it only reads). */
+function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: Statement; cached: boolean } {
+  const hit = current.kind === 'query' ? conn.statements.get(sql) : undefined;
+  if (hit) {
+    conn.statements.delete(sql);
+    conn.statements.set(sql, hit);
+    touched = hit.touched;
+    return { stmt: hit.stmt, cached: true };
+  }
   touched = { reads: new Set(), writes: new Map() };
   const stmt = conn.db.prepare(sql);
+  if (current.kind !== 'query' || !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) return { stmt, cached: false };
+  conn.statements.set(sql, { stmt, touched });
+  if (conn.statements.size > STATEMENT_CACHE) {
+    const [oldest, entry] = conn.statements.entries().next().value!;
+    conn.statements.delete(oldest);
+    entry.stmt.finalize();
+  }
+  return { stmt, cached: true };
+}
+
+function runSql(conn: Connection, sql: string, current: SqlJob, original: string): StatementOutcome {
+  const { stmt, cached } = prepared(conn, sql, current);
   try {
     if (current.kind === 'query' && !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) {
       throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sql', reason: 'getRecordsUsingSql runs one SELECT; use runSqlStatements for other statements' } });
@@ -240,7 +276,7 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     while (stmt.step()) {
       seen++;
       if (seen <= skip) continue;
-      const row = stmt.get([]) as SqlValue[];
+      const row = fast.row(stmt.pointer!, stmt.columnCount);
       first ??= row;
       if (rows.length < current.maxRows) rows.push(row);
       else {
@@ -259,7 +295,16 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     }
     return outcome;
   } finally {
-    stmt.finalize();
+    if (cached) {
+      try {
+        stmt.reset();
+        stmt.clearBindings();
+      } catch {
+        // the step's own error is what is reported
+      }
+    } else {
+      stmt.finalize();
+    }
   }
 }
 
@@ -441,6 +486,7 @@ port.on('message', (message: MainToWorker) => {
     caller = new SyncCaller(message.port, message.signal);
     void loadSqlite().then((loaded) => {
       sqlite3 = loaded;
+      fast = fastValues(loaded);
       port.postMessage({ type: 'ready' } satisfies WorkerToMain);
     });
     return;

@@ -1,16 +1,18 @@
 /**
- * Main-thread side of the virtual tables: answers a worker's TableRequest by running the same
- * data commands as the db actions (cursor.open/fetch/close, record.insert/patch/delete,
- * table.create/delete, index.create/delete) on the bus with the caller's context, so every read
- * and write is authorized by the kernel's authorize() and checked (types, unique keys) exactly as
- * on every other path, inside the call's transaction when it has one.
+ * Main-thread side of the virtual tables: answers a worker's TableRequest. Writes and DDL run the
+ * same data commands as the db actions (record.insert/patch/delete, table.create/delete,
+ * index.create/delete) on the bus with the caller's context, so they are authorized by the
+ * kernel's authorize() and checked (types, unique keys) exactly as on every other path, inside
+ * the call's transaction. Reads are authorized by the same decision record.find makes and read
+ * through the storage port's cursors (key ranges of an index), handing the worker the stored
+ * values as they are: no wire encoding on this thread for rows SQLite may only aggregate.
  */
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError, toEngineError } from '../../kernel/errors';
-import type { StoragePort } from '../../kernel/storage/storage-port';
+import type { KeyBound, RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
 import type { TableDefinition } from '../../kernel/storage/types';
-import type { CursorFetchResult, CursorOpenResult, RecordInsertResult } from '../../lib/data/command-types';
+import type { RecordInsertResult } from '../../lib/data/command-types';
 import { ISO_FORMAT } from '../../lib/values/wire-format';
 import type { JobError, ScanBatch, TableRequest } from './sql-protocol';
 
@@ -19,8 +21,8 @@ export interface JobContext {
   ctx: CommandContext;
   database: string;
   transactionId?: string;
-  /** Open scans (data cursors), closed when the job ends. */
-  scans: Set<string>;
+  /** Open scans (store cursors), closed when the job ends. */
+  scans: Map<string, RecordCursor>;
   /** A table definition the worker now holds (after its own DDL). */
   defined(def: TableDefinition): void;
   removed(table: string): void;
@@ -57,18 +59,20 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
         }
       });
     case 'scan': {
-      const opened = await bus.execute<CursorOpenResult>('cursor.open', {
-        database, table: request.table, ...(request.index !== undefined ? { index: request.index } : {}),
-        ...(request.lower ? { lower: request.lower } : {}), ...(request.upper ? { upper: request.upper } : {}),
-        reverse: request.reverse, format: FORMAT, ...tx,
-      }, ctx);
-      job.scans.add(opened.cursorId);
-      return fetch(engine, job, opened.cursorId, request.batch);
+      // The decision cursor.open and record.find make: the caller may read this table.
+      engine.authorize(ctx, 'record.find', { kind: 'table', database, table: request.table });
+      const range = request.lower || request.upper ? { ...(request.lower ? { lower: request.lower as KeyBound } : {}), ...(request.upper ? { upper: request.upper as KeyBound } : {}) } : undefined;
+      const cursor = storage.openCursor(database, request.table, {
+        ...(request.index !== undefined ? { index: request.index } : {}), ...(range ? { range } : {}), reverse: request.reverse, ...tx,
+      });
+      const scanId = String(nextScanId++);
+      job.scans.set(scanId, cursor);
+      return fetch(job, scanId, request.batch);
     }
     case 'more':
-      return fetch(engine, job, request.scanId, request.batch);
+      return fetch(job, request.scanId, request.batch);
     case 'close':
-      await closeScan(engine, job, request.scanId);
+      closeScan(job, request.scanId);
       return true;
     case 'insert': {
       const inserted = await bus.execute<RecordInsertResult>('record.insert', { database, table: request.table, records: [request.record], format: FORMAT, ...tx }, ctx);
@@ -106,18 +110,31 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
   }
 }
 
-async function fetch(engine: Engine, job: JobContext, cursorId: string, count: number): Promise<ScanBatch> {
-  const got = await engine.bus.execute<CursorFetchResult>('cursor.fetch', { cursorId, count, direction: 'forward' }, job.ctx);
-  if (got.more) return { records: got.records, scanId: cursorId };
-  await closeScan(engine, job, cursorId);
-  return { records: got.records };
+let nextScanId = 1;
+
+/**
+ * The next `count` records of a scan. A range read visits no more entries than it returns, so one
+ * slice of `count` is bounded work; a short batch ends the scan.
+ */
+function fetch(job: JobContext, scanId: string, count: number): ScanBatch {
+  const cursor = job.scans.get(scanId);
+  if (!cursor) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: scanId });
+  const step = cursor.fetch(count, 'forward').next(Infinity);
+  const stored = step.done ? step.value : [];
+  const rows = new Array<unknown[]>(stored.length);
+  for (let i = 0; i < stored.length; i++) rows[i] = [stored[i].id, ...stored[i].values];
+  if (stored.length === count) return { rows, scanId };
+  closeScan(job, scanId);
+  return { rows };
 }
 
-export async function closeScan(engine: Engine, job: JobContext, cursorId: string): Promise<void> {
-  if (!job.scans.delete(cursorId)) return;
+export function closeScan(job: JobContext, scanId: string): void {
+  const cursor = job.scans.get(scanId);
+  if (!cursor) return;
+  job.scans.delete(scanId);
   try {
-    await engine.bus.execute('cursor.close', { cursorId }, job.ctx);
+    cursor.close();
   } catch {
-    // already closed (its table dropped, the session ended)
+    // already closed (its table dropped)
   }
 }

@@ -14,7 +14,7 @@ import { EngineError } from '../../kernel/errors';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TableDefinition } from '../../kernel/storage/types';
 import type { CatalogUpdate, MainToWorker, SqlJob, StatementOutcome, TableRequest, WorkerToMain } from './sql-protocol';
-import { reply } from './sync-call';
+import { reply, replyBuffer } from './sync-call';
 import { answer, closeScan, jobError, type JobContext } from './table-requests';
 
 const WORKER_FILE = join(__dirname, 'sql-worker.js');
@@ -31,7 +31,7 @@ interface Running {
 class SqlWorker {
   readonly worker: Worker;
   private readonly port: MessagePort;
-  private readonly signal = new Int32Array(new SharedArrayBuffer(4));
+  private readonly signal = replyBuffer();
   readonly ready: Promise<void>;
   running: Running | undefined;
   /** Per (database, owner) connection of the worker: the definitions it holds. */
@@ -53,7 +53,7 @@ class SqlWorker {
     this.worker.on('exit', () => this.died(new Error('the SQL worker stopped')));
     this.port.on('message', (request: TableRequest) => { void this.serve(request); });
     this.port.unref();
-    const init: MainToWorker = { type: 'init', port: channel.port2, signal: this.signal.buffer as SharedArrayBuffer };
+    const init: MainToWorker = { type: 'init', port: channel.port2, signal: this.signal };
     this.worker.postMessage(init, [channel.port2]);
   }
 
@@ -96,7 +96,7 @@ class SqlWorker {
   }
 
   private async closeScans(context: JobContext): Promise<void> {
-    for (const scanId of [...context.scans]) await closeScan(this.pool.engine, context, scanId);
+    for (const scanId of [...context.scans.keys()]) closeScan(context, scanId);
   }
 
   private died(error: Error): void {
@@ -138,7 +138,7 @@ export class SqlWorkerPool {
     if (this.closed) return Promise.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: 'the server is stopping' }));
     const full: SqlJob = { ...job, id: this.nextJobId++ };
     return new Promise((resolve, reject) => {
-      const queued: Queued = { job: full, context: { ...context, scans: new Set(), defined: () => undefined, removed: () => undefined }, resolve, reject };
+      const queued: Queued = { job: full, context: { ...context, scans: new Map(), defined: () => undefined, removed: () => undefined }, resolve, reject };
       const free = this.workers.find((worker) => !worker.running && !worker.dead);
       if (free) this.start1(free, queued);
       else this.queue.push(queued);
