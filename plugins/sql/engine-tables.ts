@@ -49,13 +49,16 @@ export function unwrap(reply: TableReply): unknown {
 }
 
 // SQLITE_INDEX_CONSTRAINT_* operators
-const OP_EQ = 2; const OP_GT = 4; const OP_LE = 8; const OP_LT = 16; const OP_GE = 32;
+const OP_EQ = 2; const OP_GT = 4; const OP_LE = 8; const OP_LT = 16; const OP_GE = 32; const OP_LIMIT = 73; const OP_OFFSET = 74;
 const SCAN_UNIQUE = 1;
 
 interface Plan {
   index?: string;
   /** Equalities on every segment of a unique index: one record at most. */
   unique?: boolean;
+  /** The statement's LIMIT (and OFFSET) come as the last arguments: the first batch needs no more. */
+  limit?: boolean;
+  offset?: boolean;
   /** Column index (in the vtab) per equality, in segment order, then the range columns. */
   eq: number[];
   lower?: { column: number; inclusive: boolean };
@@ -208,6 +211,18 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
         usage.$argvIndex = k + 1;
         usage.$omit = 0;
       });
+      // SQLite offers LIMIT/OFFSET only when the table is read alone and in the order asked.
+      let next = ordered.length;
+      const limit = usable.find((c) => c.op === OP_LIMIT);
+      const offset = usable.find((c) => c.op === OP_OFFSET);
+      if (limit) {
+        info.nthConstraintUsage(limit.at).$argvIndex = ++next;
+        best.plan.limit = true;
+        if (offset) {
+          info.nthConstraintUsage(offset.at).$argvIndex = ++next;
+          best.plan.offset = true;
+        }
+      }
       const text = JSON.stringify(best.plan);
       info.$idxStr = wasm.allocCString(text, false);
       info.$needToFreeIdxStr = 1;
@@ -255,13 +270,20 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
       }
       let lower = prefix.length > 0 ? { values: [...prefix], inclusive: true } : undefined;
       let upper = prefix.length > 0 ? { values: [...prefix], inclusive: true } : undefined;
+      // Arguments in plan order: equalities, lower, upper, LIMIT, OFFSET (each consumed whether it bounds the read or not).
+      const lowerArg = plan.lower ? args[k++] : null;
+      const upperArg = plan.upper ? args[k++] : null;
       if (exact && plan.lower) {
-        const value = boundValue(columns[plan.lower.column], args[k++]);
+        const value = boundValue(columns[plan.lower.column], lowerArg);
         if (value !== undefined) lower = { values: [...prefix, value], inclusive: plan.lower.inclusive };
       }
       if (exact && plan.upper) {
-        const value = boundValue(columns[plan.upper.column], args[k++]);
+        const value = boundValue(columns[plan.upper.column], upperArg);
         if (value !== undefined) upper = { values: [...prefix, value], inclusive: plan.upper.inclusive };
+      }
+      if (plan.limit) {
+        const wanted = Number(args[k++] ?? 0) + (plan.offset ? Number(args[k++] ?? 0) : 0);
+        if (Number.isFinite(wanted) && wanted >= 0) cursor.batch = Math.min(MAX_BATCH, Math.max(POINT_BATCH, wanted));
       }
       const request: HostRequest = {
         op: 'scan',
