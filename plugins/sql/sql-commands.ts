@@ -77,6 +77,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         kind: 'query', database: p.database.toLowerCase(), owner: p.owner.toLowerCase(), statements: [p.sql], params: p.params ?? [],
         maxRows: p.returnCursor ? cap : requested, skipRows: p.skipRecords ?? 0, countAll: p.countTotal === true,
         timeoutMs: settings.sql_timeout_ms, onError: 'stop', writable: false,
+        ...(p.returnCursor ? {} : { format: formatOf(p.format) }),
       };
       const [outcome] = await pool.run(job, { ctx, database: job.database });
       const error = failure(outcome);
@@ -87,7 +88,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         const cursor = cursors.add(ownerOf(ctx), fields, rows);
         return { cursorId: cursor.id, fields };
       }
-      return { fields, records: encodeRows(fields, rows, formatOf(p.format)), more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
+      return { fields, records: outcome.records ?? encodeRows(fields, rows, formatOf(p.format)), more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
     },
   });
 
@@ -116,7 +117,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         outcomes = await pool.run({
           kind: 'statements', database, owner: p.owner.toLowerCase(), statements: p.statements, params: [],
           maxRows: Math.min(p.maxRecords ?? settings.sql_max_records, settings.sql_max_records), skipRows: 0, countAll: false,
-          timeoutMs: settings.sql_timeout_ms, onError: p.onError ?? 'continue', writable: true,
+          timeoutMs: settings.sql_timeout_ms, onError: p.onError ?? 'continue', writable: true, format: formatOf(p.format),
         }, { ctx, database, transactionId });
       } catch (error) {
         await rollback(engine, transactionId, ctx);
@@ -147,7 +148,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
             errorCode: outcome.error ? new EngineError(outcome.error.id as never, outcome.error.details).code : 0,
             errorMessage: outcome.error ? new EngineError(outcome.error.id as never, outcome.error.details).message : '',
             affectedRows: outcome.affectedRows,
-            ...(fields ? { fields, records: encodeRows(fields, outcome.rows ?? [], format), more: outcome.more === true } : {}),
+            ...(fields ? { fields, records: outcome.records ?? encodeRows(fields, outcome.rows ?? [], format), more: outcome.more === true } : {}),
           };
         }),
       };

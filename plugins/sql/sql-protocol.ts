@@ -29,6 +29,8 @@ export interface SqlJob {
   onError: 'continue' | 'stop';
   /** Whether writes are allowed (runSqlStatements). */
   writable: boolean;
+  /** When set, result rows come back as records encoded in this format (`records`), not as `rows`. */
+  format?: import('../../lib/values/wire-format').ValueFormat;
 }
 
 /** How a result column is described (name, engine type, length, scale, nullable). */
@@ -53,6 +55,8 @@ export interface StatementOutcome {
   affectedRows: number;
   columns?: ResultColumn[];
   rows?: SqlValue[][];
+  /** The rows as encoded records (result-rows.ts), when the job named a format. */
+  records?: Array<Record<string, unknown>>;
   more?: boolean;
   total?: number;
 }

@@ -12,6 +12,7 @@ import { SyncCaller } from './sync-call';
 import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
 import type { CatalogUpdate, JobError, MainToWorker, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, Touched, WorkerToMain } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
+import { encodeRows, resultFields } from './result-rows';
 import { fastValues, type FastValues } from './fast-values';
 import { identifierName, leadingWords, significant, tokenize } from './sql-tokens';
 import { columnTypeOf, fromSql } from './sql-values';
@@ -289,7 +290,9 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     const outcome: StatementOutcome = { sql: original, affectedRows: isQuery ? 0 : sqlite3.capi.sqlite3_changes(conn.db.pointer!) };
     if (isQuery) {
       outcome.columns = resultColumns(conn, stmt, first);
-      outcome.rows = rows;
+      // Encoded here, off the main thread, when the caller's format is known.
+      if (current.format) outcome.records = encodeRows(resultFields(outcome.columns), rows, current.format);
+      else outcome.rows = rows;
       outcome.more = more;
       if (current.countAll) outcome.total = seen;
     }
