@@ -84,7 +84,9 @@ export function rewriteTopSkip(sql: string): string {
     }
     if (top === undefined && skip === undefined) continue;
     const startChar = tokens[clauseStart].start;
-    const endChar = clauseEnd < tokens.length ? tokens[clauseEnd].start : sql.length;
+    // The clause and the spaces after it go: `SELECT TOP 5 *` becomes `SELECT *`.
+    const after = nextSignificant(tokens, clauseEnd);
+    const endChar = after < tokens.length ? tokens[after].start : sql.length;
     edits.push({ at: startChar, remove: endChar - startChar, insert: '' });
     const end = endOfSelect(tokens, clauseEnd);
     const endChar2 = end < tokens.length ? tokens[end].start : sql.length;
