@@ -206,6 +206,16 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.ok(!listed.data.some((row: any) => row.tbl === 'orders'));
     });
 
+    it('decides an integration table by its topic', async function () {
+      await ok(server, admin('createRole', token, {
+        roleName: 'no_plant', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['*'], resources: ['topic:plant/#'] }],
+      }));
+      await ok(server, admin('createAccount', token, { username: 'outsider', password: 'pw-outsider', roles: ['no_plant'] }));
+      const outsider = await login(server, 'outsider', 'pw-outsider');
+      await fails(server, query(outsider, 'SELECT count(*) AS n FROM mqtt_msg_plant_line_1'), 12030);
+      await ok(server, query(outsider, 'SELECT count(*) AS n FROM customers'));
+    });
+
     it('lets a reader read and not write', async function () {
       const looker = await login(server, 'looker', 'pw-looker');
       await ok(server, query(looker, 'SELECT name FROM customers'));
