@@ -13,9 +13,8 @@ export default definePlugin({
   name: 'sql',
   description: 'SQL over the engine tables (getRecordsUsingSql, runSqlStatements)',
   dependencies: ['data'],
-  async register(engine) {
+  register(engine) {
     const pool = new SqlWorkerPool(engine, () => engine.need('storage'), engine.settings.sql_workers);
-    await pool.start();
     registerSqlCommands(engine, pool);
     engine.onClose(() => pool.close());
   },

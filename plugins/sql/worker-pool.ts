@@ -1,6 +1,6 @@
 /**
- * The SQL workers: `sql_workers` threads, each with its own SQLite instance (sql-worker.ts), one
- * job at a time each, the others queued. While a job runs, its worker's table requests arrive on
+ * The SQL workers: up to `sql_workers` threads, started when calls need them, each with its own
+ * SQLite instance (sql-worker.ts), one job at a time each, the others queued. While a job runs, its worker's table requests arrive on
  * a port and are answered here (table-requests.ts) between the event loop's other work, so a long
  * query costs the main thread only the reads it asks for, in bounded batches.
  *
@@ -37,6 +37,8 @@ class SqlWorker {
   /** Per (database, owner) connection of the worker: the definitions it holds. */
   readonly sent = new Map<string, Map<string, TableDefinition>>();
   dead = false;
+  /** SQLite is loaded and the worker takes jobs. */
+  started = false;
 
   constructor(private readonly pool: SqlWorkerPool) {
     this.worker = new Worker(WORKER_FILE);
@@ -44,8 +46,12 @@ class SqlWorker {
     this.port = channel.port1;
     this.ready = new Promise((resolve, reject) => {
       this.worker.once('error', reject);
+      this.worker.once('exit', () => reject(new Error('the SQL worker stopped before it started')));
       this.worker.on('message', (message: WorkerToMain) => {
-        if (message.type === 'ready') resolve();
+        if (message.type === 'ready') {
+          this.started = true;
+          resolve();
+        }
         else this.finish(message);
       });
     });
@@ -109,7 +115,8 @@ class SqlWorker {
       void this.closeScans(running.context);
       running.reject(new EngineError('SQL_TIMEOUT', { ms: running.job.timeoutMs }));
     }
-    this.pool.replace(this, error);
+    // One that never started is dealt with where it was started (pool.grow).
+    if (this.started) this.pool.replace(this, error);
   }
 }
 
@@ -128,9 +135,15 @@ export class SqlWorkerPool {
 
   constructor(readonly engine: Engine, readonly storage: () => StoragePort, private readonly size: number) {}
 
-  async start(): Promise<void> {
-    for (let i = 0; i < this.size; i++) this.workers.push(new SqlWorker(this));
-    await Promise.all(this.workers.map((worker) => worker.ready));
+  /** Workers start on demand: a server whose clients send no SQL runs none. */
+  private grow(): void {
+    const fresh = new SqlWorker(this);
+    this.workers.push(fresh);
+    fresh.ready.then(() => this.next(fresh), (error: unknown) => {
+      // The worker could not start (SQLite failed to load): the queued calls fail with it.
+      this.workers = this.workers.filter((worker) => worker !== fresh);
+      for (const queued of this.queue.splice(0)) queued.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: (error as Error).message }));
+    });
   }
 
   /** Runs a job on the first free worker (or when one frees up). */
@@ -139,9 +152,14 @@ export class SqlWorkerPool {
     const full: SqlJob = { ...job, id: this.nextJobId++ };
     return new Promise((resolve, reject) => {
       const queued: Queued = { job: full, context: { ...context, scans: new Map(), defined: () => undefined, removed: () => undefined }, resolve, reject };
-      const free = this.workers.find((worker) => !worker.running && !worker.dead);
-      if (free) this.start1(free, queued);
-      else this.queue.push(queued);
+      const free = this.workers.find((worker) => worker.started && !worker.running && !worker.dead);
+      if (free) {
+        this.start1(free, queued);
+        return;
+      }
+      this.queue.push(queued);
+      const starting = this.workers.filter((worker) => !worker.started).length;
+      if (this.workers.length < this.size && starting < this.queue.length) this.grow();
     });
   }
 
@@ -167,17 +185,15 @@ export class SqlWorkerPool {
   }
 
   next(worker: SqlWorker): void {
-    if (worker.dead || worker.running) return;
+    if (worker.dead || worker.running || !worker.started) return;
     const queued = this.queue.shift();
     if (queued) this.start1(worker, queued);
   }
 
   replace(dead: SqlWorker, _error: Error): void {
     this.workers = this.workers.filter((worker) => worker !== dead);
-    if (this.closed) return;
-    const fresh = new SqlWorker(this);
-    this.workers.push(fresh);
-    void fresh.ready.then(() => this.next(fresh), () => undefined);
+    if (this.closed || this.queue.length === 0) return;
+    this.grow();
   }
 
   async close(): Promise<void> {
