@@ -76,7 +76,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
       const job: Omit<SqlJob, 'id'> = {
         kind: 'query', database: p.database.toLowerCase(), owner: p.owner.toLowerCase(), statements: [p.sql], params: p.params ?? [],
         maxRows: p.returnCursor ? cap : requested, skipRows: p.skipRecords ?? 0, countAll: p.countTotal === true,
-        timeoutMs: settings.sql_timeout_ms, onError: 'stop', writable: false,
+        timeoutMs: settings.sql_timeout_ms, onError: 'stop',
         ...(p.returnCursor ? {} : { format: formatOf(p.format) }),
       };
       const [outcome] = await pool.run(job, { ctx, database: job.database });
@@ -117,7 +117,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         outcomes = await pool.run({
           kind: 'statements', database, owner: p.owner.toLowerCase(), statements: p.statements, params: [],
           maxRows: Math.min(p.maxRecords ?? settings.sql_max_records, settings.sql_max_records), skipRows: 0, countAll: false,
-          timeoutMs: settings.sql_timeout_ms, onError: p.onError ?? 'continue', writable: true, format: formatOf(p.format),
+          timeoutMs: settings.sql_timeout_ms, onError: p.onError ?? 'continue', format: formatOf(p.format),
         }, { ctx, database, transactionId });
       } catch (error) {
         await rollback(engine, transactionId, ctx);

@@ -16,6 +16,7 @@ export type SqlParam = SqlValue | boolean | { name: string; value: unknown };
 
 export interface SqlJob {
   id: number;
+  /** `query`: one statement that only reads (getRecordsUsingSql); `statements`: any, writes and DDL included. */
   kind: 'query' | 'statements';
   database: string;
   owner: string;
@@ -27,8 +28,6 @@ export interface SqlJob {
   countAll: boolean;
   timeoutMs: number;
   onError: 'continue' | 'stop';
-  /** Whether writes are allowed (runSqlStatements). */
-  writable: boolean;
   /** When set, result rows come back as records encoded in this format (`records`), not as `rows`. */
   format?: import('../../lib/values/wire-format').ValueFormat;
 }
