@@ -46,6 +46,21 @@ const SQLITE_INSERT = 18;
 const SQLITE_READ = 20;
 const SQLITE_UPDATE = 23;
 
+const SQLITE_DENY = 1;
+/** Authorizer actions refused in clients' statements (sqlite3.h action codes), with what they are. */
+const REFUSED_ACTIONS = new Map<number, string>([
+  [1, 'CREATE INDEX on a SQLite table'], [2, 'CREATE TABLE in SQLite'], [3, 'CREATE TEMP INDEX'], [4, 'CREATE TEMP TABLE'],
+  [5, 'CREATE TEMP TRIGGER'], [6, 'CREATE TEMP VIEW'], [7, 'CREATE TRIGGER'], [8, 'CREATE VIEW'],
+  [12, 'DROP TEMP INDEX'], [13, 'DROP TEMP TABLE'], [14, 'DROP TEMP TRIGGER'], [15, 'DROP TEMP VIEW'],
+  [16, 'DROP TRIGGER'], [17, 'DROP VIEW'], [19, 'PRAGMA'], [22, 'transaction control (the call is one transaction)'],
+  [24, 'ATTACH'], [25, 'DETACH'], [26, 'ALTER TABLE'], [27, 'REINDEX'], [28, 'ANALYZE'], [29, 'CREATE VIRTUAL TABLE'],
+  [32, 'SAVEPOINT'],
+]);
+/** True while a client's statement is prepared (the authorizer refuses REFUSED_ACTIONS then). */
+let preparingClientSql = false;
+/** What the authorizer last refused, for the error message. */
+let refused: string | undefined;
+
 let sqlite3: Sqlite3;
 let fast: FastValues;
 let caller: SyncCaller;
@@ -112,6 +127,12 @@ function connectionFor(database: string, owner: string): Connection {
   for (const name of CATALOG_TABLES) db.exec(`CREATE VIRTUAL TABLE ${quote(owner)}.${name} USING engine_catalog`);
   capi.sqlite3_progress_handler(db.pointer!, 10_000, () => (performance.now() > deadline ? 1 : 0), 0);
   capi.sqlite3_set_authorizer(db.pointer!, (_arg: number, action: number, a1: string | 0, a2: string | 0) => {
+    // A client's statement may not change the connection itself, which the worker shares between
+    // callers: no views, triggers, temporary tables, ATTACH, PRAGMA or transaction control.
+    if (preparingClientSql && REFUSED_ACTIONS.has(action)) {
+      refused = REFUSED_ACTIONS.get(action);
+      return SQLITE_DENY;
+    }
     const table = typeof a1 === 'string' ? a1.toLowerCase() : '';
     if (table === '' || table.startsWith('sqlite_') || (CATALOG_TABLES as string[]).includes(table)) return 0;
     if (action === SQLITE_READ) touched.reads.add(table);
@@ -166,6 +187,7 @@ function sqliteError(conn: Connection, error: unknown): JobError {
   const code = (error as { resultCode?: number }).resultCode;
   const message = conn.db.pointer ? capi.sqlite3_errmsg(conn.db.pointer) : String((error as Error).message);
   if (code === capi.SQLITE_INTERRUPT || message === 'interrupted') return { id: 'SQL_TIMEOUT', details: { ms: job!.timeoutMs } };
+  if (message === 'not authorized' && refused !== undefined) return { id: 'SQL_ERROR', details: { reason: `${refused} is not supported` } };
   const table = /^no such table: (?:[^.]+\.)?(.+)$/.exec(message);
   if (table) return { id: 'TABLE_NOT_FOUND', details: { table: table[1], database: conn.database } };
   if (/syntax error|incomplete input|unrecognized token/.test(message)) {
@@ -250,7 +272,14 @@ function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: State
     return { stmt: hit.stmt, cached: true };
   }
   touched = { reads: new Set(), writes: new Map() };
-  const stmt = conn.db.prepare(sql);
+  preparingClientSql = true;
+  refused = undefined;
+  let stmt: Statement;
+  try {
+    stmt = conn.db.prepare(sql);
+  } finally {
+    preparingClientSql = false;
+  }
   if (current.kind !== 'query' || !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) return { stmt, cached: false };
   conn.statements.set(sql, { stmt, touched });
   if (conn.statements.size > STATEMENT_CACHE) {

@@ -168,6 +168,15 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.deepEqual((await ok(server, query(token, 'SELECT n FROM ledger ORDER BY n'))).data, [{ n: 1 }, { n: 2 }]);
     });
 
+    it('refuses statements that would change the connection other callers share', async function () {
+      const ran = await ok(server, statements(token, [
+        'CREATE VIEW v AS SELECT 1', 'CREATE TEMP TABLE tt (a)', "ATTACH ':memory:' AS other", 'PRAGMA writable_schema = 1', 'BEGIN', 'SELECT 4 AS four',
+      ], { atEnd: 'commit' }));
+      assert.deepEqual(ran.data.map((s: any) => s.errorCode), [4075, 4075, 4075, 4075, 4075, 0]);
+      assert.match(ran.data[0].errorMessage, /CREATE VIEW is not supported/);
+      await fails(server, query(token, 'SELECT * FROM v'), 4023);
+    });
+
     it('drops an index and a table by DDL', async function () {
       const ran = await ok(server, statements(token, ['CREATE TABLE scratch (a INTEGER)', 'CREATE INDEX scratch_a ON scratch (a)', 'DROP INDEX scratch_a', 'DROP TABLE scratch']));
       assert.deepEqual(ran.data.map((s: any) => s.errorCode), [0, 0, 0, 0]);
