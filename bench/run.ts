@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer]`: runs the REST benchmark, the actions benchmark, or
+ * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql]`: runs the REST benchmark, the actions benchmark, or
  * both (no argument); `logins` (insert latency under a flood of failed logins), `mqtt` (the
  * broker against Aedes; `--quick`, `--only=SCENARIO,...`) and `mq` (the mq actions against MQTT;
- * `--quick`) and `explorer` (the web explorer in chromium) run only when named.
+ * `--quick`), `explorer` (the web explorer in chromium) and `sql` (SQL reads against the index
+ * actions, bench/sql.ts) run only when named.
  * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
@@ -17,12 +18,13 @@ import { printLogins, runLogins } from './logins';
 import { printMq, runMq } from './mq';
 import { printMqtt, runMqtt } from './mqtt';
 import { printRest, runRest } from './rest';
+import { printSql, runSql } from './sql';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer' && name !== 'sql');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
   if (which.includes('mqtt')) printMqtt(await runMqtt());
   if (which.includes('mq')) printMq(await runMq());
   if (which.includes('explorer')) printExplorer(await runExplorer());
+  if (which.includes('sql')) printSql(await runSql());
 }
 
 main().then(

@@ -52,6 +52,9 @@ export const ERRORS = {
   FILTER_SYNTAX: { code: 4072, status: 400, message: 'filter error at position {position}: {reason}' },
   INVALID_QUERY: { code: 4073, status: 400, message: 'invalid query: {reason}' },
   CURSOR_NOT_FOUND: { code: 4080, status: 404, message: 'cursor "{cursorId}" does not exist or has expired' },
+  SQL_SYNTAX_ERROR: { code: 4074, status: 400, message: 'SQL syntax error at position {position}: {reason}' },
+  SQL_ERROR: { code: 4075, status: 400, message: 'SQL error: {reason}' },
+  SQL_TIMEOUT: { code: 4076, status: 400, message: 'the SQL statement ran longer than {ms} ms and was stopped' },
   TRANSACTION_NOT_FOUND: { code: 4081, status: 404, message: 'transaction "{transactionId}" does not exist, has ended, or belongs to another session' },
 
   // Accounts and roles

@@ -20,6 +20,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   messaging: '../plugins/messaging',
   explorer: '../plugins/explorer',
   metrics: '../plugins/metrics',
+  sql: '../plugins/sql',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

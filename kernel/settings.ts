@@ -72,6 +72,12 @@ export interface Settings {
   log_max_bytes: number;
   /** The age limit of topics without a retention policy, in seconds (0: none). */
   log_default_retention_seconds: number;
+  // SQL (plugins/sql, docs/sql.md)
+  sql_workers: number;
+  sql_timeout_ms: number;
+  sql_max_records: number;
+  sql_max_statements: number;
+  sql_max_statement_length: number;
 }
 
 /** Environment variables that are not settings. */

@@ -57,7 +57,8 @@ export class ActionTable {
     for (const [api, definitions] of Object.entries(apis)) {
       this.apiNames.add(api);
       for (const definition of definitions) {
-        const key = `${api}/${definition.action}`;
+        // Action names match without regard to case, as the product's do (getRecordsUsingSQL).
+        const key = `${api}/${definition.action.toLowerCase()}`;
         if (this.entries.has(key)) throw new Error(`action "${definition.action}" of api "${api}" is defined twice`);
         this.entries.set(key, { api, definition, validate: definition.params ? ajv.compile(definition.params) : undefined });
       }
@@ -82,12 +83,12 @@ export class ActionTable {
   }
 
   lookup(api: string, action: string): TableEntry | undefined {
-    return this.entries.get(`${api}/${action}`);
+    return this.entries.get(`${api}/${action.toLowerCase()}`);
   }
 
   /** The api of an action that needs no session, when exactly one api defines it (createSession, pingSession). */
   sessionlessApiOf(action: string): string | undefined {
-    const found = [...this.entries.values()].filter((entry) => entry.definition.action === action && (entry.definition.auth ?? 'session') !== 'session');
+    const found = [...this.entries.values()].filter((entry) => entry.definition.action.toLowerCase() === action.toLowerCase() && (entry.definition.auth ?? 'session') !== 'session');
     return found.length === 1 ? found[0].api : undefined;
   }
 

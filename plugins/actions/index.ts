@@ -3,7 +3,7 @@
  * Wiring only: the envelope (envelope.ts), the (api, action) table (action-table.ts, apis/*),
  * response options (response-options.ts) and the admin bus commands (admin-commands.ts).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { definePlugin } from '../../kernel/plugin';
 import { EngineError } from '../../kernel/errors';
 import type { ErrorLog } from '../../kernel/client-error';
@@ -52,7 +52,9 @@ export default definePlugin({
       // Bodies that never became an envelope: not JSON (400, 12009), too large (413, 12028).
       app.setErrorHandler(actionsErrorHandler(bodyLimit));
 
-      app.post('/api', async (request, reply) => {
+      // POST /api/<api> is POST /api with that api as the default (the SQLAlchemy dialect posts to
+      // /api/db); POST /api/v1/action is POST /api (the product's MCP server posts there).
+      const answer = async (request: FastifyRequest, reply: FastifyReply, pathApi: string | undefined): Promise<FastifyReply> => {
         const started = process.hrtime.bigint();
         const parsed = request.body as ActionBody | undefined;
         if (parsed === undefined) {
@@ -68,6 +70,7 @@ export default definePlugin({
         let action: string | undefined;
         try {
           const envelope = parseEnvelope(body);
+          if (envelope.api === undefined && pathApi !== undefined) envelope.api = pathApi;
           ({ debug, api, action } = envelope);
           const outcome = await table.run(engine, envelope, (session, options) => {
             authToken = session?.authToken;
@@ -96,7 +99,10 @@ export default definePlugin({
           text = responseText(applyOmit(errorResponse(echo, authToken, error, { log: request.log as ErrorLog, api, action }), omit), echo);
         }
         return reply.code(200).type('application/json; charset=utf-8').send(text);
-      });
+      };
+      app.post('/api', (request, reply) => answer(request, reply, undefined));
+      app.post('/api/v1/action', (request, reply) => answer(request, reply, undefined));
+      app.post<{ Params: { api: string } }>('/api/:api', (request, reply) => answer(request, reply, request.params.api));
     };
     engine.need('http').fastify.register(routes);
   },

@@ -396,7 +396,7 @@ describe('foundation acceptance (real processes)', function () {
           assert.equal(res.status, 200, `${base}: ${res.text}`);
           assert.equal(res.json.name, PKG.name);
           assert.equal(res.json.version, PKG.version);
-          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'data', 'explorer', 'http', 'messaging', 'metrics', 'mqtt', 'rest', 'storage-lmdb']);
+          assert.deepEqual([...res.json.plugins].sort(), ['actions', 'data', 'explorer', 'http', 'messaging', 'metrics', 'mqtt', 'rest', 'sql', 'storage-lmdb']);
         }
         assert.ok(existsSync(join(cwd, 'data')), 'data_dir ./data is created relative to the working directory');
         // the default database exists

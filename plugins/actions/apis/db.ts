@@ -7,8 +7,9 @@ import type { ActionDefinition } from '../action-table';
 import { queryActions } from './db/query-actions';
 import { recordActions } from './db/record-actions';
 import { schemaActions } from './db/schema-actions';
+import { sqlActions } from './db/sql-actions';
 import { transactionActions } from './db/transaction-actions';
 
 export { DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_CALL } from './db/db-call';
 
-export const dbActions: readonly ActionDefinition[] = [...schemaActions, ...recordActions, ...queryActions, ...transactionActions];
+export const dbActions: readonly ActionDefinition[] = [...schemaActions, ...recordActions, ...queryActions, ...transactionActions, ...sqlActions];

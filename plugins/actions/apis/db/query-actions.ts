@@ -9,6 +9,7 @@ import { addComparison, comparisonOperator, type ComparisonOperator, type ValueB
 import type { ActionCall } from '../../action-table';
 import { readFormat } from '../../response-options';
 import { shapeRecords } from '../../record-shape';
+import { SQL_CURSOR_PREFIX, sqlOptions } from './sql-actions';
 import {
   DEFAULT_MAX_RECORDS, exec, IN_TABLE, inTable, isPlainObject, MAX_RECORDS_PER_CALL, NAME, READ, recordsResult, schema, transaction,
   type Params,
@@ -181,22 +182,25 @@ export const queryActions: readonly ActionDefinition[] = [
       const fetch = p.fetchRecords as number;
       const from = CURSOR_START[p.startFrom as keyof typeof CURSOR_START];
       if (fetch === 0) throw new EngineError('INVALID_PARAMETER', { param: 'fetchRecords', reason: 'fetch at least one record (negative numbers fetch backward)' });
-      const got = await exec<CursorFetchResult>(call, 'cursor.fetch', {
+      const command = String(p.cursorId).startsWith(SQL_CURSOR_PREFIX) ? 'sql.cursorFetch' : 'cursor.fetch';
+      const options = command === 'sql.cursorFetch' ? sqlOptions(call) : call.options;
+      const got = await exec<CursorFetchResult>(call, command, {
         cursorId: p.cursorId,
         count: Math.abs(fetch),
         direction: fetch < 0 ? 'backward' : 'forward',
         from,
         skip: p.skipRecords,
-        format: readFormat(call.options),
+        format: readFormat(options),
       });
-      return recordsResult(call, got.fields, got.records, { moreRecords: got.more, requestedRecordCount: Math.abs(fetch), totalRecordCount: -1 });
+      return recordsResult({ ...call, options }, got.fields, got.records, { moreRecords: got.more, requestedRecordCount: Math.abs(fetch), totalRecordCount: -1 });
     },
   },
   {
     action: 'closeCursor',
     params: schema({ cursorId: { type: 'string', minLength: 1 } }, ['cursorId']),
     async handler(call) {
-      await exec(call, 'cursor.close', { cursorId: (call.params as Params).cursorId });
+      const cursorId = String((call.params as Params).cursorId);
+      await exec(call, cursorId.startsWith(SQL_CURSOR_PREFIX) ? 'sql.cursorClose' : 'cursor.close', { cursorId });
       return {};
     },
   },

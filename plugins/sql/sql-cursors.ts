@@ -1,0 +1,60 @@
+/**
+ * Cursors over SQL results (getRecordsUsingSql with returnCursor): the result is read once, up to
+ * `sql_max_records` rows, and kept here; getRecordsFromCursor pages it. Ids start with `sql-` and
+ * are longer than the data commands' cursor ids, so the action knows where to send a fetch.
+ * A cursor belongs to the session (or account) that opened it; another caller's id reads as
+ * unknown. Unused cursors close after `cursor_idle_timeout_seconds` (engine clock).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../kernel/clock';
+import { EngineError } from '../../kernel/errors';
+import type { ColumnDefinition } from '../../kernel/storage/types';
+import type { SqlValue } from './sql-protocol';
+
+export const SQL_CURSOR_PREFIX = 'sql-';
+
+export interface SqlCursor {
+  id: string;
+  owner: string;
+  fields: ColumnDefinition[];
+  rows: SqlValue[][];
+  /** Rows before the position have been returned (forward). */
+  position: number;
+  lastUsedAt: number;
+}
+
+export class SqlCursors {
+  private readonly cursors = new Map<string, SqlCursor>();
+
+  constructor(private readonly clock: Clock, private readonly idleMs: () => number) {}
+
+  add(owner: string, fields: ColumnDefinition[], rows: SqlValue[][]): SqlCursor {
+    this.expire();
+    const cursor: SqlCursor = { id: `${SQL_CURSOR_PREFIX}${randomBytes(24).toString('base64url')}`, owner, fields, rows, position: 0, lastUsedAt: this.clock.now() };
+    this.cursors.set(cursor.id, cursor);
+    return cursor;
+  }
+
+  use(owner: string, id: string): SqlCursor {
+    this.expire();
+    const cursor = this.cursors.get(id);
+    if (!cursor || cursor.owner !== owner) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: id });
+    cursor.lastUsedAt = this.clock.now();
+    return cursor;
+  }
+
+  close(owner: string, id: string): void {
+    this.use(owner, id);
+    this.cursors.delete(id);
+  }
+
+  closeOwner(owner: string): void {
+    for (const [id, cursor] of this.cursors) if (cursor.owner === owner) this.cursors.delete(id);
+  }
+
+  private expire(): void {
+    const now = this.clock.now();
+    const idle = this.idleMs();
+    for (const [id, cursor] of this.cursors) if (now - cursor.lastUsedAt > idle) this.cursors.delete(id);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Messages between the main thread and an SQL worker (plugins/sql/sql-worker.ts).
+ *
+ * The main thread posts a job; the worker runs it in its own SQLite instance and posts the
+ * outcome. While it runs, the worker's virtual tables read and write the engine's tables through
+ * the main thread (TableRequest, answered by table-requests.ts over the data commands of the
+ * bus): each request blocks the worker, never the main thread (sync-call.ts).
+ */
+import type { TableDefinition } from '../../kernel/storage/types';
+
+/** A SQLite value as it crosses threads. */
+export type SqlValue = null | number | bigint | string | Uint8Array;
+
+/** Named (`{name, value}`) or positional values for a statement's parameters. */
+export type SqlParam = SqlValue | boolean | { name: string; value: unknown };
+
+export interface SqlJob {
+  id: number;
+  /** `query`: one statement that only reads (getRecordsUsingSql); `statements`: any, writes and DDL included. */
+  kind: 'query' | 'statements';
+  database: string;
+  owner: string;
+  statements: string[];
+  params: unknown[];
+  /** Rows kept of a SELECT (the rest only counted when `countAll`). */
+  maxRows: number;
+  skipRows: number;
+  countAll: boolean;
+  timeoutMs: number;
+  onError: 'continue' | 'stop';
+  /** When set, result rows come back as records encoded in this format (`records`), not as `rows`. */
+  format?: import('../../lib/values/wire-format').ValueFormat;
+}
+
+/** How a result column is described (name, engine type, length, scale, nullable). */
+export interface ResultColumn {
+  name: string;
+  type: string;
+  length: number | null;
+  scale: number | null;
+  nullable: boolean;
+}
+
+/** An error as the worker reports it: an engine error id with details, or a SQLite failure. */
+export interface JobError {
+  /** An ErrorId of kernel/errors.ts. */
+  id: string;
+  details: Record<string, string | number | boolean | null>;
+}
+
+export interface StatementOutcome {
+  sql: string;
+  error?: JobError;
+  affectedRows: number;
+  columns?: ResultColumn[];
+  rows?: SqlValue[][];
+  /** The rows as encoded records (result-rows.ts), when the job named a format. */
+  records?: Array<Record<string, unknown>>;
+  more?: boolean;
+  total?: number;
+}
+
+export interface CatalogUpdate {
+  /** Tables new or changed since the worker's last job on this database. */
+  changed: TableDefinition[];
+  removed: string[];
+}
+
+export type MainToWorker =
+  | { type: 'init'; port: MessagePortLike; signal: SharedArrayBuffer }
+  | { type: 'job'; job: SqlJob; catalog: CatalogUpdate };
+
+export type WorkerToMain =
+  | { type: 'ready' }
+  | { type: 'done'; jobId: number; outcomes: StatementOutcome[] }
+  | { type: 'failed'; jobId: number; error: JobError };
+
+/** Requests a worker's virtual tables make while a job runs (answered on the RPC port). */
+export type TableRequest = (
+  | { op: 'authorize'; jobId: number }
+  | { op: 'scan'; jobId: number; table: string; index?: string; lower?: WireBoundLike; upper?: WireBoundLike; reverse: boolean; batch: number }
+  | { op: 'more'; jobId: number; scanId: string; batch: number }
+  | { op: 'close'; jobId: number; scanId: string }
+  | { op: 'insert'; jobId: number; table: string; record: Record<string, unknown> }
+  | { op: 'update'; jobId: number; table: string; id: number; values: Record<string, unknown> }
+  | { op: 'delete'; jobId: number; table: string; id: number }
+  | { op: 'createTable'; jobId: number; table: string; fields: unknown[] }
+  | { op: 'createIndex'; jobId: number; table: string; index: string; unique: boolean; fields: unknown[] }
+  | { op: 'dropTable'; jobId: number; table: string }
+  | { op: 'dropIndex'; jobId: number; table: string; index: string }
+  | { op: 'readable'; jobId: number }
+) & { authorize?: Touched; noReply?: boolean };
+
+/** Tables a statement reads and writes, authorized before the request that carries them is answered. */
+export interface Touched { reads: string[]; writes: Array<{ table: string; command: string }> }
+
+/** A request without its job id (the worker adds it). */
+export type HostRequest = TableRequest extends infer T ? (T extends unknown ? Omit<T, 'jobId'> : never) : never;
+
+/** A bound of a key range: canonical values of the index's leading segments. */
+export interface WireBoundLike { values: unknown[]; inclusive: boolean }
+
+export type TableReply =
+  | { ok: true; value: unknown }
+  | { ok: false; error: JobError };
+
+/**
+ * The answer to a scan: records as the store keeps them (canonical values, `[id, ...values]` in
+ * the table's column order; a short array's missing columns read as their defaults), and the scan
+ * to continue when more may follow.
+ */
+export interface ScanBatch {
+  rows: unknown[][];
+  scanId?: string;
+}
+
+/** Structural stand-in for worker_threads' MessagePort (transferable in `init`). */
+export type MessagePortLike = import('node:worker_threads').MessagePort;

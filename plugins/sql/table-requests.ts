@@ -1,0 +1,140 @@
+/**
+ * Main-thread side of the virtual tables: answers a worker's TableRequest. Writes and DDL run the
+ * same data commands as the db actions (record.insert/patch/delete, table.create/delete,
+ * index.create/delete) on the bus with the caller's context, so they are authorized by the
+ * kernel's authorize() and checked (types, unique keys) exactly as on every other path, inside
+ * the call's transaction. Reads are authorized by the same decision record.find makes and read
+ * through the storage port's cursors (key ranges of an index), handing the worker the stored
+ * values as they are: no wire encoding on this thread for rows SQLite may only aggregate.
+ */
+import type { CommandContext } from '../../kernel/bus/command';
+import type { Engine } from '../../kernel/engine';
+import { EngineError, toEngineError } from '../../kernel/errors';
+import type { KeyBound, RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
+import type { TableDefinition } from '../../kernel/storage/types';
+import type { RecordInsertResult } from '../../lib/data/command-types';
+import { ISO_FORMAT } from '../../lib/values/wire-format';
+import type { JobError, ScanBatch, TableRequest } from './sql-protocol';
+
+/** What a running job's requests are answered with. */
+export interface JobContext {
+  ctx: CommandContext;
+  database: string;
+  transactionId?: string;
+  /** Open scans (store cursors), closed when the job ends. */
+  scans: Map<string, RecordCursor>;
+  /** A table definition the worker now holds (after its own DDL). */
+  defined(def: TableDefinition): void;
+  removed(table: string): void;
+}
+
+export function jobError(error: unknown): JobError {
+  const engineError = toEngineError(error);
+  return { id: engineError.id, details: { ...(engineError.details as JobError['details']), message: engineError.message } };
+}
+
+const FORMAT = { ...ISO_FORMAT };
+
+export async function answer(engine: Engine, storage: StoragePort, job: JobContext, request: TableRequest): Promise<unknown> {
+  const { ctx, database } = job;
+  const bus = engine.bus;
+  const tx = job.transactionId !== undefined ? { transactionId: job.transactionId } : {};
+  if (request.authorize) {
+    for (const table of request.authorize.reads) engine.authorize(ctx, 'record.find', { kind: 'table', database, table });
+    for (const write of request.authorize.writes) {
+      const command = write.command === 'insert' ? 'record.insert' : write.command === 'update' ? 'record.patch' : 'record.delete';
+      engine.authorize(ctx, command, { kind: 'table', database, table: write.table });
+    }
+  }
+  switch (request.op) {
+    case 'authorize':
+      return true;
+    case 'readable':
+      return storage.listTables(database).filter((table) => {
+        try {
+          engine.authorize(ctx, 'record.find', { kind: 'table', database, table });
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    case 'scan': {
+      // The decision cursor.open and record.find make: the caller may read this table.
+      engine.authorize(ctx, 'record.find', { kind: 'table', database, table: request.table });
+      const range = request.lower || request.upper ? { ...(request.lower ? { lower: request.lower as KeyBound } : {}), ...(request.upper ? { upper: request.upper as KeyBound } : {}) } : undefined;
+      const cursor = storage.openCursor(database, request.table, {
+        ...(request.index !== undefined ? { index: request.index } : {}), ...(range ? { range } : {}), reverse: request.reverse, ...tx,
+      });
+      const scanId = String(nextScanId++);
+      job.scans.set(scanId, cursor);
+      return fetch(job, scanId, request.batch);
+    }
+    case 'more':
+      return fetch(job, request.scanId, request.batch);
+    case 'close':
+      closeScan(job, request.scanId);
+      return true;
+    case 'insert': {
+      const inserted = await bus.execute<RecordInsertResult>('record.insert', { database, table: request.table, records: [request.record], format: FORMAT, ...tx }, ctx);
+      return inserted.ids[0];
+    }
+    case 'update':
+      await bus.execute('record.patch', { database, table: request.table, records: [{ id: request.id, values: request.values }], format: FORMAT, ...tx }, ctx);
+      return true;
+    case 'delete':
+      await bus.execute('record.delete', { database, table: request.table, ids: [request.id], ...tx }, ctx);
+      return true;
+    case 'createTable': {
+      const { table } = await bus.execute<{ table: TableDefinition }>('table.create', { database, table: request.table, fields: request.fields, format: FORMAT }, ctx);
+      job.defined(table);
+      return table;
+    }
+    case 'createIndex': {
+      await bus.execute('index.create', { database, table: request.table, index: request.index, unique: request.unique, fields: request.fields }, ctx);
+      const table = storage.getTable(database, request.table);
+      job.defined(table);
+      return table;
+    }
+    case 'dropTable':
+      await bus.execute('table.delete', { database, tables: [request.table] }, ctx);
+      job.removed(request.table);
+      return true;
+    case 'dropIndex': {
+      await bus.execute('index.delete', { database, table: request.table, indexes: [request.index] }, ctx);
+      const table = storage.getTable(database, request.table);
+      job.defined(table);
+      return table;
+    }
+    default:
+      throw new EngineError('INVALID_PARAMETER', { param: 'op', reason: 'unknown request' });
+  }
+}
+
+let nextScanId = 1;
+
+/**
+ * The next `count` records of a scan. A range read visits no more entries than it returns, so one
+ * slice of `count` is bounded work; a short batch ends the scan.
+ */
+function fetch(job: JobContext, scanId: string, count: number): ScanBatch {
+  const cursor = job.scans.get(scanId);
+  if (!cursor) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: scanId });
+  const step = cursor.fetch(count, 'forward').next(Infinity);
+  const stored = step.done ? step.value : [];
+  const rows = new Array<unknown[]>(stored.length);
+  for (let i = 0; i < stored.length; i++) rows[i] = [stored[i].id, ...stored[i].values];
+  if (stored.length === count) return { rows, scanId };
+  closeScan(job, scanId);
+  return { rows };
+}
+
+export function closeScan(job: JobContext, scanId: string): void {
+  const cursor = job.scans.get(scanId);
+  if (!cursor) return;
+  job.scans.delete(scanId);
+  try {
+    cursor.close();
+  } catch {
+    // already closed (its table dropped)
+  }
+}
