@@ -67,6 +67,8 @@ export const ERRORS = {
 
   // Server
   NOT_AVAILABLE: { code: 12006, status: 503, message: '{feature} is not available: {reason}' },
+  // Cluster (plugins/cluster-nats, docs/cluster.md)
+  CLUSTER_UNAVAILABLE: { code: 12060, status: 503, message: 'the cluster did not confirm the write ({reason}): it {outcome}' },
   INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },
 } as const satisfies Record<string, ErrorDefinition>;
 

@@ -19,6 +19,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   mqtt: '../plugins/mqtt',
   messaging: '../plugins/messaging',
   explorer: '../plugins/explorer',
+  'cluster-nats': '../plugins/cluster-nats',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

@@ -56,6 +56,11 @@ export interface Settings {
   mq_ring_messages: number;
   mq_ring_bytes: number;
   mqtt_receive_maximum: number;
+  // cluster-nats (docs/cluster.md)
+  cluster_nats_servers: string[];
+  cluster_node_name: string | null;
+  cluster_stream_replicas: number;
+  cluster_request_timeout_ms: number;
 }
 
 /** Environment variables that are not settings. */
