@@ -55,7 +55,14 @@ describe('cluster: a restarted node catches up from the stream', function () {
     await c.stop('SIGTERM');
     await Promise.all([publishMany(a.mqtt, 'catchup/one', 100, 5000), publishMany(b.mqtt, 'catchup/two', 0, 5000)]);
     await c.start();
-    // Read at once: the listeners opened only after the node applied the stream's tail.
+    // The node applied the tail it saw at start before any listener opened.
+    const logs = c.process!.logs();
+    const at = (msg: string): number => logs.findIndex((line) => line.msg === msg);
+    const { tail, applied } = logs[at('cluster: catching up with the stream')] as { tail: number; applied: number };
+    assert.ok(tail > applied, `records were written while the node was stopped (applied ${applied}, tail ${tail})`);
+    assert.ok((logs[at('cluster: caught up')].applied as number) >= tail);
+    assert.ok(at('cluster: caught up') < at('listening'));
+    // Read at once: what it serves includes every message published while it was stopped.
     assert.equal(await newestPayload(c.http, 'mqtt_msg_catchup_one'), 5099);
     assert.equal(await newestPayload(c.http, 'mqtt_msg_catchup_two'), 4999);
   });
