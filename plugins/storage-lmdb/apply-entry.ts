@@ -121,8 +121,9 @@ export class OperationLog implements OperationsPort {
   ): void {
     const answer = (k: number, value: Promise<unknown>): void => {
       value.catch(() => undefined); // the caller reads it, or it was refused on every node alike
-      if (settle === null) answers[k - from] = value;
-      else settle[k - from](value);
+      const told = settle?.[k - from];
+      if (told === undefined) answers[k - from] = value;
+      else told(value);
     };
     for (; i < entries.length; i++) {
       const entry = entries[i];
@@ -133,6 +134,11 @@ export class OperationLog implements OperationsPort {
     if (i === entries.length) return;
     const trimmed = this.applyNow(entries[i]);
     answer(i, trimmed);
+    // The rest of the record is applied after the trim: its answers are promised now.
+    settle ??= new Array<(answer: Promise<unknown>) => void>(answers.length);
+    for (let k = i + 1; k < entries.length; k++) {
+      if (settle[k - from] === undefined) answers[k - from] = new Promise((resolve) => { settle![k - from] = resolve; });
+    }
     this.waiting ??= [];
     const next = i + 1;
     void trimmed.catch(() => undefined).then(() => {
