@@ -35,7 +35,7 @@ export default definePlugin({
       const writer = new TurnWriter(link, node, timeoutMs);
       storage.operations.forward(writer.forward);
       const info = await ensureStream(link, options, performance.now() + 3 * timeoutMs);
-      const applier = new StreamApplier(link, storage.operations, writer, log, Math.min(1000, timeoutMs));
+      const applier = new StreamApplier(link, storage.operations, writer, log, Math.min(1000, timeoutMs), timeoutMs);
       const { first_seq: first, last_seq: tail, messages } = info.state;
       if (applier.resumeSequence > tail + 1) {
         throw new Error(`this data folder has applied the stream up to record ${applier.resumeSequence - 1}, but the stream ends at ${tail}: it belongs to another cluster or the stream was recreated`);

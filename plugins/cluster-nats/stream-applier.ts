@@ -39,6 +39,8 @@ export class StreamApplier {
     private readonly writer: TurnWriter,
     private readonly log: Log,
     private readonly retryMs: number,
+    /** The deadline of a JetStream call (cluster_request_timeout_ms). */
+    private readonly timeoutMs: number,
   ) {
     this.start = operations.appliedPosition() ?? { sequence: 0, applied: 0 };
     this.applied = this.start.sequence > 0 ? this.start.sequence - 1 : 0;
@@ -52,6 +54,22 @@ export class StreamApplier {
 
   run(): void {
     this.running ??= this.loop();
+    void this.followConnection();
+  }
+
+  /**
+   * A reconnect means another server: the consumer the old one held is gone with it (an ordered
+   * consumer lives on one server), and the library may never say so. Read again from the record
+   * after the last applied.
+   */
+  private async followConnection(): Promise<void> {
+    for await (const status of this.link.nc.status()) {
+      if (this.stopped) return;
+      if (status.type === 'reconnect') {
+        this.log.warn({ next: this.applied + 1 }, 'cluster: reconnected to another server; reading the stream again through it');
+        this.messages?.stop();
+      }
+    }
   }
 
   /** Resolves once every record up to `sequence` is applied and durable. */
@@ -63,7 +81,7 @@ export class StreamApplier {
   async stop(): Promise<void> {
     this.stopped = true;
     this.messages?.stop();
-    await this.running;
+    await withDeadline(this.timeoutMs, 'stopping the stream reader', () => this.running ?? Promise.resolve()).catch(() => undefined);
     await this.durable.catch(() => undefined);
   }
 
@@ -71,11 +89,13 @@ export class StreamApplier {
     while (!this.stopped) {
       let messages: ConsumerMessages;
       try {
-        const consumer = await this.link.js.consumers.get(STREAM, {
-          deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: this.applied + 1,
+        messages = await withDeadline(this.timeoutMs, 'creating the stream reader', async () => {
+          const consumer = await this.link.reader.consumers.get(STREAM, {
+            deliver_policy: DeliverPolicy.StartSequence,
+            opt_start_seq: this.applied + 1,
+          });
+          return consumer.consume({ max_messages: 1024, expires: 4000, idle_heartbeat: 1000 });
         });
-        messages = await consumer.consume({ max_messages: 1024, expires: 4000, idle_heartbeat: 1000 });
       } catch (error) {
         if (this.stopped) return;
         this.log.warn({ err: error, next: this.applied + 1 }, 'cluster: cannot read the stream now; trying again');
@@ -144,4 +164,12 @@ export class StreamApplier {
       }
     }
   }
+}
+
+/** `action`'s promise, or a rejection once `ms` have passed (a call the library may leave hanging). */
+function withDeadline<T>(ms: number, what: string, action: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    action().then((value) => { clearTimeout(timer); resolve(value); }, (error: unknown) => { clearTimeout(timer); reject(error); });
+  });
 }

@@ -14,12 +14,18 @@ export const STREAM = 'ENGINE';
 export const WRITE_SUBJECT = 'engine.writes';
 /** How long JetStream remembers a record's id to store a resent one once (Nats-Msg-Id). */
 const DUPLICATE_WINDOW_NS = 120_000_000_000;
+const READER_TIMEOUT_MS = 2000;
 
 type NatsConnection = Awaited<ReturnType<typeof connect>>;
 
 export interface ClusterLink {
   nc: NatsConnection;
   js: JetStreamClient;
+  /**
+   * For creating the stream reader, with a short deadline: after a server died, a request sent
+   * before the new leader is elected is never answered, and a short one is sent again sooner.
+   */
+  reader: JetStreamClient;
   jsm: JetStreamManager;
 }
 
@@ -35,13 +41,16 @@ export async function openLink(options: LinkOptions): Promise<ClusterLink> {
   const nc = await connect({
     servers: options.servers,
     name: `engine-${options.node}`,
+    // In the order given: a node lists the server beside it first (docs/cluster.md).
+    noRandomize: true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     timeout: options.timeoutMs,
   });
   const js = jetstream(nc, { timeout: options.timeoutMs });
+  const reader = jetstream(nc, { timeout: Math.min(READER_TIMEOUT_MS, options.timeoutMs) });
   const jsm = await jetstreamManager(nc, { timeout: options.timeoutMs, checkAPI: false });
-  return { nc, js, jsm };
+  return { nc, js, reader, jsm };
 }
 
 /**

@@ -127,7 +127,8 @@ export class EngineNode {
   get http(): string { return `http://127.0.0.1:${this.httpPort}`; }
   get mqtt(): string { return `mqtt://127.0.0.1:${this.mqttPort}`; }
 
-  static async create(name: string, dir: string, nats: NatsCluster, options: EngineNodeOptions = {}): Promise<EngineNode> {
+  /** `first`: the nats-server this node connects to first (the one beside it), the others after it. */
+  static async create(name: string, dir: string, nats: NatsCluster, first: number, options: EngineNodeOptions = {}): Promise<EngineNode> {
     const dataDir = join(dir, `${name}.data`);
     const configFile = join(dir, `${name}.json`);
     const httpPort = await freePort();
@@ -143,7 +144,7 @@ export class EngineNode {
       mqtts_port: null,
       mqtt_ws_port: null,
       mqtt_wss_port: null,
-      cluster_nats_servers: nats.urls,
+      cluster_nats_servers: [...nats.urls.slice(first), ...nats.urls.slice(0, first)],
       cluster_node_name: name,
       cluster_request_timeout_ms: 5000,
       ...options.settings,
@@ -191,7 +192,7 @@ export class TestCluster {
     const cluster = new TestCluster(dir, nats, nodes);
     try {
       for (let i = 0; i < size; i++) {
-        nodes.push(await EngineNode.create(`node${i + 1}`, dir, nats, options));
+        nodes.push(await EngineNode.create(`node${i + 1}`, dir, nats, i % nats.servers.length, options));
       }
       await Promise.all(nodes.map((node) => node.start()));
     } catch (error) {
