@@ -88,15 +88,18 @@ export class StreamApplier {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let messages: ConsumerMessages;
-      try {
-        messages = await withDeadline(this.timeoutMs, 'creating the stream reader', async () => {
-          const consumer = await this.link.reader.consumers.get(STREAM, {
-            deliver_policy: DeliverPolicy.StartSequence,
-            opt_start_seq: this.applied + 1,
-          });
-          return consumer.consume({ max_messages: 1024, expires: 4000, idle_heartbeat: 1000 });
+      const creating = (async () => {
+        const consumer = await this.link.reader.consumers.get(STREAM, {
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: this.applied + 1,
         });
+        return consumer.consume({ max_messages: 1024, expires: 4000, idle_heartbeat: 1000 });
+      })();
+      try {
+        messages = await withDeadline(this.timeoutMs, 'creating the stream reader', () => creating);
       } catch (error) {
+        // One created after the deadline is stopped: the next attempt reads from where it stands.
+        creating.then((late) => late.stop(), () => undefined);
         if (this.stopped) return;
         this.log.warn({ err: error, next: this.applied + 1 }, 'cluster: cannot read the stream now; trying again');
         await new Promise((resolve) => setTimeout(resolve, this.retryMs));

@@ -99,13 +99,11 @@ export class TurnWriter {
     // Larger than a NATS message may be: in several records, entry by entry.
     let entries: OperationEntry[] = [];
     let waiting: Waiting[] = [];
-    let parts: Uint8Array[] = [];
     let size = 0;
     const publishGroup = (): void => {
       if (entries.length > 0) this.publish(entries, waiting, encodeRecord(entries));
       entries = [];
       waiting = [];
-      parts = [];
       size = 0;
     };
     for (let i = 0; i < turn.entries.length; i++) {
@@ -118,7 +116,6 @@ export class TurnWriter {
       if (size + one.length > limit) publishGroup();
       entries.push(turn.entries[i]);
       waiting.push(turn.waiting[i]);
-      parts.push(one);
       size += one.length;
     }
     publishGroup();
