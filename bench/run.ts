@@ -11,6 +11,7 @@
  * the load generator runs in this process. Everything stops by itself.
  */
 import { printActions, runActions } from './actions';
+import { printCluster, runCluster } from './cluster';
 import { printExplorer, runExplorer } from './explorer';
 import { log, stopAllChildren } from './load';
 import { printLogins, runLogins } from './logins';
@@ -20,9 +21,9 @@ import { printRest, runRest } from './rest';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer' && name !== 'cluster');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer|cluster]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   if (which.includes('mqtt')) printMqtt(await runMqtt());
   if (which.includes('mq')) printMq(await runMq());
   if (which.includes('explorer')) printExplorer(await runExplorer());
+  if (which.includes('cluster')) printCluster(await runCluster());
 }
 
 main().then(
