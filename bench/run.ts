@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer]`: runs the REST benchmark, the actions benchmark, or
+ * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer|cluster]`: runs the REST benchmark, the actions benchmark, or
  * both (no argument); `logins` (insert latency under a flood of failed logins), `mqtt` (the
  * broker against Aedes; `--quick`, `--only=SCENARIO,...`) and `mq` (the mq actions against MQTT;
- * `--quick`) and `explorer` (the web explorer in chromium) run only when named.
+ * `--quick`), `explorer` (the web explorer in chromium) and `cluster` (3 nodes on NATS JetStream against
+ * one node, docs/cluster.md) run only when named.
  * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
