@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql]`: runs the REST benchmark, the actions benchmark, or
+ * `npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql|cluster]`: runs the REST benchmark, the actions benchmark, or
  * both (no argument); `logins` (insert latency under a flood of failed logins), `mqtt` (the
- * broker against Aedes; `--quick`, `--only=SCENARIO,...`) and `mq` (the mq actions against MQTT;
- * `--quick`), `explorer` (the web explorer in chromium) and `sql` (SQL reads against the index
- * actions, bench/sql.ts) run only when named.
+ * broker against Aedes and Mosquitto; `--quick`, `--only=SCENARIO,...`, `--scrape`) and `mq` (the mq actions against MQTT;
+ * `--quick`), `explorer` (the web explorer in chromium), `sql` (SQL reads against the index
+ * actions, bench/sql.ts) and `cluster` (3 nodes on NATS JetStream against one node,
+ * docs/cluster.md) run only when named.
  * See docs/benchmarks.md. Settings by environment: BENCH_SECONDS (per measurement,
  * default 5), BENCH_SEED_ROWS, BENCH_BULK_CONNECTIONS, BENCH_ACTIONS_BATCH,
  * BENCH_ACTIONS_CONNECTIONS, BENCH_CPU_PROF_DIR (write a V8 CPU profile of each engine child there).
@@ -12,6 +13,7 @@
  * the load generator runs in this process. Everything stops by itself.
  */
 import { printActions, runActions } from './actions';
+import { printCluster, runCluster } from './cluster';
 import { printExplorer, runExplorer } from './explorer';
 import { log, stopAllChildren } from './load';
 import { printLogins, runLogins } from './logins';
@@ -22,9 +24,9 @@ import { printSql, runSql } from './sql';
 
 async function main(): Promise<void> {
   const which = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer' && name !== 'sql');
+  const unknown = which.filter((name) => name !== 'rest' && name !== 'actions' && name !== 'logins' && name !== 'mqtt' && name !== 'mq' && name !== 'explorer' && name !== 'sql' && name !== 'cluster');
   if (unknown.length) {
-    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql]   (unknown: ${unknown.join(', ')})\n`);
+    process.stderr.write(`usage: npm run bench [-- rest|actions|logins|mqtt|mq|explorer|sql|cluster]   (unknown: ${unknown.join(', ')})\n`);
     process.exit(2);
   }
   const all = which.length === 0;
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
   if (which.includes('mq')) printMq(await runMq());
   if (which.includes('explorer')) printExplorer(await runExplorer());
   if (which.includes('sql')) printSql(await runSql());
+  if (which.includes('cluster')) printCluster(await runCluster());
 }
 
 main().then(

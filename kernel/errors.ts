@@ -74,6 +74,8 @@ export const ERRORS = {
   NOT_AVAILABLE: { code: 12006, status: 503, message: '{feature} is not available: {reason}' },
   // Storage (issue 20): a full disk or LMDB map refuses writes; reads and what is stored stay intact.
   STORAGE_FULL: { code: 12050, status: 507, message: 'the storage is full ({reason}): writes are refused until space is freed, reads still work' },
+  // Cluster (plugins/cluster-nats, docs/cluster.md)
+  CLUSTER_UNAVAILABLE: { code: 12060, status: 503, message: 'the cluster did not confirm the write ({reason}): it {outcome}' },
   INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },
 } as const satisfies Record<string, ErrorDefinition>;
 

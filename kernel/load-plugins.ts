@@ -21,6 +21,7 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, string>> = Object.freeze({
   explorer: '../plugins/explorer',
   metrics: '../plugins/metrics',
   sql: '../plugins/sql',
+  'cluster-nats': '../plugins/cluster-nats',
 });
 
 export function findPlugin(reference: string, cwd = process.cwd()): EnginePlugin<any> {

@@ -78,6 +78,11 @@ export interface Settings {
   sql_max_records: number;
   sql_max_statements: number;
   sql_max_statement_length: number;
+  // cluster-nats (docs/cluster.md)
+  cluster_nats_servers: string[];
+  cluster_node_name: string | null;
+  cluster_stream_replicas: number;
+  cluster_request_timeout_ms: number;
 }
 
 /** Environment variables that are not settings. */

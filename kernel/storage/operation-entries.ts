@@ -128,4 +128,30 @@ export type OperationListener = (entry: OperationEntry) => void;
 export interface OperationsPort {
   tap(listener: OperationListener): () => void;
   apply(entries: readonly OperationEntry[]): Promise<void>;
+  /**
+   * Hands every entry the store accepts from now on to `forwarder` instead of applying it, and
+   * answers the write with what the forwarder's promise settles with (null: apply again). A
+   * replicated log installs it (docs/cluster.md): it carries the entry to every node, each
+   * applies it with `applyAt`, and the node that wrote it answers its caller then.
+   */
+  forward(forwarder: OperationForwarder | null): void;
+  /**
+   * Applies the entries of one record of a replicated log, from `from` on (earlier ones were
+   * applied before a restart), never forwarded; the record's position is written in the same
+   * commit as their effects, so a record is applied once even across a crash. Returns one
+   * promise per entry applied (what its write answers, or its refusal). A trim runs over several
+   * commits: records after it wait until it has finished.
+   */
+  applyAt(sequence: number, entries: readonly OperationEntry[], from?: number): Array<Promise<unknown>>;
+  /** The position `applyAt` last made durable (undefined when nothing was applied that way). */
+  appliedPosition(): LogPosition | undefined;
+}
+
+/** Takes an entry the store accepted instead of applying it (OperationsPort.forward). */
+export type OperationForwarder = (entry: OperationEntry) => Promise<unknown>;
+
+/** How far a replicated log has been applied: the record's sequence, and how many of its entries. */
+export interface LogPosition {
+  sequence: number;
+  applied: number;
 }

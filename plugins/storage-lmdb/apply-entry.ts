@@ -17,7 +17,8 @@
 import type { Clock } from '../../kernel/clock';
 import { EngineError } from '../../kernel/errors';
 import type {
-  EntryTime, OperationEntry, OperationListener, OperationsPort, RecordsDeleteEntry, RecordsInsertEntry, RecordsUpdateEntry,
+  EntryTime, LogPosition, OperationEntry, OperationForwarder, OperationListener, OperationsPort, RecordsDeleteEntry,
+  RecordsInsertEntry, RecordsUpdateEntry,
 } from '../../kernel/storage/operation-entries';
 import type { RecordId } from '../../kernel/storage/types';
 import { saveNextId, type Catalog, type TableState } from './catalog';
@@ -61,6 +62,9 @@ export function columnHeader(ts: TableState): readonly string[] {
   return header;
 }
 
+/** The `localState` key of the replicated log's position applyAt writes (per process, never an entry). */
+const POSITION_KEY = 'replicated-log-position';
+
 export class OperationLog implements OperationsPort {
   private listeners: OperationListener[] = [];
   /** Set by the store once its parts exist. */
@@ -69,6 +73,10 @@ export class OperationLog implements OperationsPort {
   full = new StorageFullState(undefined);
   /** Refuses new data while the filesystem's free space is under the reserve (disk-space.ts). */
   space: DiskSpaceGuard | undefined;
+  /** Takes the store's entries instead of applying them (a replicated log), when set. */
+  private forwarder: OperationForwarder | null = null;
+  /** Records waiting for a trim applied by applyAt to finish (a trim spans several commits). */
+  private waiting: Array<() => void> | null = null;
 
   tap(listener: OperationListener): () => void {
     if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
@@ -83,12 +91,80 @@ export class OperationLog implements OperationsPort {
    * hot paths do no work twice.
    */
   submit<T>(entry: OperationEntry, prepared?: unknown): Promise<T> {
-    const full = this.full;
+    // New data is refused where it is written, before a replicated log takes it (disk-space.ts).
     const refusal = this.space?.refusal(entry);
     if (refusal !== undefined) {
-      full.enter(refusal);
+      this.full.enter(refusal);
       return Promise.reject(new EngineError('STORAGE_FULL', { reason: refusal }));
     }
+    if (this.forwarder !== null) return this.forwarder(entry) as Promise<T>;
+    return this.applyNow<T>(entry, prepared);
+  }
+
+  forward(forwarder: OperationForwarder | null): void {
+    if (forwarder !== null && typeof forwarder !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'forwarder', reason: 'a function or null is required' });
+    this.forwarder = forwarder;
+  }
+
+  appliedPosition(): LogPosition | undefined {
+    return this.targets.log.localState.get(POSITION_KEY) as LogPosition | undefined;
+  }
+
+  applyAt(sequence: number, entries: readonly OperationEntry[], from = 0): Array<Promise<unknown>> {
+    const answers = new Array<Promise<unknown>>(Math.max(0, entries.length - from));
+    if (this.waiting === null) {
+      this.applyRecord(sequence, entries, from, from, answers, null);
+      return answers;
+    }
+    const settle = new Array<(answer: Promise<unknown>) => void>(answers.length);
+    for (let k = 0; k < answers.length; k++) answers[k] = new Promise((resolve) => { settle[k] = resolve; });
+    this.waiting.push(() => this.applyRecord(sequence, entries, from, from, answers, settle));
+    return answers;
+  }
+
+  /**
+   * Applies a record's entries from `i` on in the current commit, with its position. A trim ends
+   * the run: the position before it joins the commit of what came before, the one after it is
+   * written once it has finished, and the rest of the record (and later records) wait for it.
+   */
+  private applyRecord(
+    sequence: number, entries: readonly OperationEntry[], from: number, i: number,
+    answers: Array<Promise<unknown>>, settle: Array<(answer: Promise<unknown>) => void> | null,
+  ): void {
+    const answer = (k: number, value: Promise<unknown>): void => {
+      value.catch(() => undefined); // the caller reads it, or it was refused on every node alike
+      const told = settle?.[k - from];
+      if (told === undefined) answers[k - from] = value;
+      else told(value);
+    };
+    for (; i < entries.length; i++) {
+      const entry = entries[i];
+      if (entry?.op === 'topic.trim') break;
+      answer(i, this.applyNow(entry));
+    }
+    void this.targets.log.localState.put(POSITION_KEY, { sequence, applied: i } satisfies LogPosition);
+    if (i === entries.length) return;
+    const trimmed = this.applyNow(entries[i]);
+    answer(i, trimmed);
+    // The rest of the record is applied after the trim: its answers are promised now.
+    settle ??= new Array<(answer: Promise<unknown>) => void>(answers.length);
+    for (let k = i + 1; k < entries.length; k++) {
+      if (settle[k - from] === undefined) answers[k - from] = new Promise((resolve) => { settle![k - from] = resolve; });
+    }
+    this.waiting ??= [];
+    const next = i + 1;
+    void trimmed.catch(() => undefined).then(() => {
+      const waiting = this.waiting ?? [];
+      this.waiting = null;
+      this.applyRecord(sequence, entries, from, next, answers, settle);
+      // Later records run in order until one meets a trim again (and waits for it in turn).
+      while (waiting.length > 0 && this.waiting === null) waiting.shift()!();
+      if (waiting.length > 0) this.waiting = [...waiting, ...(this.waiting ?? [])];
+    });
+  }
+
+  private applyNow<T>(entry: OperationEntry, prepared?: unknown): Promise<T> {
+    const full = this.full;
     let result: Promise<T>;
     try {
       result = applyEntry(this.targets, entry, prepared) as Promise<T>;
@@ -113,7 +189,7 @@ export class OperationLog implements OperationsPort {
     if (!Array.isArray(entries)) throw new EngineError('INVALID_PARAMETER', { param: 'entries', reason: 'an array is required' });
     for (const entry of entries) {
       try {
-        await this.submit(entry);
+        await this.applyNow(entry);
       } catch (error) {
         // Refused where it was recorded too (the same state before it): it changed nothing there either.
         if (!(error instanceof EngineError)) throw error;

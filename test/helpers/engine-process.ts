@@ -23,6 +23,8 @@ export interface EngineProcess {
   /** Resolves with the `listening` log line; rejects when the process exits first. */
   listening: Promise<ListeningLine>;
   exit: Promise<number | null>;
+  /** Resolves with the first log line (so far or later) the predicate accepts; rejects when the process exits first. */
+  logged(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -33,6 +35,7 @@ export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): Engine
   let output = '';
   const lines: Array<Record<string, unknown>> = [];
   let pending = '';
+  const lineWaiters: Array<{ predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }> = [];
   const child = spawn(process.execPath, [MAIN, ...args], {
     // MQTT listeners on free ports unless a test says otherwise (the default plugins include mqtt).
     env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...FREE_MQTT_PORTS, ...env },
@@ -50,6 +53,9 @@ export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): Engine
         let line: Record<string, unknown>;
         try { line = JSON.parse(text) as Record<string, unknown>; } catch { continue; }
         lines.push(line);
+        for (let i = lineWaiters.length - 1; i >= 0; i--) {
+          if (lineWaiters[i].predicate(line)) lineWaiters.splice(i, 1)[0].resolve(line);
+        }
         if (line.msg === 'listening') resolve(line as unknown as ListeningLine);
       }
     });
@@ -63,6 +69,14 @@ export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): Engine
     logs: () => lines,
     listening,
     exit,
+    logged(predicate) {
+      const seen = lines.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        lineWaiters.push({ predicate, resolve });
+        void exit.then((code) => reject(new Error(`the engine exited (code ${code}) before the awaited log line: ${output.slice(-4000)}`)));
+      });
+    },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exit;

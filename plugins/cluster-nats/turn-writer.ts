@@ -1,0 +1,175 @@
+/**
+ * The store's forwarder (StoragePort.operations.forward): the entries of one event-loop turn
+ * become ONE stream record, published with `Nats-Msg-Id` = node.boot.turn so that JetStream
+ * stores a resent record once. A write is answered when the stream has acknowledged its record
+ * AND this node's applier has applied it (stream-applier.ts), with what the apply answered: so a
+ * client reads its own write on the node it wrote to, and a unique key is decided in stream
+ * order, the same on every node.
+ */
+import { randomBytes } from 'node:crypto';
+import { EngineError } from '../../kernel/errors';
+import type { OperationEntry } from '../../kernel/storage/operation-entries';
+import type { ClusterLink } from './stream';
+import { WRITE_SUBJECT } from './stream';
+import { encodeRecord } from './record-codec';
+
+interface Waiting {
+  resolve(answer: Promise<unknown>): void;
+  reject(error: unknown): void;
+}
+
+/** A record this node published, until its writers are answered. */
+interface OwnRecord {
+  entries: OperationEntry[];
+  waiting: Waiting[];
+  acked: boolean;
+  /** The applier's answers, once it applied the record. */
+  answers: Array<Promise<unknown>> | null;
+  /** Fails the writers when the applier does not apply an acknowledged record in time. */
+  timer: NodeJS.Timeout | null;
+}
+
+export class TurnWriter {
+  private turn: { entries: OperationEntry[]; waiting: Waiting[] } | null = null;
+  private readonly own = new Map<string, OwnRecord>();
+  private turnNumber = 0;
+  /** Tells this process's records from those of an earlier run of the same node. */
+  private readonly boot = randomBytes(4).toString('hex');
+  private closing = false;
+  private settledAll: (() => void) | null = null;
+
+  constructor(
+    private readonly link: ClusterLink,
+    private readonly node: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** The forwarder: the entry joins this turn's record. */
+  readonly forward = (entry: OperationEntry): Promise<unknown> => new Promise<unknown>((resolve, reject) => {
+    if (this.closing) {
+      reject(unavailable('this node is stopping', 'was not stored'));
+      return;
+    }
+    let turn = this.turn;
+    if (turn === null) {
+      turn = this.turn = { entries: [], waiting: [] };
+      setImmediate(() => this.flush());
+    }
+    turn.entries.push(entry);
+    turn.waiting.push({ resolve, reject });
+  });
+
+  /** The entries of a record this node published and still waits for (applied as these objects), if any. */
+  ownEntries(id: string | undefined): OperationEntry[] | undefined {
+    return id === undefined ? undefined : this.own.get(id)?.entries;
+  }
+
+  /** The applier applied one of this node's records: its writers are answered once it is acknowledged too. */
+  applied(id: string, answers: Array<Promise<unknown>>): void {
+    const record = this.own.get(id);
+    if (record === undefined) return;
+    record.answers = answers;
+    if (record.acked) this.answer(id, record);
+  }
+
+  /** Stops taking writes; resolves once every record published has been answered (or timed out). */
+  close(): Promise<void> {
+    this.closing = true;
+    this.flush();
+    if (this.own.size === 0) return Promise.resolve();
+    return new Promise((resolve) => { this.settledAll = resolve; });
+  }
+
+  private flush(): void {
+    const turn = this.turn;
+    this.turn = null;
+    if (turn === null) return;
+    const limit = this.link.nc.info?.max_payload ?? 1024 * 1024;
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeRecord(turn.entries);
+    } catch (error) {
+      for (const w of turn.waiting) w.reject(error);
+      return;
+    }
+    if (bytes.length <= limit) {
+      this.publish(turn.entries, turn.waiting, bytes);
+      return;
+    }
+    // Larger than a NATS message may be: in several records, entry by entry.
+    let entries: OperationEntry[] = [];
+    let waiting: Waiting[] = [];
+    let size = 0;
+    const publishGroup = (): void => {
+      if (entries.length > 0) this.publish(entries, waiting, encodeRecord(entries));
+      entries = [];
+      waiting = [];
+      size = 0;
+    };
+    for (let i = 0; i < turn.entries.length; i++) {
+      const one = encodeRecord([turn.entries[i]]);
+      if (one.length > limit) {
+        publishGroup();
+        turn.waiting[i].reject(unavailable(`the write takes ${one.length} bytes, more than the NATS max_payload of ${limit}`, 'was not stored'));
+        continue;
+      }
+      if (size + one.length > limit) publishGroup();
+      entries.push(turn.entries[i]);
+      waiting.push(turn.waiting[i]);
+      size += one.length;
+    }
+    publishGroup();
+  }
+
+  private publish(entries: OperationEntry[], waiting: Waiting[], bytes: Uint8Array): void {
+    const id = `${this.node}.${this.boot}.${++this.turnNumber}`;
+    const record: OwnRecord = { entries, waiting, acked: false, answers: null, timer: null };
+    this.own.set(id, record);
+    this.link.js.publish(WRITE_SUBJECT, bytes, { msgID: id, timeout: this.timeoutMs }).then(() => {
+      record.acked = true;
+      if (record.answers !== null) {
+        this.answer(id, record);
+        return;
+      }
+      // Stored: this node's applier has it next (or is catching up to it).
+      record.timer = setTimeout(() => {
+        this.fail(id, record, unavailable('this node has not applied the acknowledged write in time', 'was stored, and every node will apply it'));
+      }, this.timeoutMs);
+    }, (error: unknown) => {
+      // Applied means stored, whatever the acknowledgement said.
+      if (record.answers !== null) {
+        this.answer(id, record);
+        return;
+      }
+      const timedOut = /timeout/i.test(String((error as { message?: unknown })?.message ?? error));
+      this.fail(id, record, unavailable(describe(error), timedOut ? 'may have been stored (the outcome is unknown)' : 'was not stored'));
+    });
+  }
+
+  private answer(id: string, record: OwnRecord): void {
+    if (record.timer !== null) clearTimeout(record.timer);
+    const answers = record.answers!;
+    for (let i = 0; i < record.waiting.length; i++) record.waiting[i].resolve(answers[i]);
+    this.forget(id);
+  }
+
+  private fail(id: string, record: OwnRecord, error: EngineError): void {
+    if (record.timer !== null) clearTimeout(record.timer);
+    for (const w of record.waiting) w.reject(error);
+    this.forget(id);
+  }
+
+  private forget(id: string): void {
+    this.own.delete(id);
+    if (this.own.size === 0 && this.settledAll !== null) this.settledAll();
+  }
+}
+
+function unavailable(reason: string, outcome: string): EngineError {
+  return new EngineError('CLUSTER_UNAVAILABLE', { reason, outcome });
+}
+
+function describe(error: unknown): string {
+  const text = String((error as { message?: unknown })?.message ?? error);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

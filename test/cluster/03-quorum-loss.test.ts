@@ -1,0 +1,82 @@
+/**
+ * Quorum loss (docs/cluster.md, "Failures"): with two of the three nats-servers killed, the
+ * stream cannot store anything. Writes then fail clearly within `cluster_request_timeout_ms`
+ * (REST 503 and the action error 12060 CLUSTER_UNAVAILABLE, MQTT 5 PUBACK 0x80, a 3.1.1 publisher
+ * disconnected) and never answer success; reads are served from the node's own store; once the
+ * servers are back, writes succeed again without anyone restarting the nodes.
+ */
+import assert from 'node:assert/strict';
+import mqtt, { type MqttClient } from 'mqtt';
+import { TestCluster } from '../helpers/nats-cluster';
+import { call } from '../helpers/server';
+
+function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+describe('cluster: quorum loss', function () {
+  this.timeout(240_000);
+  let cluster: TestCluster;
+
+  before(async function () {
+    cluster = await TestCluster.start(3);
+  });
+
+  after(async function () {
+    await cluster?.stop();
+  });
+
+  it('with two of three nats-servers down, writes fail with 503 / 12060 / PUBACK 0x80, reads work, and writes succeed again once the servers are back', async function () {
+    const node = cluster.nodes[0];
+    const B = `${node.http}/engine/api/v1`;
+    assert.equal((await call('POST', `${B}/table/main/things`, { body: { fields: [{ name: 'name', type: 'varchar', length: 20 }] } })).status, 200);
+    const first = await call('POST', `${B}/record/main/things`, { body: { name: 'before' } });
+    assert.equal(first.status, 200, first.text);
+    const login = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const authToken = login.json.result.authToken as string;
+    const v5 = await connect(node.mqtt, { clientId: 'quorum-v5', protocolVersion: 5 });
+    const v311 = await connect(node.mqtt, { clientId: 'quorum-311', protocolVersion: 4 });
+
+    const [, n2, n3] = cluster.nats.servers;
+    await Promise.all([n2.stop('SIGKILL'), n3.stop('SIGKILL')]);
+
+    const refused = await call('POST', `${B}/record/main/things`, { body: { name: 'during' } });
+    assert.equal(refused.status, 503, refused.text);
+    assert.equal(refused.json.errorCode, 12060);
+
+    const action = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'db', action: 'insertRecords', authToken, params: { tableName: 'things', sourceData: [{ name: 'during' }] } } });
+    assert.equal(action.status, 200);
+    assert.equal(action.json.errorCode, 12060, action.text);
+
+    await assert.rejects(v5.publishAsync('quorum/t', 'x', { qos: 1 }), (error: { code?: number }) => error.code === 0x80);
+    const closed = new Promise<void>((resolve) => v311.once('close', () => resolve()));
+    v311.publish('quorum/t', 'x', { qos: 1 });
+    await closed;
+
+    // Reads are the node's own.
+    const read = await call('GET', `${B}/record/main/things/${first.json._ids?.[0] ?? 1}`);
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.json.name, 'before');
+
+    await Promise.all([n2.start(), n3.start()]);
+    // The stream elects a leader again: each attempt is answered (503 until then), none hangs.
+    let status = 0;
+    for (let attempt = 0; status !== 200; attempt++) {
+      const again = await call('POST', `${B}/record/main/things`, { body: { name: 'after' } });
+      assert.ok(attempt < 100_000, 'writes resume once quorum is back');
+      status = again.status;
+      if (status !== 200) assert.equal(again.status, 503, again.text);
+    }
+    await v5.publishAsync('quorum/t', 'back', { qos: 1 });
+    v5.end(true);
+    // Nothing refused was stored: the table holds 'before' and the 'after's only.
+    const rows = await call('POST', `${B}/query/main/things/id_pk?top=1000`, { body: { find: { id: { operator: '>=', value: 1 } } } });
+    assert.equal(rows.status, 200, rows.text);
+    const names = (rows.json._records as Array<{ name: string }>).map((r) => r.name);
+    assert.equal(names.includes('during'), false, JSON.stringify(names));
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * A digest of a stopped node's data folder, to compare the nodes of a cluster: every table
+ * (definition, rows in record-ID order, the order of each index), every topic (catalog entry and
+ * messages), the message core's shared state, the kernel's internal stores, and how far the node
+ * applied the stream.
+ */
+import { createHash } from 'node:crypto';
+import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
+import { readAll } from '../../kernel/storage/stored-values';
+
+export interface NodeDigest {
+  /** The stream record the node applied last. */
+  position: unknown;
+  tables: string;
+  topics: string;
+  state: string;
+  internal: string;
+  /** Per table, its rows (for a test that looks at them). */
+  rows: Record<string, unknown[]>;
+}
+
+const INTERNAL_STORES = ['accounts', 'roles'];
+
+function plain(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'bigint') return `${v}n`;
+    if (v instanceof Uint8Array) return `bytes:${Buffer.from(v).toString('hex')}`;
+    if (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+      return `bytes:${Buffer.from((v as { data: number[] }).data).toString('hex')}`;
+    }
+    return v;
+  });
+}
+
+const hash = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+export async function digestFolder(dataDir: string): Promise<NodeDigest> {
+  const store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+  try {
+    await (store.messageLog as unknown as { purged(): Promise<void> }).purged();
+    const tables: Record<string, unknown> = {};
+    const rows: Record<string, unknown[]> = {};
+    for (const database of store.listDatabases()) {
+      for (const name of store.listTables(database)) {
+        const def = store.getTable(database, name);
+        const all = readAll(store.readRecords(database, name, {}));
+        const indexes: Record<string, unknown[]> = {};
+        for (const index of def.indexes) indexes[index.name] = readAll(store.readRecords(database, name, { index: index.name })).map((r) => r.id);
+        tables[`${database}.${name}`] = { def, rows: all, indexes };
+        rows[`${database}.${name}`] = JSON.parse(plain(all)) as unknown[];
+      }
+    }
+    const log = store.messageLog;
+    const topics = log.listTopics().map((topic) => ({ ...topic, messages: log.readTopic(topic.topic, { limit: 10_000_000 }) }));
+    const internal: Record<string, unknown> = {};
+    for (const name of INTERNAL_STORES) internal[name] = [...store.internal(name).entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    return {
+      position: store.operations.appliedPosition(),
+      tables: hash(plain(tables)),
+      topics: hash(plain({ topics, all: log.readFrom(0, 10_000_000) })),
+      state: hash(plain([...log.state.entries('')])),
+      internal: hash(plain(internal)),
+      rows,
+    };
+  } finally {
+    await store.close();
+  }
+}

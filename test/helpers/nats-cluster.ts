@@ -1,0 +1,210 @@
+/**
+ * A cluster on loopback for the tests of plugins/cluster-nats (docs/cluster.md): three Debian
+ * `nats-server` processes with JetStream and a cluster block each (store_dir in a temporary
+ * folder), and engine processes (`node dist/main.js`, config/cluster.json) with their own data
+ * folders and ports. Every process is stopped by its own id; readiness is each process's own log
+ * line, never a polling loop.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { spawnEngine, type EngineProcess } from './engine-process';
+
+export const NATS_SERVER = process.env.NATS_SERVER ?? '/usr/sbin/nats-server';
+const CLUSTER_CONFIG = resolve(__dirname, '..', '..', '..', 'config', 'cluster.json');
+
+/** A port nobody listens on now (taken and given back). */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+export class NatsServer {
+  child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  output = '';
+
+  constructor(readonly name: string, readonly port: number, readonly configFile: string) {}
+
+  get url(): string { return `nats://127.0.0.1:${this.port}`; }
+  get running(): boolean { return this.child !== null && this.child.exitCode === null && this.child.signalCode === null; }
+
+  /** Starts the server; resolves once it logs that it is ready (JetStream and routes configured). */
+  start(): Promise<void> {
+    const child = spawn(NATS_SERVER, ['-c', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((done) => child.once('exit', () => done()));
+    return new Promise((done, fail) => {
+      const onData = (data: Buffer): void => {
+        this.output += data.toString();
+        if (this.output.includes('Server is ready')) done();
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('error', fail);
+      child.once('exit', (code, signal) => fail(new Error(`nats-server ${this.name} exited (${code ?? signal}) before it was ready: ${this.output.slice(-2000)}`)));
+    });
+  }
+
+  /** Sends the signal to this server's process (by its id) and resolves when it has exited. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (this.running) this.child!.kill(signal);
+    await this.exited;
+  }
+}
+
+/** Three nats-servers with JetStream, clustered on loopback. */
+export class NatsCluster {
+  private constructor(readonly dir: string, readonly servers: NatsServer[]) {}
+
+  get urls(): string[] { return this.servers.map((s) => s.url); }
+
+  static async start(size = 3): Promise<NatsCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-nats-'));
+    const ports: number[] = [];
+    const routes: number[] = [];
+    for (let i = 0; i < size; i++) {
+      ports.push(await freePort());
+      routes.push(await freePort());
+    }
+    const servers: NatsServer[] = [];
+    for (let i = 0; i < size; i++) {
+      const name = `n${i + 1}`;
+      const storeDir = join(dir, name);
+      mkdirSync(storeDir);
+      const configFile = join(dir, `${name}.conf`);
+      writeFileSync(configFile, [
+        `server_name: ${name}`,
+        `listen: 127.0.0.1:${ports[i]}`,
+        'max_payload: 8MB',
+        `jetstream { store_dir: "${storeDir}", max_memory_store: 64MB, max_file_store: 2GB }`,
+        `cluster { name: engine-test, listen: 127.0.0.1:${routes[i]}, routes: [${routes.map((p) => `nats-route://127.0.0.1:${p}`).join(', ')}] }`,
+        '',
+      ].join('\n'));
+      servers.push(new NatsServer(name, ports[i], configFile));
+    }
+    const cluster = new NatsCluster(dir, servers);
+    try {
+      await Promise.all(servers.map((s) => s.start()));
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.stop('SIGTERM')));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface EngineNodeOptions {
+  /** Settings written into the node's configuration file, over config/cluster.json. */
+  settings?: Record<string, unknown>;
+}
+
+/** One engine process of the cluster, with its own data folder and ports; restartable on them. */
+export class EngineNode {
+  process: EngineProcess | null = null;
+
+  private constructor(
+    readonly name: string,
+    readonly dataDir: string,
+    readonly configFile: string,
+    readonly httpPort: number,
+    readonly mqttPort: number,
+  ) {}
+
+  get http(): string { return `http://127.0.0.1:${this.httpPort}`; }
+  get mqtt(): string { return `mqtt://127.0.0.1:${this.mqttPort}`; }
+
+  /** `first`: the nats-server this node connects to first (the one beside it), the others after it. */
+  static async create(name: string, dir: string, nats: NatsCluster, first: number, options: EngineNodeOptions = {}): Promise<EngineNode> {
+    const dataDir = join(dir, `${name}.data`);
+    const configFile = join(dir, `${name}.json`);
+    const httpPort = await freePort();
+    const mqttPort = await freePort();
+    // Settings load config/default.json and ONE file over it: config/cluster.json with the node's own settings.
+    writeFileSync(configFile, JSON.stringify({
+      ...clusterSettings(),
+      data_dir: dataDir,
+      listening_host: '127.0.0.1',
+      listening_http_port: httpPort,
+      listening_https_port: null,
+      mqtt_port: mqttPort,
+      mqtts_port: null,
+      mqtt_ws_port: null,
+      mqtt_wss_port: null,
+      cluster_nats_servers: [...nats.urls.slice(first), ...nats.urls.slice(0, first)],
+      cluster_node_name: name,
+      cluster_request_timeout_ms: 5000,
+      ...options.settings,
+    }));
+    return new EngineNode(name, dataDir, configFile, httpPort, mqttPort);
+  }
+
+  /** Starts the process; resolves once both its HTTP and MQTT listeners are open. */
+  async start(): Promise<void> {
+    // spawnEngine's free MQTT ports are overridden: a node keeps its ports across restarts.
+    const engine = spawnEngine({
+      ENGINE_CONFIG: this.configFile,
+      NODE_ENV: 'test',
+      ENGINE_MQTT_PORT: String(this.mqttPort),
+      ENGINE_MQTTS_PORT: 'null',
+      ENGINE_MQTT_WS_PORT: 'null',
+      ENGINE_MQTT_WSS_PORT: 'null',
+    });
+    this.process = engine;
+    await engine.logged((line) => line.msg === 'listening' && typeof line.http === 'string');
+    await engine.logged((line) => line.msg === 'listening' && typeof line.mqtt === 'string');
+  }
+
+  /** Sends the signal to the process (by its id); resolves with its exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const engine = this.process;
+    if (engine === null) return null;
+    return engine.stop(signal);
+  }
+}
+
+/** config/cluster.json: the plugins and cluster settings of a node. */
+function clusterSettings(): Record<string, unknown> {
+  return JSON.parse(readFileSync(CLUSTER_CONFIG, 'utf8')) as Record<string, unknown>;
+}
+
+/** Three nats-servers and `size` engine nodes on them. */
+export class TestCluster {
+  private constructor(readonly dir: string, readonly nats: NatsCluster, readonly nodes: EngineNode[]) {}
+
+  static async start(size = 3, options: EngineNodeOptions = {}): Promise<TestCluster> {
+    const nats = await NatsCluster.start(3);
+    const dir = mkdtempSync(join(tmpdir(), 'engine-cluster-'));
+    const nodes: EngineNode[] = [];
+    const cluster = new TestCluster(dir, nats, nodes);
+    try {
+      for (let i = 0; i < size; i++) {
+        nodes.push(await EngineNode.create(`node${i + 1}`, dir, nats, i % nats.servers.length, options));
+      }
+      await Promise.all(nodes.map((node) => node.start()));
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.stop('SIGTERM')));
+    await this.nats.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The replicated-log seam of the operations port (docs/storage.md, "Operation entries and
+ * replay"; docs/cluster.md): `forward` takes the store's entries instead of applying them;
+ * `applyAt` applies a record's entries with its position in the same commit, so a record
+ * applied again from the stored position after a reopen changes nothing; a trim's record holds
+ * back the records after it until it has finished.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
+import type { MessageInput } from '../../kernel/storage/storage-port';
+import type { OperationEntry } from '../../kernel/storage/operation-entries';
+
+function message(i: number): MessageInput {
+  return {
+    createTs: '2024-01-01T00:00:00.000', payload: { type: 'string', value: `m${i}` }, qos: 1, retain: false, contentType: null,
+    correlationData: null, responseTopic: null, expirySeconds: null, userProperties: null, payloadFormat: null, publisher: null,
+  };
+}
+
+const append = (topic: string, from: number, count: number): OperationEntry => ({
+  op: 'messages.append', messages: Array.from({ length: count }, (_, i) => ({ topic, message: message(from + i) })),
+});
+
+describe('storage: applying the records of a replicated log (operations.applyAt, forward)', function () {
+  const folders: string[] = [];
+  const folder = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-apply-at-'));
+    folders.push(dir);
+    return dir;
+  };
+  after(() => { for (const dir of folders) rmSync(dir, { recursive: true, force: true }); });
+
+  it('a record is applied once: applied again from the position stored with it, after a reopen, nothing is doubled', async function () {
+    const dataDir = folder();
+    const records: OperationEntry[][] = [
+      [{ op: 'table.create', database: 'main', table: 't', columns: [{ name: 'a', type: 'integer' }], time: '2024-01-01T00:00:00.000Z' }],
+      [{ op: 'records.insert', database: 'main', table: 't', columns: ['a'], ids: [null, null], values: [[1], [2]], time: '2024-01-01T00:00:01.000Z' }, append('x', 0, 3)],
+    ];
+    let store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    assert.equal(store.operations.appliedPosition(), undefined);
+    await Promise.all(store.operations.applyAt(1, records[0]));
+    const answers = await Promise.all(store.operations.applyAt(2, records[1]));
+    assert.deepEqual(answers, [[1, 2], [1, 2, 3]]);
+    assert.deepEqual(store.operations.appliedPosition(), { sequence: 2, applied: 2 });
+    await store.close();
+
+    store = await openLmdbStorage({ dataDir, defaultDatabase: 'main' });
+    try {
+      const position = store.operations.appliedPosition()!;
+      assert.deepEqual(position, { sequence: 2, applied: 2 });
+      // A restart reads the record at the position again and applies what follows `applied`: nothing.
+      assert.deepEqual(store.operations.applyAt(position.sequence, records[1], position.applied), []);
+      assert.equal(store.countRecords('main', 't'), 2);
+      assert.equal(store.messageLog.countTopic('x'), 3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('records after a trim wait until it has finished, and the position counts each entry of the trim record', async function () {
+    const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+    try {
+      await Promise.all(store.operations.applyAt(1, [append('t', 0, 5)]));
+      const trimRecord = store.operations.applyAt(2, [{ op: 'topic.trim', topic: 't', upToSequence: 3 }, append('t', 5, 1)]);
+      const after = store.operations.applyAt(3, [append('t', 6, 1)]);
+      assert.deepEqual(await Promise.all([...trimRecord, ...after]), [3, [6], [7]]);
+      assert.deepEqual(store.messageLog.readTopic('t', { limit: 10 }).map((m) => m.sequence), [4, 5, 6, 7]);
+      assert.deepEqual(store.operations.appliedPosition(), { sequence: 3, applied: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('while a forwarder is set, writes go to it and are answered by it; nothing is applied', async function () {
+    const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+    try {
+      const forwarded: OperationEntry[] = [];
+      store.operations.forward((entry) => {
+        forwarded.push(entry);
+        return Promise.resolve(entry.op === 'messages.append' ? [41] : undefined);
+      });
+      assert.deepEqual(await store.messageLog.append([{ topic: 'f', message: message(0) }]), [41]);
+      await store.createDatabase('other');
+      assert.deepEqual(forwarded.map((e) => e.op), ['messages.append', 'database.create']);
+      assert.equal(store.messageLog.countTopic('f'), 0);
+      assert.equal(store.hasDatabase('other'), false);
+      store.operations.forward(null);
+      await store.createDatabase('other');
+      assert.equal(store.hasDatabase('other'), true);
+    } finally {
+      await store.close();
+    }
+  });
+});
