@@ -29,6 +29,10 @@ interface OwnRecord {
   timer: NodeJS.Timeout | null;
 }
 
+/** The first wait before a record is sent again, and the longest (doubling in between). */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 1000;
+
 export class TurnWriter {
   private turn: { entries: OperationEntry[]; waiting: Waiting[] } | null = null;
   private readonly own = new Map<string, OwnRecord>();
@@ -125,7 +129,10 @@ export class TurnWriter {
     const id = `${this.node}.${this.boot}.${++this.turnNumber}`;
     const record: OwnRecord = { entries, waiting, acked: false, answers: null, timer: null };
     this.own.set(id, record);
-    this.link.js.publish(WRITE_SUBJECT, bytes, { msgID: id, timeout: this.timeoutMs }).then(() => {
+    const deadline = Date.now() + this.timeoutMs;
+    let outcomeUnknown = false;
+    let attempt = 0;
+    const stored = (): void => {
       record.acked = true;
       if (record.answers !== null) {
         this.answer(id, record);
@@ -135,15 +142,30 @@ export class TurnWriter {
       record.timer = setTimeout(() => {
         this.fail(id, record, unavailable('this node has not applied the acknowledged write in time', 'was stored, and every node will apply it'));
       }, this.timeoutMs);
-    }, (error: unknown) => {
+    };
+    const refused = (error: unknown): void => {
       // Applied means stored, whatever the acknowledgement said.
       if (record.answers !== null) {
         this.answer(id, record);
         return;
       }
-      const timedOut = /timeout/i.test(String((error as { message?: unknown })?.message ?? error));
-      this.fail(id, record, unavailable(describe(error), timedOut ? 'may have been stored (the outcome is unknown)' : 'was not stored'));
-    });
+      if (/timeout/i.test(describe(error))) outcomeUnknown = true;
+      // A leader change or a server that died answers at once ("no responders", disconnected)
+      // for a few seconds: the record is sent again with the same id (JetStream stores it once)
+      // until the request deadline, so a failover delays writes instead of failing them.
+      const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt++);
+      if (!this.closing && Date.now() + wait < deadline) {
+        setTimeout(send, wait);
+        return;
+      }
+      this.fail(id, record, unavailable(describe(error), outcomeUnknown ? 'may have been stored (the outcome is unknown)' : 'was not stored'));
+    };
+    const send = (): void => {
+      if (record.answers !== null && record.acked) return;
+      const timeout = Math.max(1, deadline - Date.now());
+      this.link.js.publish(WRITE_SUBJECT, bytes, { msgID: id, timeout }).then(stored, refused);
+    };
+    send();
   }
 
   private answer(id: string, record: OwnRecord): void {

@@ -65,7 +65,7 @@ describe('cluster: the nats-server a node reads through dies', function () {
     await publishing;
     // A PUBACK 0x80 may still have been stored (outcome unknown): the subscriber gets every
     // acknowledged message, and each message at most once, in order.
-    assert.ok(acknowledged.length > 500);
+    assert.ok(acknowledged.length > 500, `acknowledged ${acknowledged.length} of ${TOTAL}, received ${received.length}`);
     const last = Math.max(...acknowledged);
     await receivedUntil(last);
     const seen = new Set(received);
