@@ -32,6 +32,8 @@ export interface TopicMessage {
   payloadFormatIndicator?: boolean;
   publisher?: string;
   expired?: boolean;
+  /** The topic's transform fields (configureTopic transformSteps), computed by the server; stored messages only. */
+  transformFields?: Record<string, unknown>;
 }
 
 const encoder = new TextEncoder();
@@ -200,6 +202,7 @@ export function fromStored(message: StoredMessage, topic: string): TopicMessage 
     payloadFormatIndicator: message.payloadFormatIndicator === null || message.payloadFormatIndicator === undefined ? undefined : Boolean(message.payloadFormatIndicator),
     publisher: message.publisher ?? undefined,
     expired: message.messageHasExpired,
+    transformFields: message.transformFields,
   };
 }
 
@@ -290,6 +293,28 @@ export function parseJsonPath(path: string): PathStep[] {
   return steps;
 }
 
+/** A chart series names a transform field as `@name` (the server's column, not a payload path). */
+export const TRANSFORM_PREFIX = '@';
+
+/** What a series reads: a JSON path into the payload, or a transform field by name. */
+export type SeriesSource = { path: PathStep[] } | { transformField: string };
+
+export function seriesSource(series: string): SeriesSource {
+  const text = series.trim();
+  if (text.startsWith(TRANSFORM_PREFIX)) {
+    const name = text.slice(TRANSFORM_PREFIX.length).trim();
+    if (name === '') throw new Error('Name the transform field after @');
+    return { transformField: name };
+  }
+  return { path: parseJsonPath(text) };
+}
+
+/** The number a series reads from a message, or null. */
+export function seriesNumber(message: Pick<TopicMessage, 'json' | 'text' | 'transformFields'>, source: SeriesSource): number | null {
+  if ('transformField' in source) return toNumber(message.transformFields?.[source.transformField]);
+  return numberAt(message, source.path);
+}
+
 /** The number at a JSON path of a message (no path: the payload itself), or null. */
 export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: PathStep[]): number | null {
   let value: unknown = message.json !== undefined ? message.json : message.text;
@@ -297,6 +322,10 @@ export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: Pa
     if (value === null || typeof value !== 'object') return null;
     value = (value as Record<string | number, unknown>)[step];
   }
+  return toNumber(value);
+}
+
+function toNumber(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'string' && value.trim() !== '') {
@@ -304,4 +333,17 @@ export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: Pa
     return Number.isFinite(number) ? number : null;
   }
   return null;
+}
+
+/** The transform field names of some messages, in first-seen order (none on a topic without them). */
+export function transformFieldNames(messages: ReadonlyArray<Pick<TopicMessage, 'transformFields'>>): string[] {
+  const names = new Set<string>();
+  for (const message of messages) for (const name of Object.keys(message.transformFields ?? {})) names.add(name);
+  return [...names];
+}
+
+/** A transform field's value as one line: text as is, null as an em dash, the rest as JSON. */
+export function transformValueText(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
