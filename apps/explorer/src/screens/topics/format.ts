@@ -4,6 +4,7 @@
  * MQTT tail; payload bytes and text views (pretty JSON, raw, hex, base64); JSON paths for charts.
  */
 import type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
+import { jsonProblem, problemText } from '../../json-check.js';
 
 /** A stored message as getMessagesFromMqTopic returns it (metadata, MQTT properties, base64), shared with the server. */
 export type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
@@ -114,19 +115,8 @@ export function checkBase64Input(text: string): string | null {
 
 /** Where JSON text fails to parse, as "line L, column C: reason", or null when it parses. */
 export function jsonError(text: string): string | null {
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (error) {
-    const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const at = position ? Number(position[1]) : text.length;
-    const before = text.slice(0, at);
-    const line = before.split('\n').length;
-    const column = at - before.lastIndexOf('\n');
-    const reason = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+/, '');
-    return `line ${line}, column ${column}: ${reason}`;
-  }
+  const problem = jsonProblem(text);
+  return problem ? problemText(problem) : null;
 }
 
 export function textToHex(text: string): string {
