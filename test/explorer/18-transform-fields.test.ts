@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import mqtt, { type MqttClient } from 'mqtt';
 import { call } from '../helpers/server';
-import { explorerSuite, logIn } from './browser-harness';
+import { docScreenshot, explorerSuite, logIn } from './browser-harness';
 
 const TOPIC = 'plant/tf/sensor';
 
@@ -48,6 +48,7 @@ describe('explorer: transform fields', function () {
     assert.deepEqual(await table.locator('td.transform-cell[data-field="temperature"]').allTextContents(), ['—', '24', '23', '22', '21', '20']);
     assert.deepEqual(await table.locator('td.transform-cell[data-field="line"]').allTextContents(), ['L9', 'L4', 'L3', 'L2', 'L1', 'L0']);
     await table.locator('tbody tr').nth(1).click();
+    await docScreenshot(page, 'topic-transform-fields');
     const fields = page.getByRole('dialog', { name: /^Message \d+$/ }).getByRole('table', { name: 'Transform fields' });
     assert.deepEqual(await fields.locator('tr').allTextContents(), ['temperature24 chart', 'lineL4']);
     // Its chart button opens the chart of that field.
