@@ -48,8 +48,9 @@ describe('explorer: transform fields', function () {
     assert.deepEqual(await table.locator('td.transform-cell[data-field="temperature"]').allTextContents(), ['—', '24', '23', '22', '21', '20']);
     assert.deepEqual(await table.locator('td.transform-cell[data-field="line"]').allTextContents(), ['L9', 'L4', 'L3', 'L2', 'L1', 'L0']);
     await table.locator('tbody tr').nth(1).click();
-    await docScreenshot(page, 'topic-transform-fields');
     const fields = page.getByRole('dialog', { name: /^Message \d+$/ }).getByRole('table', { name: 'Transform fields' });
+    await fields.getByRole('button', { name: 'Chart temperature' }).waitFor();
+    await docScreenshot(page, 'topic-transform-fields');
     assert.deepEqual(await fields.locator('tr').allTextContents(), ['temperature24 chart', 'lineL4']);
     // Its chart button opens the chart of that field.
     await fields.getByRole('button', { name: 'Chart temperature' }).click();
@@ -73,5 +74,20 @@ describe('explorer: transform fields', function () {
     await page.locator('.chart-points', { hasText: '6 points' }).waitFor();
     await page.getByText('5 stored, 1 live, 1 not numeric').waitFor();
     await page.locator('.chart-latest', { hasText: '@temperature = 31.5' }).waitFor();
+  });
+
+  it('links a numeric transform column of the integration table, in Tables, to the topic\'s chart of it', async () => {
+    const described = await api('describeTopics', { topics: [TOPIC] });
+    const { databaseName, tableName } = (described.result as { topics: Array<{ databaseName: string; tableName: string }> }).topics[0];
+    const page = await suite.page();
+    await logIn(page, undefined, `#/tables/${databaseName}/${tableName}?tab=structure`);
+    const fields = page.getByRole('region', { name: 'Fields' });
+    await fields.getByRole('link', { name: 'Chart temperature' }).waitFor();
+    // Only the numeric transform field: not the text one, not the built-in columns.
+    assert.deepEqual(await fields.getByRole('link').allTextContents(), ['chart']);
+    await fields.getByRole('link', { name: 'Chart temperature' }).click();
+    await page.waitForURL(/#\/topics\/plant\/tf\/sensor\?tab=chart&field=%40temperature/);
+    await page.locator('.chart-points', { hasText: /^\d+ points$/ }).waitFor();
+    await page.locator('.chart-latest', { hasText: '@temperature = ' }).waitFor();
   });
 });
