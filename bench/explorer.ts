@@ -16,9 +16,12 @@
  *                  round trip and the page's longest event-loop stall during the flood (reference:
  *                  a round trip of the same page just before; the budget: < 200 ms each)
  *   bytes          gzip JavaScript of the first load (the issue's budget: 150 KB)
+ *   scale          browseTopics and listMqSubscriptions at 100,000 topics and 10,000 sessions
+ *                  (explorer-scale.ts; BENCH_EXPLORER_SCALE=0 leaves it out)
  */
 import mqtt from 'mqtt';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { printExplorerScale, runExplorerScale, type ScaleResult } from './explorer-scale';
 import { benchRounds, engineEnv, formatNumber, formatRatio, freePort, httpOk, intEnv, log, removeTempDir, startChild, table, tempDir } from './load';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -36,6 +39,7 @@ export interface ExplorerResult {
   scrolledRoundTripMs: number;
   firstLoadGzipBytes: number;
   flood: FloodResult;
+  scale?: ScaleResult;
 }
 
 export interface FloodResult {
@@ -153,6 +157,7 @@ export async function runExplorer(): Promise<ExplorerResult> {
       scrolledRoundTripMs,
       firstLoadGzipBytes,
       flood,
+      scale: process.env.BENCH_EXPLORER_SCALE === '0' ? undefined : await runExplorerScale(),
     };
   } finally {
     await browser.close();
@@ -240,4 +245,5 @@ export function printExplorer(result: ExplorerResult): void {
     ['flood: the page\'s longest event-loop stall', ms(result.flood.worstPageStallMs), '—', '< 200 ms'],
     ['first load, gzip JavaScript', `${(result.firstLoadGzipBytes / 1024).toFixed(1)} KB`, '—', '≤ 150 KB'],
   ])}\n`);
+  if (result.scale) printExplorerScale(result.scale);
 }

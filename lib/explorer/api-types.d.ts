@@ -37,6 +37,11 @@ export interface BrowseTopicsResult {
   /** Topics below the level's nodes that pass the filter (the tree's footer). */
   topics: number;
   nodes: TopicNodeSummary[];
+  /**
+   * Topics whose messages are still being counted (the server counts for a bounded time per call
+   * and the rest in the background): their nodes' counts and times leave them out. Absent when 0.
+   */
+  countsPending?: number;
 }
 
 export interface BusyTopic {

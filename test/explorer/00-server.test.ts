@@ -43,6 +43,9 @@ function readEvents(url: string, token: string, until: (events: Array<{ event: s
   });
 }
 
+/** Vendor modules the first load must not import: they load with the chart, the live tab and the console. */
+const LAZY_VENDOR = /^(?:uplot|mqtt|@codemirror\/.*|@lezer\/.*|style-mod|w3c-keyname|crelt|@marijn\/.*)$/;
+
 describe('explorer: the server side', function () {
   this.timeout(30_000);
   let server: TestServer;
@@ -89,8 +92,8 @@ describe('explorer: the server side', function () {
     });
     const index = (await call('GET', `${server.http}/apps/explorer/`, { auth: null })).text;
     const imports = JSON.parse(/<script type="importmap">([\s\S]*?)<\/script>/.exec(index)![1]).imports as Record<string, string>;
-    // Everything but the lazily loaded modules (uplot for charts, mqtt for the live tab).
-    const eager = Object.entries(imports).filter(([name]) => name !== 'uplot' && name !== 'mqtt').map(([, path]) => path);
+    // Everything but the lazily loaded modules (uplot for charts, mqtt for the live tab, CodeMirror for the console).
+    const eager = Object.entries(imports).filter(([name]) => !LAZY_VENDOR.test(name)).map(([, path]) => path);
     let total = 0;
     for (const path of eager) total += await gzipSize(new URL(path, `${server.http}/apps/explorer/`).href);
     const seen = new Set<string>();
@@ -100,6 +103,9 @@ describe('explorer: the server side', function () {
       const text = (await call('GET', `${server.http}/apps/explorer/js/${path}`, { auth: null })).text;
       total += await gzipSize(`${server.http}/apps/explorer/js/${path}`);
       // Static relative imports only: dynamic import() is lazy.
+      for (const match of text.matchAll(/^\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/gm)) {
+        assert.doesNotMatch(match[1], LAZY_VENDOR, `${path} imports ${match[1]} on the first load`);
+      }
       for (const match of text.matchAll(/^\s*(?:import|export)[^'"]*?from\s*['"](\.[^'"]+)['"]/gm)) {
         await walk(new URL(match[1], `http://x/${path}`).pathname.slice(1));
       }

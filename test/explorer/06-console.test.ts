@@ -9,7 +9,13 @@ import { ActionTable } from '../../plugins/actions/action-table';
 import { adminActions } from '../../plugins/actions/apis/admin';
 import { dbActions } from '../../plugins/actions/apis/db';
 import { mqActions } from '../../plugins/actions/apis/mq';
+import type { Page } from 'playwright-core';
 import { explorerSuite, logIn, docScreenshot, waitInPage } from './browser-harness';
+
+/** The request editor's text (CodeMirror: one element per line). */
+function editorText(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as any).document.querySelector('.cm-content')?.innerText ?? '');
+}
 
 describe('explorer: API console', function () {
   this.timeout(60_000);
@@ -26,8 +32,8 @@ describe('explorer: API console', function () {
     const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('engine.explorer.login')).token");
     await page.getByRole('list', { name: 'db actions' }).getByRole('button', { name: 'listTables', exact: true }).click();
     const editor = page.getByLabel('Request envelope (POST /api)');
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTables"'));
-    const text = await editor.inputValue();
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"listTables"'));
+    const text = await editorText(page);
     assert.match(text, /"authToken": "<your session>"/);
     assert.ok(!text.includes(token), 'the editor never shows the token');
     assert.equal(JSON.parse(text).api, 'db');
@@ -59,10 +65,10 @@ describe('explorer: API console', function () {
     await entries.nth(1).waitFor();
     // Newest first: the edited request.
     await page.getByRole('list', { name: 'mq actions' }).getByRole('button', { name: 'listTopics', exact: true }).click();
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"listTopics"'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"listTopics"'));
     await entries.first().click();
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"console_"'));
-    assert.deepEqual(JSON.parse(await editor.inputValue()).params, { partialTableName: 'console_' });
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"console_"'));
+    assert.deepEqual(JSON.parse(await editorText(page)).params, { partialTableName: 'console_' });
     await page.getByRole('button', { name: 'Send' }).click();
     await body.filter({ hasText: '"console_people"' }).waitFor();
   });
@@ -74,12 +80,12 @@ describe('explorer: API console', function () {
     assert.equal(published.json.errorCode, 0);
     const page = await suite.page();
     await logIn(page, undefined, '#/console?action=db.getRecordsByIndex');
-    const text = (): Promise<string> => page.evaluate(() => (globalThis as any).document.querySelector('textarea')?.value ?? '');
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"console_people"'));
+    const text = (): Promise<string> => editorText(page);
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"console_people"'));
     const records = JSON.parse(await text());
     assert.deepEqual([records.params.tableName, records.params.indexName], ['console_people', 'by_name']);
     await page.goto('/apps/explorer/#/console?action=mq.getMessagesFromMqTopic');
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('getMessagesFromMqTopic'));
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('getMessagesFromMqTopic'));
     assert.equal(JSON.parse(await text()).params.topic, 'console/line7/temp');
   });
 
@@ -100,9 +106,9 @@ describe('explorer: API console', function () {
   it('sends a REST route with the session as a Bearer token; the routes come from the OpenAPI document', async () => {
     const page = await suite.page();
     await logIn(page, undefined, '#/console?action=GET%20%2Fengine%2Fapi%2Fv1%2Ftable%2Fmain');
-    const editor = page.getByLabel(/^Request \(method, path, body/);
-    await waitInPage(page, () => ((globalThis as any).document.querySelector('textarea')?.value ?? '').includes('"method"'));
-    assert.deepEqual(JSON.parse(await editor.inputValue()), { method: 'GET', path: '/engine/api/v1/table/main', body: null });
+    await page.getByLabel(/^Request \(method, path, body/).waitFor();
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"method"'));
+    assert.deepEqual(JSON.parse(await editorText(page)), { method: 'GET', path: '/engine/api/v1/table/main', body: null });
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByLabel('Response body').filter({ hasText: '"console_people"' }).waitFor();
     await page.getByRole('region', { name: 'Response' }).getByText('HTTP 200').waitFor();
@@ -110,5 +116,43 @@ describe('explorer: API console', function () {
     const routes = await page.getByRole('list', { name: 'REST routes' }).getByRole('button').allInnerTexts();
     assert.ok(routes.includes('POST /query/main/people/by_age?top=10&skip=0'), routes.join(', '));
     assert.ok(routes.includes('PATCH /record/main/people/1'), routes.join(', '));
+  });
+
+  it('edits the request in CodeMirror loaded only when the console opens: JSON highlighted, an invalid body flagged at its line and column and not sent, a valid one sent', async () => {
+    const page = await suite.page();
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    await logIn(page, undefined, '#/overview');
+    await page.getByText('Uptime').first().waitFor();
+    assert.ok(!requested.some((path) => /\/vendor\/(?:cm-|lezer-)/.test(path)), `CodeMirror loaded before the console: ${requested.join(', ')}`);
+    await page.goto('/apps/explorer/#/console?action=db.listTables');
+    const editor = page.getByLabel('Request envelope (POST /api)');
+    await waitInPage(page, () => ((globalThis as any).document.querySelector('.cm-content')?.innerText ?? '').includes('"listTables"'));
+    assert.equal(await editor.getAttribute('contenteditable'), 'true');
+    assert.ok(requested.includes('/apps/explorer/vendor/cm-view.mjs'));
+    // Highlighted: property names, strings.
+    await page.locator('.cm-content .tok-propertyName', { hasText: '"action"' }).waitFor();
+    await page.locator('.cm-content .tok-string', { hasText: '"listTables"' }).waitFor();
+    await page.locator('#request-check', { hasText: 'Valid JSON.' }).waitFor();
+
+    // A missing colon on line 3: flagged by the lint and the line below the editor, and not sent.
+    const sent: string[] = [];
+    page.on('request', (request) => { if (new URL(request.url()).pathname === '/api' && request.method() === 'POST') sent.push(request.postData() ?? ''); });
+    await editor.fill('{\n  "api": "db",\n  "action" "listTables",\n  "params": {},\n  "authToken": "<your session>"\n}');
+    await page.locator('#request-check', { hasText: /^Not JSON at line 3, column 12: / }).waitFor();
+    await page.locator('.cm-lint-marker-error').waitFor();
+    await page.locator('.cm-lintRange-error').waitFor();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The request is not valid JSON: line 3, column 12' }).waitFor();
+    assert.deepEqual(sent, [], 'nothing was sent');
+
+    // Fixed, then Ctrl+Enter in the editor sends it.
+    await editor.fill('{\n  "api": "db",\n  "action": "listTables",\n  "params": {},\n  "authToken": "<your session>"\n}');
+    await page.locator('#request-check', { hasText: 'Valid JSON.' }).waitFor();
+    await page.locator('.cm-lint-marker-error').waitFor({ state: 'detached' });
+    await editor.press('Control+Enter');
+    await page.getByLabel('Response body').filter({ hasText: '"console_people"' }).waitFor();
+    assert.equal(sent.length, 1);
+    assert.equal(JSON.parse(sent[0]).action, 'listTables');
   });
 });

@@ -4,8 +4,10 @@
  * session's token never appears on screen or in the history: the editor holds the literal
  * `"authToken": "<your session>"` (REST: no token at all), replaced by the real token only in the
  * request sent (REST: an `Authorization: Bearer` header). Deep link: `#/console?action=db.listTables`.
+ * The editor is CodeMirror (console/json-editor.ts), imported when the screen first opens; the
+ * text is checked as JSON as it is typed, and a request that is not JSON is not sent.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { login } from '../api.js';
 import { setQuery } from '../router.js';
@@ -16,6 +18,16 @@ import {
 } from './console/templates.js';
 import { loadRealNames, withRealNames, type RealNames } from './console/real-names.js';
 import { addHistory, readHistory, writeHistory, type HistoryEntry } from './console/history.js';
+import type { JsonEditor } from './console/json-editor.js';
+import { jsonProblem, problemText } from '../json-check.js';
+
+type EditorModule = typeof import('./console/json-editor.js');
+
+/** CodeMirror's module, imported once when the console first opens (never on the first load). */
+let editorModule: Promise<EditorModule> | undefined;
+const loadEditorModule = (): Promise<EditorModule> => (editorModule ??= import('./console/json-editor.js'));
+
+const LABEL_ID = 'console-request-label';
 
 const DEFAULT_KEY = 'db.listTables';
 
@@ -45,6 +57,15 @@ export function ConsoleScreen(props: ScreenProps) {
   const [history, setHistory] = useState<HistoryEntry[]>(readHistory);
   const [names, setNames] = useState<RealNames>(realNames ?? {});
   const filled = (chosen: Template): string => withRealNames(templateText(chosen), names);
+  const [editorState, setEditorState] = useState<'loading' | 'ready' | 'failed'>('loading');
+  const [editorFailure, setEditorFailure] = useState('');
+  const host = useRef<HTMLDivElement>(null);
+  const codeEditor = useRef<JsonEditor | null>(null);
+  // The editor's callbacks read these, so they always see the current route and request.
+  const currentKey = useRef('');
+  const sendRef = useRef<() => void>(() => undefined);
+  const editorTextRef = useRef('');
+  editorTextRef.current = editor?.text ?? '';
 
   // The server's own names for the templates, once a page load; an untouched editor takes them.
   useEffect(() => {
@@ -64,6 +85,36 @@ export function ConsoleScreen(props: ScreenProps) {
   const templates = useMemo<Template[]>(() => [...ACTION_TEMPLATES, ...restRoutes], [restRoutes]);
   const key = props.route.query.action || DEFAULT_KEY;
   const template = templates.find((candidate) => templateKey(candidate) === key);
+  currentKey.current = key;
+  sendRef.current = () => { void send(); };
+
+  // CodeMirror, once its module is here; the text stays in `editor` (the editor reports each change).
+  useEffect(() => {
+    let cancelled = false;
+    loadEditorModule().then((module) => {
+      if (cancelled || !host.current) return;
+      codeEditor.current = module.createJsonEditor(host.current, {
+        text: editorTextRef.current,
+        labelledBy: LABEL_ID,
+        onChange: (text) => setEditor({ key: currentKey.current, text }),
+        onSubmit: () => sendRef.current(),
+      });
+      setEditorState('ready');
+    }, (failure: unknown) => {
+      if (cancelled) return;
+      setEditorFailure(failure instanceof Error ? failure.message : String(failure));
+      setEditorState('failed');
+    });
+    return () => {
+      cancelled = true;
+      codeEditor.current?.destroy();
+      codeEditor.current = null;
+    };
+  }, []);
+
+  // Texts set from outside (a template, the history, the server's names) go into CodeMirror.
+  useEffect(() => codeEditor.current?.setText(editor?.text ?? ''), [editor?.text, editorState]);
+  const problem = useMemo(() => (editor && editor.text.trim() !== '' ? jsonProblem(editor.text) : null), [editor?.text]);
 
   useEffect(() => {
     if (editor?.key === key) return;
@@ -88,6 +139,11 @@ export function ConsoleScreen(props: ScreenProps) {
   async function send() {
     if (!editor || sending) return;
     let request: Record<string, unknown>;
+    const notJson = jsonProblem(editor.text);
+    if (notJson) {
+      setError(`The request is not valid JSON: ${problemText(notJson)}`);
+      return;
+    }
     try {
       const parsed = JSON.parse(editor.text) as unknown;
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('it must be a JSON object');
@@ -198,11 +254,17 @@ export function ConsoleScreen(props: ScreenProps) {
           <h2>${title}</h2>
           ${template && html`<p class="summary">${template.summary}</p>`}
           <form onSubmit=${(event: Event) => { event.preventDefault(); void send(); }}>
-            <label class="field">${template?.kind === 'rest' || editor?.text.includes('"method"') ? 'Request (method, path, body; sent with your session as a Bearer token)' : 'Request envelope (POST /api)'}
-              <textarea spellcheck=${false} rows=${Math.max(10, Math.min(28, (editor?.text.split('\n').length ?? 0) + 2))} value=${editor?.text ?? ''}
-                onInput=${(event: Event) => setEditor({ key, text: (event.target as HTMLTextAreaElement).value })}
-                onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) { event.preventDefault(); void send(); } }}></textarea>
-            </label>
+            <div class="field">
+              <span id=${LABEL_ID}>${template?.kind === 'rest' || editor?.text.includes('"method"') ? 'Request (method, path, body; sent with your session as a Bearer token)' : 'Request envelope (POST /api)'}</span>
+              <div class="json-editor" ref=${host} hidden=${editorState !== 'ready'}></div>
+              ${editorState === 'loading' && html`<p class="muted">Loading the editor…</p>`}
+              ${editorState === 'failed' && html`
+                <p class="muted small">The editor could not be loaded (${editorFailure}): a plain text box instead.</p>
+                <textarea aria-labelledby=${LABEL_ID} spellcheck=${false} rows=${Math.max(10, Math.min(28, (editor?.text.split('\n').length ?? 0) + 2))} value=${editor?.text ?? ''}
+                  onInput=${(event: Event) => setEditor({ key, text: (event.target as HTMLTextAreaElement).value })}
+                  onKeyDown=${(event: KeyboardEvent) => { if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) { event.preventDefault(); void send(); } }}></textarea>`}
+              <p id="request-check" class=${`small ${problem ? 'error' : 'muted'}`} aria-live="polite">${problem ? `Not JSON at ${problemText(problem)}` : editor?.text.trim() ? 'Valid JSON.' : ''}</p>
+            </div>
             <div class="row">
               <button type="submit" class="primary" disabled=${sending}>Send</button>
               ${template && html`<button type="button" onClick=${() => setEditor({ key, text: filled(template) })}>Reset to template</button>`}

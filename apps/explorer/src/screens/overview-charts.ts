@@ -60,6 +60,7 @@ export function OverviewCharts() {
 function HistoryChart({ spec, samples }: { spec: ChartSpec; samples: Sample[] | null }) {
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<UPlotInstance | null>(null);
+  const [failed, setFailed] = useState('');
   const data = (list: Sample[]): number[][] => [list.map((s) => Date.parse(s.time) / 1000), ...spec.series.map((series) => list.map(series.value))];
 
   useEffect(() => {
@@ -79,6 +80,9 @@ function HistoryChart({ spec, samples }: { spec: ChartSpec; samples: Sample[] | 
         series: [{}, ...spec.series.map((series) => ({ label: series.label, stroke: series.color, width: 1.5 }))],
         axes: [{}, {}],
       }, data(samples), element);
+    }).catch((error: unknown) => {
+      // The chart module could not be fetched (the server restarting): said, not thrown at the page.
+      if (live) setFailed(`The chart could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
     });
     return () => { live = false; };
   }, [samples]);
@@ -101,6 +105,7 @@ function HistoryChart({ spec, samples }: { spec: ChartSpec; samples: Sample[] | 
     <section class="card ops-chart" aria-label=${spec.title}>
       <h2>${spec.title}</h2>
       <p class="muted ops-chart-now">${samples === null ? 'Loading…' : `${samples.length.toLocaleString('en-US')} ${samples.length === 1 ? 'sample' : 'samples'}`}${latest ? html` · now: ${spec.series.map((series) => `${series.label} ${formatFigure(series.value(latest))}`).join(', ')}` : ''}</p>
+      ${failed && html`<p class="muted">${failed}</p>`}
       <div class="ops-chart-plot" ref=${target}></div>
     </section>`;
 }

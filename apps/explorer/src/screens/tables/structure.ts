@@ -1,6 +1,21 @@
-/** A table's columns and indexes (describeTables, listIndexes). */
+/**
+ * A table's columns and indexes (describeTables, listIndexes). On a topic's integration table, a
+ * numeric transform field (a column after the built-in ones) links to the topic's chart of it.
+ */
 import { html } from '../../html.js';
-import type { TableInfo } from './data.js';
+import { formatHash } from '../../router.js';
+import type { FieldInfo, TableInfo } from './data.js';
+
+/** The columns every integration table has (docs/storage.md); the others are transform fields. */
+const BUILT_IN = new Set(['id', 'create_ts', 'source_payload', 'error', 'log', 'mqtt_qos', 'mqtt_retain', 'mqtt_content_type',
+  'mqtt_correlation_data', 'mqtt_response_topic', 'mqtt_expiry_seconds', 'mqtt_user_properties', 'mqtt_payload_format', 'mqtt_publisher']);
+const NUMERIC = /^(?:bit|tinyint|smallint|int|integer|bigint|real|float|double|decimal|numeric)\b/i;
+
+function chartLink(info: TableInfo, field: FieldInfo): unknown {
+  if (!info.integrationTable || !info.topic || BUILT_IN.has(field.name) || !NUMERIC.test(field.type)) return '';
+  return html`<a href=${formatHash({ screen: 'topics', path: info.topic.split('/'), query: { tab: 'chart', field: `@${field.name}` } })}
+    aria-label=${`Chart ${field.name}`}>chart</a>`;
+}
 
 export function TableStructure(props: { info: TableInfo }) {
   const { info } = props;
@@ -13,7 +28,7 @@ export function TableStructure(props: { info: TableInfo }) {
           <tbody>
             ${info.fields.map((field) => html`
               <tr>
-                <td class="mono">${field.name}</td>
+                <td class="mono">${field.name} ${chartLink(info, field)}</td>
                 <td>${field.type}</td>
                 <td>${field.length ?? ''}</td>
                 <td>${field.scale ?? ''}</td>

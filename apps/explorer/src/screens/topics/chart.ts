@@ -2,7 +2,8 @@
  * Chart: numbers of a topic's payloads (the payload itself, or JSON paths such as `temp` or
  * `a.b[0]`, several series at once: `field=temp,humidity` in the URL) over its stored history
  * since a start time (the newest 10,000 messages at most), plus live points as they arrive. The
- * numeric fields found in the payloads are offered; drag across the plot to zoom (double-click or
+ * numeric fields found in the payloads are offered, and the topic's numeric transform fields
+ * (`@name`: the server's integration-table column, read from the stored messages); drag across the plot to zoom (double-click or
  * "Reset zoom" to go back); the hover shows the time to the millisecond. uPlot is loaded with a
  * dynamic import when this tab opens.
  */
@@ -12,7 +13,7 @@ import { ApiError, errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import { subscribedFilters, subscribeLive } from '../../live-mqtt.js';
 import { hasChildren, readMessages } from './data.js';
-import { formatTimeMillis, isoMillis, numberAt, parseJsonPath, type TopicMessage } from './format.js';
+import { formatTimeMillis, isoMillis, seriesNumber, seriesSource, TRANSFORM_PREFIX, type SeriesSource, type TopicMessage } from './format.js';
 import { numericFieldsOf } from './json-paths.js';
 import { fromLive } from './live.js';
 
@@ -37,6 +38,15 @@ async function notTopicText(path: string, signal: AbortSignal): Promise<string> 
 const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 /** Messages whose JSON is searched for numeric fields to offer. */
 const FIELD_SAMPLE = 50;
+
+/** The transform fields holding a number in some of the messages, as series names (`@name`). */
+function numericTransformFields(messages: TopicMessage[]): string[] {
+  const names = new Set<string>();
+  for (const message of messages) {
+    for (const [name, value] of Object.entries(message.transformFields ?? {})) if (typeof value === 'number') names.add(`${TRANSFORM_PREFIX}${name}`);
+  }
+  return [...names];
+}
 
 /** The series of the `field` parameter: JSON paths separated by commas ('' alone: the payload itself). */
 export function seriesPaths(field: string | undefined): string[] {
@@ -74,7 +84,13 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     const controller = new AbortController();
     const xs: number[] = [];
     const ys: Array<Array<number | null>> = paths.map(() => []);
-    let steps: Array<Array<string | number>>;
+    let sources: SeriesSource[];
+    // Transform fields are computed by the server: with one of them charted, live points are read back from the log.
+    let readsLog = false;
+    let logReadWanted = false;
+    let logReading = false;
+    let lastStoredId = 0;
+    const since = new Date(Date.now() - range.seconds * 1000).toISOString();
     let skipped = 0;
     let live = 0;
     let stored = 0;
@@ -87,7 +103,8 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     setLatest(null);
     setCounts({ points: 0, stored: 0, live: 0, skipped: 0 });
     try {
-      steps = paths.map((path) => parseJsonPath(path));
+      sources = paths.map((path) => seriesSource(path));
+      readsLog = sources.some((source) => 'transformField' in source);
     } catch (caught) {
       setError(errorText(caught));
       setLoading(false);
@@ -95,7 +112,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     }
     // A message is a point when one of the series finds a number in it.
     const add = (message: TopicMessage): boolean => {
-      const values = steps.map((path) => numberAt(message, path));
+      const values = sources.map((source) => seriesNumber(message, source));
       if (values.every((value) => value === null)) {
         skipped++;
         return false;
@@ -129,6 +146,10 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     try {
       stopLive = subscribeLive(props.topic, (message) => {
         if (message.retain) return; // a retained message is already in the history
+        if (readsLog) {
+          logReadWanted = true;
+          return;
+        }
         const converted = fromLive(message);
         if (!storedDone) {
           pending.push(converted);
@@ -140,21 +161,41 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
     } catch (caught) {
       setError(errorText(caught));
     }
+    // The messages stored after the last one read, with their transform fields: the live points of a transform series.
+    const readLogTail = async (): Promise<void> => {
+      if (logReading || !storedDone || !logReadWanted) return;
+      logReading = true;
+      logReadWanted = false;
+      try {
+        const messages = await readMessages(props.topic, { startFrom: lastStoredId > 0 ? lastStoredId + 1 : since, maxMessages: MAX_STORED }, controller.signal);
+        for (const message of messages) {
+          if (add(message)) live++;
+          lastStoredId = Math.max(lastStoredId, message.id ?? 0);
+        }
+        if (messages.length > 0) dirty = true;
+      } catch (caught) {
+        if (!controller.signal.aborted) setError(errorText(caught));
+      } finally {
+        logReading = false;
+      }
+    };
     const timer = setInterval(() => {
+      void readLogTail();
       if (!dirty) return;
       dirty = false;
       publish();
     }, 500);
     (async () => {
       const UPlot = await loadUPlot();
-      const since = new Date(Date.now() - range.seconds * 1000).toISOString();
       let messages = await readMessages(props.topic, { startFrom: since, maxMessages: MAX_STORED }, controller.signal);
       const more = messages.length === MAX_STORED;
       // More than MAX_STORED in the range: the newest MAX_STORED, which then all lie in it.
       if (more) messages = await readMessages(props.topic, { startFrom: 'tail', maxMessages: MAX_STORED }, controller.signal);
       if (controller.signal.aborted) return;
       setTruncated(more);
-      setFields(numericFieldsOf(messages.slice(-FIELD_SAMPLE).map((message) => message.json)));
+      const sample = messages.slice(-FIELD_SAMPLE);
+      setFields([...numericTransformFields(sample), ...numericFieldsOf(sample.map((message) => message.json))]);
+      lastStoredId = messages.length > 0 ? messages[messages.length - 1].id ?? 0 : 0;
       const lastStoredMillis = messages.length > 0 ? isoMillis(messages[messages.length - 1].time) : 0;
       for (const message of messages) if (add(message)) stored++;
       storedDone = true;
@@ -223,7 +264,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
   return html`
     <section class="chart" aria-label="Chart">
       <form class="row" onSubmit=${(event: Event) => { event.preventDefault(); setQuery({ field: fieldParam(seriesPaths(pathText)) }); }}>
-        <label>JSON paths <input name="field" placeholder="(the payload) e.g. temp, a.b[0]" value=${pathText}
+        <label>JSON paths <input name="field" placeholder="(the payload) e.g. temp, a.b[0], @transformField" value=${pathText}
           onInput=${(event: Event) => setPathText((event.target as HTMLInputElement).value)} /></label>
         <button type="submit">Plot</button>
         <label>Range <select value=${range.id} onChange=${(event: Event) => setQuery({ range: (event.target as HTMLSelectElement).value })}>
@@ -237,7 +278,7 @@ export function ChartTab(props: { topic: string; query: Record<string, string> }
       ${fields.length > 0 && html`
         <div class="row chart-fields" role="group" aria-label="Numeric fields">
           <span class="muted">Numeric fields:</span>
-          ${fields.map((path) => html`<button type="button" class="chip" aria-pressed=${paths.includes(path)} onClick=${() => toggleField(path)}>${path}</button>`)}
+          ${fields.map((path) => html`<button type="button" class="chip" aria-pressed=${paths.includes(path)} title=${path.startsWith(TRANSFORM_PREFIX) ? 'Transform field' : 'JSON path'} onClick=${() => toggleField(path)}>${path}</button>`)}
         </div>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${notTopic && html`<p class="chart-not-topic">${notTopic}</p>`}

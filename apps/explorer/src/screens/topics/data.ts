@@ -4,7 +4,8 @@ import { call } from '../../api.js';
 import type { BrowseTopicsResult } from '../../../../../lib/explorer/api-types.js';
 import { fromStored, isoMillis, type StoredMessage, type TopicMessage, type UserProperty } from './format.js';
 
-const READ = { includeMessageMetadata: true, includeMqttProperties: true, binaryFormat: 'base64' };
+// includeTransformFields adds nothing on a topic without transform fields.
+const READ = { includeMessageMetadata: true, includeMqttProperties: true, includeTransformFields: true, binaryFormat: 'base64' };
 
 /** Messages of a topic in log (oldest-first) order. */
 export async function readMessages(topic: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<TopicMessage[]> {

@@ -4,6 +4,7 @@
  * MQTT tail; payload bytes and text views (pretty JSON, raw, hex, base64); JSON paths for charts.
  */
 import type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
+import { jsonProblem, problemText } from '../../json-check.js';
 
 /** A stored message as getMessagesFromMqTopic returns it (metadata, MQTT properties, base64), shared with the server. */
 export type { StoredMessage, UserProperty } from '../../../../../lib/explorer/api-types.js';
@@ -32,6 +33,8 @@ export interface TopicMessage {
   payloadFormatIndicator?: boolean;
   publisher?: string;
   expired?: boolean;
+  /** The topic's transform fields (configureTopic transformSteps), computed by the server; stored messages only. */
+  transformFields?: Record<string, unknown>;
 }
 
 const encoder = new TextEncoder();
@@ -112,19 +115,8 @@ export function checkBase64Input(text: string): string | null {
 
 /** Where JSON text fails to parse, as "line L, column C: reason", or null when it parses. */
 export function jsonError(text: string): string | null {
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (error) {
-    const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const at = position ? Number(position[1]) : text.length;
-    const before = text.slice(0, at);
-    const line = before.split('\n').length;
-    const column = at - before.lastIndexOf('\n');
-    const reason = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+/, '');
-    return `line ${line}, column ${column}: ${reason}`;
-  }
+  const problem = jsonProblem(text);
+  return problem ? problemText(problem) : null;
 }
 
 export function textToHex(text: string): string {
@@ -200,6 +192,7 @@ export function fromStored(message: StoredMessage, topic: string): TopicMessage 
     payloadFormatIndicator: message.payloadFormatIndicator === null || message.payloadFormatIndicator === undefined ? undefined : Boolean(message.payloadFormatIndicator),
     publisher: message.publisher ?? undefined,
     expired: message.messageHasExpired,
+    transformFields: message.transformFields,
   };
 }
 
@@ -290,6 +283,28 @@ export function parseJsonPath(path: string): PathStep[] {
   return steps;
 }
 
+/** A chart series names a transform field as `@name` (the server's column, not a payload path). */
+export const TRANSFORM_PREFIX = '@';
+
+/** What a series reads: a JSON path into the payload, or a transform field by name. */
+export type SeriesSource = { path: PathStep[] } | { transformField: string };
+
+export function seriesSource(series: string): SeriesSource {
+  const text = series.trim();
+  if (text.startsWith(TRANSFORM_PREFIX)) {
+    const name = text.slice(TRANSFORM_PREFIX.length).trim();
+    if (name === '') throw new Error('Name the transform field after @');
+    return { transformField: name };
+  }
+  return { path: parseJsonPath(text) };
+}
+
+/** The number a series reads from a message, or null. */
+export function seriesNumber(message: Pick<TopicMessage, 'json' | 'text' | 'transformFields'>, source: SeriesSource): number | null {
+  if ('transformField' in source) return toNumber(message.transformFields?.[source.transformField]);
+  return numberAt(message, source.path);
+}
+
 /** The number at a JSON path of a message (no path: the payload itself), or null. */
 export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: PathStep[]): number | null {
   let value: unknown = message.json !== undefined ? message.json : message.text;
@@ -297,6 +312,10 @@ export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: Pa
     if (value === null || typeof value !== 'object') return null;
     value = (value as Record<string | number, unknown>)[step];
   }
+  return toNumber(value);
+}
+
+function toNumber(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'string' && value.trim() !== '') {
@@ -304,4 +323,17 @@ export function numberAt(message: Pick<TopicMessage, 'json' | 'text'>, steps: Pa
     return Number.isFinite(number) ? number : null;
   }
   return null;
+}
+
+/** The transform field names of some messages, in first-seen order (none on a topic without them). */
+export function transformFieldNames(messages: ReadonlyArray<Pick<TopicMessage, 'transformFields'>>): string[] {
+  const names = new Set<string>();
+  for (const message of messages) for (const name of Object.keys(message.transformFields ?? {})) names.add(name);
+  return [...names];
+}
+
+/** A transform field's value as one line: text as is, null as an em dash, the rest as JSON. */
+export function transformValueText(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

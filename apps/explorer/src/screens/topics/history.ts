@@ -8,7 +8,7 @@ import { visible } from '../../visible-text.js';
 import { errorText } from '../../api.js';
 import { setQuery } from '../../router.js';
 import { countInRange, describeTopic, readMessages } from './data.js';
-import { formatTimeMillis, isoMillis, preview, type TopicMessage } from './format.js';
+import { formatTimeMillis, isoMillis, preview, transformFieldNames, transformValueText, type TopicMessage } from './format.js';
 
 export const HISTORY_PAGE = 50;
 
@@ -90,6 +90,8 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
 
   const pages = state?.total !== null && state?.total !== undefined ? Math.max(1, Math.ceil(state.total / HISTORY_PAGE)) : null;
   const hasNext = state ? (pages !== null ? page < pages : state.messages.length === HISTORY_PAGE && !state.reachedFrom) : false;
+  // A topic's transform fields (configureTopic transformSteps) are columns, as in its integration table.
+  const transformNames = state ? transformFieldNames(state.messages) : [];
   const go = (target: number): void => setQuery({ page: target === 1 ? undefined : target, msg: undefined });
 
   return html`
@@ -136,7 +138,7 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
       ${state && state.messages.length === 0 && !loading && html`<p class="muted">${state.total === 0 ? 'No stored messages on this topic.' : 'No messages on this page.'}</p>`}
       ${state && state.messages.length > 0 && html`
         <table class="messages" aria-label="Stored messages">
-          <thead><tr><th class="col-id">Id</th><th class="col-time">Stored</th><th class="col-qos">QoS</th><th class="col-retain" title="Retain">R</th><th class="col-payload">Payload</th><th class="col-publisher">Publisher</th></tr></thead>
+          <thead><tr><th class="col-id">Id</th><th class="col-time">Stored</th><th class="col-qos">QoS</th><th class="col-retain" title="Retain">R</th><th class="col-payload">Payload</th>${transformNames.map((name) => html`<th class="col-transform" title="Transform field">${visible(name)}</th>`)}<th class="col-publisher">Publisher</th></tr></thead>
           <tbody>
             ${state.messages.map((message) => html`
               <tr key=${message.key} class=${`message-row${message.id === props.selectedId ? ' selected' : ''}`} data-id=${message.id}
@@ -147,6 +149,10 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
                 <td>${message.qos}</td>
                 <td title=${message.retain ? 'retain' : ''}>${message.retain ? 'R' : ''}</td>
                 <td class="mono payload-cell">${visible(preview(message))}</td>
+                ${transformNames.map((name) => {
+                  const value = message.transformFields?.[name];
+                  return html`<td class=${`mono transform-cell${value === null || value === undefined ? ' muted' : ''}`} data-field=${name}>${visible(transformValueText(value))}</td>`;
+                })}
                 <td class="mono" title=${message.publisher ?? ''}>${visible(message.publisher ?? '')}</td>
               </tr>`)}
           </tbody>

@@ -9,7 +9,7 @@ import { errorText } from '../../api.js';
 import { diffLines, formatDelta, type DiffLine } from './diff.js';
 import { canLinkNumbers, jsonParts } from './json-view.js';
 import { readMessage, readPrevious, republishDraft, type PublishDraft } from './data.js';
-import { bytesToBase64, bytesToHex, decodeUtf8, formatTime, hexDump, prettyText, type TopicMessage } from './format.js';
+import { bytesToBase64, bytesToHex, decodeUtf8, formatTime, hexDump, prettyText, TRANSFORM_PREFIX, transformValueText, type TopicMessage } from './format.js';
 
 type View = 'pretty' | 'raw' | 'hex' | 'base64';
 
@@ -119,6 +119,11 @@ export function MessageDetail(props: MessageDetailProps) {
           ${message.payloadFormatIndicator !== undefined && html`<dt>Payload format</dt><dd>${message.payloadFormatIndicator ? 'UTF-8 (1)' : 'bytes (0)'}</dd>`}
           ${message.userProperties.length > 0 && html`<dt>User properties</dt><dd><table class="user-properties"><tbody>
             ${message.userProperties.map((property) => html`<tr><td class="mono">${visible(property.key)}</td><td class="mono">${visible(property.value)}</td></tr>`)}
+          </tbody></table></dd>`}
+          ${message.transformFields && Object.keys(message.transformFields).length > 0 && html`<dt>Transform fields</dt><dd><table class="transform-fields" aria-label="Transform fields"><tbody>
+            ${Object.entries(message.transformFields).map(([name, value]) => html`<tr><td class="mono">${visible(name)}</td>
+              <td class=${`mono${value === null ? ' muted' : ''}`}>${visible(transformValueText(value))}${props.onChart && typeof value === 'number'
+                ? html` <button type="button" class="link" aria-label=${`Chart ${name}`} onClick=${() => props.onChart!(message.topic, `${TRANSFORM_PREFIX}${name}`)}>chart</button>` : ''}</td></tr>`)}
           </tbody></table></dd>`}
         </dl>
         <div class="tabs" role="tablist" aria-label="Payload view">

@@ -30,6 +30,9 @@ export const treeVersion = signal(0);
 export const treeFilter = signal('');
 /** Topics passing the filter (all topics without one): the tree's footer. */
 export const treeTopics = signal<number | null>(null);
+/** Topics of the root level whose message counts the server is still taking (then it is read again). */
+export const treeCountsPending = signal(0);
+const COUNTING_RELOAD_MS = 1000;
 /** With a filter, levels holding at most this many matching topics open by themselves. */
 const FILTER_OPENS_UP_TO = 200;
 /** The nodes open before a filter was typed, restored when it is cleared. */
@@ -86,7 +89,16 @@ export async function loadLevel(key: string, force = false): Promise<void> {
     level.index = undefined;
     level.total = result.total;
     level.error = undefined;
-    if (key === ROOT) treeTopics.value = result.topics;
+    if (key === ROOT) {
+      treeTopics.value = result.topics;
+      treeCountsPending.value = result.countsPending ?? 0;
+    }
+    // The server counts the rest in the background: read the level again shortly.
+    if (result.countsPending) {
+      setTimeout(() => {
+        if (mine === generation) void loadLevel(key, true);
+      }, COUNTING_RELOAD_MS);
+    }
     // A filter expands to its matches (when they are few enough to show).
     if (treeFilter.value && result.topics <= FILTER_OPENS_UP_TO) {
       for (const node of result.nodes) {

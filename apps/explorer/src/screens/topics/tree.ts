@@ -10,7 +10,7 @@ import { formatHash, replaceRoute } from '../../router.js';
 import { subscribeEvents } from '../../events.js';
 import { formatCount, formatRate, formatTime } from './format.js';
 import { useViewportHeight } from './viewport.js';
-import { applyActivity, expand, expanded, keyboardSelection, flatten, loadLevel, loadMore, parentKey, ROOT, refreshAll, setFilter, toggle, treeFilter, treeTopics, treeVersion, type Row } from './tree-state.js';
+import { applyActivity, expand, expanded, keyboardSelection, flatten, loadLevel, loadMore, parentKey, ROOT, refreshAll, setFilter, toggle, treeCountsPending, treeFilter, treeTopics, treeVersion, type Row } from './tree-state.js';
 
 export const ROW_HEIGHT = 26;
 const OVERSCAN = 8;
@@ -108,7 +108,7 @@ export function TopicTree(props: { selected: string | null; tab: string }) {
           ${visible.map((row, i) => treeRow(row, first + i, props.selected, props.tab, props.selected === null && first + i === 0))}
         </div>
       </div>
-      <div class="muted tree-foot" aria-live="polite">${footText(treeTopics.value, treeFilter.value)}</div>
+      <div class="muted tree-foot" aria-live="polite">${footText(treeTopics.value, treeFilter.value)}${treeCountsPending.value > 0 ? ` · counting the messages of ${treeCountsPending.value.toLocaleString('en-US')} topics…` : ''}</div>
     </section>`;
 }
 
