@@ -101,8 +101,9 @@ function catalogRows(name: CatalogName): SqlValue[][] {
   const rows: SqlValue[][] = [];
   let tableId = 0;
   for (const def of [...connection!.defs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-    tableId++;
+    // Numbered among the readable ones only: a gap would tell that a hidden table is there.
     if (!readable.has(def.name)) continue;
+    tableId++;
     if (name === 'systables') rows.push([def.name, owner, 'T', tableId, owner, def.indexes.some((index) => index.unique) ? 'y' : 'n', def.topic]);
     else if (name === 'syscolumns') {
       def.columns.forEach((column, i) => rows.push([def.name, owner, column.name, i, column.type, column.length, column.scale, column.nullable ? 'Y' : 'N', column.defaultValue === null ? null : JSON.stringify(column.defaultValue)]));

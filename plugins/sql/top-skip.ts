@@ -19,10 +19,16 @@ function nextSignificant(tokens: Token[], from: number): number {
   return i;
 }
 
-/** Reads `n` or `(n)` at token i; returns the value and the index after it. */
-function integerAt(tokens: Token[], i: number): { value: string; next: number } | undefined {
+/** A bare `?` (not `?NNN`) at token i. */
+function isBarePlaceholder(tokens: Token[], i: number): boolean {
+  return tokens[i]?.text === '?' && tokens[i].kind === 'punct' && !(tokens[i + 1]?.kind === 'number' && tokens[i + 1].start === tokens[i].start + 1);
+}
+
+/** Reads `n`, `(n)` or a bare `?` at token i; returns the value, the index after it and where a `?` is. */
+function integerAt(tokens: Token[], i: number): { value: string; next: number; placeholder?: number } | undefined {
   const at = nextSignificant(tokens, i);
   const token = tokens[at];
+  if (isBarePlaceholder(tokens, at)) return { value: '?', next: at + 1, placeholder: at };
   if (token?.kind === 'number' && /^[0-9]+$/.test(token.text)) return { value: token.text, next: at + 1 };
   if (token?.text === '(') {
     const inner = nextSignificant(tokens, at + 1);
@@ -55,9 +61,54 @@ function endOfSelect(tokens: Token[], from: number): number {
   return end;
 }
 
+/** Whether the SELECT between tokens from and end has its own LIMIT (at its level, not a subquery's). */
+function hasOwnLimit(tokens: Token[], from: number, end: number): boolean {
+  let depth = 0;
+  for (let i = from; i < end; i++) {
+    if (tokens[i].text === '(' && tokens[i].kind === 'punct') depth++;
+    else if (tokens[i].text === ')' && tokens[i].kind === 'punct') depth--;
+    else if (depth === 0 && tokens[i].kind === 'word' && tokens[i].text.toUpperCase() === 'LIMIT') return true;
+  }
+  return false;
+}
+
+/**
+ * SQLite's number for each placeholder token, in text order (`?` is one more than the largest so
+ * far, `?NNN` is NNN), skipping the tokens in `dropped`; undefined when the statement has a named
+ * parameter.
+ */
+function placeholderNumbers(tokens: Token[], dropped: Set<number>): Map<number, number> | undefined {
+  const numbers = new Map<number, number>();
+  const names = new Map<string, number>();
+  let largest = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.kind !== 'punct' || dropped.has(i)) continue;
+    const next = tokens[i + 1];
+    const adjacent = next !== undefined && next.start === token.start + 1;
+    if (token.text === '?') {
+      if (adjacent && next.kind === 'number') largest = Math.max(largest, Number(next.text));
+      else numbers.set(i, ++largest);
+    } else if ((token.text === ':' || token.text === '@' || token.text === '$') && adjacent && next.kind === 'word') {
+      const name = token.text + next.text;
+      if (!names.has(name)) names.set(name, ++largest);
+    }
+  }
+  // A named parameter takes its number where it first appears: after a move its number would
+  // change, so such a statement is left to SQLite (which reports the `?` after TOP).
+  return names.size > 0 ? undefined : numbers;
+}
+
 export function rewriteTopSkip(sql: string): string {
   const tokens = tokenize(sql);
   const edits: Edit[] = [];
+  // `TOP ?` / `SKIP ?`: their values are the first positional parameters of that SELECT, so every
+  // bare `?` gets its number (`?N`) before the values move to the end. The SQLAlchemy dialect
+  // sends `SELECT TOP ? SKIP ? … LIMIT ? OFFSET ?` with values only for the LIMIT and OFFSET (its
+  // rewrite copies the `?` and keeps the LIMIT): there the TOP/SKIP clause is dropped, and its
+  // `?` counts for nothing.
+  const dropped = new Set<number>();
+  const moved: Array<{ limitEdit: Edit; top?: string; skip?: string; topAt?: number; skipAt?: number }> = [];
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i].kind !== 'word' || tokens[i].text.toUpperCase() !== 'SELECT') continue;
     let at = nextSignificant(tokens, i + 1);
@@ -65,12 +116,15 @@ export function rewriteTopSkip(sql: string): string {
     if (quantifier === 'DISTINCT' || quantifier === 'ALL') at = nextSignificant(tokens, at + 1);
     let top: string | undefined;
     let skip: string | undefined;
+    let topAt: number | undefined;
+    let skipAt: number | undefined;
     const clauseStart = at;
     let clauseEnd = at;
     if (tokens[at]?.kind === 'word' && tokens[at].text.toUpperCase() === 'TOP') {
       const value = integerAt(tokens, at + 1);
       if (value) {
         top = value.value;
+        topAt = value.placeholder;
         clauseEnd = value.next;
         at = nextSignificant(tokens, value.next);
       }
@@ -79,6 +133,7 @@ export function rewriteTopSkip(sql: string): string {
       const value = integerAt(tokens, at + 1);
       if (value) {
         skip = value.value;
+        skipAt = value.placeholder;
         clauseEnd = value.next;
       }
     }
@@ -89,11 +144,28 @@ export function rewriteTopSkip(sql: string): string {
     const endChar = after < tokens.length ? tokens[after].start : sql.length;
     edits.push({ at: startChar, remove: endChar - startChar, insert: '' });
     const end = endOfSelect(tokens, clauseEnd);
+    if ((topAt !== undefined || skipAt !== undefined) && hasOwnLimit(tokens, clauseEnd, end)) {
+      for (const at of [topAt, skipAt]) if (at !== undefined) dropped.add(at);
+      continue;
+    }
     const endChar2 = end < tokens.length ? tokens[end].start : sql.length;
-    const limit = ` LIMIT ${top ?? '-1'}${skip !== undefined ? ` OFFSET ${skip}` : ''}`;
-    edits.push({ at: endChar2, remove: 0, insert: limit });
+    const limitEdit: Edit = { at: endChar2, remove: 0, insert: '' };
+    edits.push(limitEdit);
+    moved.push({ limitEdit, top, skip, topAt, skipAt });
   }
   if (edits.length === 0) return sql;
+  const movedAt = new Set(moved.flatMap((entry) => [entry.topAt, entry.skipAt]).filter((at): at is number => at !== undefined));
+  const numbers = movedAt.size > 0 ? placeholderNumbers(tokens, dropped) : undefined;
+  if (movedAt.size > 0 && numbers === undefined) return sql;
+  for (const { limitEdit, top, skip, topAt, skipAt } of moved) {
+    const value = (given: string | undefined, at: number | undefined): string | undefined => (at !== undefined ? `?${numbers!.get(at)}` : given);
+    const limitValue = value(top, topAt);
+    const offsetValue = value(skip, skipAt);
+    limitEdit.insert = ` LIMIT ${limitValue ?? '-1'}${offsetValue !== undefined ? ` OFFSET ${offsetValue}` : ''}`;
+  }
+  if (numbers) {
+    for (const [at, number] of numbers) if (!movedAt.has(at)) edits.push({ at: tokens[at].start, remove: 1, insert: `?${number}` });
+  }
   // Apply from the end so earlier positions stay valid (an insert before a removal at the same place keeps order).
   edits.sort((a, b) => b.at - a.at || a.remove - b.remove);
   let out = sql;

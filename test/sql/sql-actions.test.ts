@@ -215,6 +215,19 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.ok(!listed.data.some((row: any) => row.tbl === 'orders'));
     });
 
+    it('numbers the catalog\'s tables among those the caller may read only (tblid shows no gap where a hidden table is)', async function () {
+      await ok(server, db('createTable', token, { tableName: 'a_secret', fields: [{ name: 'x', type: 'integer' }] }));
+      await ok(server, admin('createRole', token, {
+        roleName: 'no_secret', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['*'], resources: ['table:main/a_secret'] }],
+      }));
+      await ok(server, admin('createAccount', token, { username: 'unaware', password: 'pw-unaware', roles: ['no_secret'] }));
+      const unaware = await login(server, 'unaware', 'pw-unaware');
+      const listed = await ok(server, query(unaware, 'SELECT tbl, tblid FROM systables ORDER BY tblid'));
+      assert.ok(listed.data.length > 0);
+      assert.ok(!listed.data.some((row: any) => row.tbl === 'a_secret'));
+      assert.deepEqual(listed.data.map((row: any) => row.tblid), listed.data.map((_: unknown, i: number) => i + 1));
+    });
+
     it('decides an integration table by its topic', async function () {
       await ok(server, admin('createRole', token, {
         roleName: 'no_plant', grants: [{ commands: ['*'], resources: ['*'] }], denies: [{ commands: ['*'], resources: ['topic:plant/#'] }],

@@ -94,6 +94,21 @@ describe('sql: what the SQLAlchemy dialect sends', function () {
     assert.deepEqual(bound.rows, [['bob'], ['cy']]);
   });
 
+  it('answers select(t).limit(n).offset(m) as the dialect sends it: TOP ? SKIP ? in front, LIMIT ? OFFSET ? kept, parameters in text order', async function () {
+    // SQLAlchemy binds LIMIT/OFFSET (`LIMIT ? OFFSET ?`, values after the WHERE's); the dialect's
+    // rewrite reads `?` as the limit, puts `TOP ? SKIP ?` after SELECT and leaves the LIMIT (its
+    // regex removes only `LIMIT <digits>`). The parameters are those SQLAlchemy bound, in order.
+    const paged = await execute('SELECT TOP ? SKIP ? users.name \nFROM users \nWHERE users.score > ? ORDER BY users.id\n LIMIT ? OFFSET ?', [3.0, 1, 1]);
+    assert.deepEqual(paged.rows, [['cy']]);
+    const limited = await execute('SELECT TOP ? users.name \nFROM users ORDER BY users.id\n LIMIT ?', [2]);
+    assert.deepEqual(limited.rows, [['ann'], ['bob']]);
+  });
+
+  it('answers TOP ? SKIP ? written by hand, its values first among the positional parameters', async function () {
+    const page = await execute('SELECT TOP ? SKIP ? name FROM users WHERE score > ? ORDER BY id', [1, 1, 3.0]);
+    assert.deepEqual(page.rows, [['cy']]);
+  });
+
   it('pings with SELECT 1 and answers a failing statement with an error the client raises', async function () {
     assert.deepEqual((await execute('SELECT 1')).rows, [[1]]);
     await assert.rejects(execute('SELECT FROM WHERE'));

@@ -20,7 +20,9 @@ describe('sql: TOP/SKIP rewrite', function () {
     ['a TOP in a comment stays', 'SELECT /* TOP 5 */ a FROM t -- SELECT TOP 1\n', 'SELECT /* TOP 5 */ a FROM t -- SELECT TOP 1\n'],
     ['a column named top stays', 'SELECT top FROM t', 'SELECT top FROM t'],
     ['a quoted name stays', 'SELECT "TOP" FROM t', 'SELECT "TOP" FROM t'],
-    ['TOP with a parameter is left to SQLite', 'SELECT TOP ? a FROM t', 'SELECT TOP ? a FROM t'],
+    ['TOP ? SKIP ?: the placeholders numbered in text order', 'SELECT TOP ? SKIP ? a FROM t WHERE b = ?', 'SELECT a FROM t WHERE b = ?3 LIMIT ?1 OFFSET ?2'],
+    ['TOP ? SKIP ? with the SELECT\'s own LIMIT ? OFFSET ? (the SQLAlchemy dialect): the clause goes', 'SELECT TOP ? SKIP ? a FROM t WHERE b = ?\n LIMIT ? OFFSET ?', 'SELECT a FROM t WHERE b = ?\n LIMIT ? OFFSET ?'],
+    ['TOP ? with a named parameter is left to SQLite (a move would renumber the name)', 'SELECT * FROM (SELECT TOP ? a FROM t WHERE b = :b) WHERE a > ?', 'SELECT * FROM (SELECT TOP ? a FROM t WHERE b = :b) WHERE a > ?'],
   ];
   for (const [name, given, expected] of cases) {
     it(`rewrites ${name}`, function () {
