@@ -1,0 +1,67 @@
+/**
+ * backupDatabase that cannot finish (plugins/storage-lmdb/backup.ts): a copy the target's
+ * filesystem has no room for is refused with a stable error and leaves no half-written copy (a
+ * partial data.mdb looks like a backup and makes the folder refuse the next try); a folder that
+ * cannot be made is a clear INVALID_PARAMETER, not an internal error. The target is a small tmpfs
+ * made for the test (as root, like full-disk.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestServer } from '../helpers/server';
+import { admin, db, login, send, startActionServer } from '../actions/action-client';
+
+describe('ops: a backup that cannot be written leaves nothing behind', function () {
+  this.timeout(60_000);
+  let server: TestServer | undefined;
+  let token: string;
+  let mountPoint: string | undefined;
+  let mounted = false;
+
+  before(async function () {
+    mountPoint = mkdtempSync(join(tmpdir(), 'engine-backup-full-'));
+    try {
+      // Far less than the store's copy (a 2 MB value is written below).
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
+    } catch (error) {
+      throw new Error(`this test mounts a small tmpfs and needs root (mount -t tmpfs): ${String((error as { stderr?: Buffer }).stderr ?? error)}`);
+    }
+    mounted = true;
+    server = await startActionServer();
+    token = await login(server);
+    const created = await send(server, db('createTable', token, { tableName: 'big', fields: [{ name: 'body', type: 'lvarchar' }] }));
+    assert.equal(created.errorCode, 0, created.errorMessage);
+    const inserted = await send(server, db('insertRecords', token, { tableName: 'big', sourceData: [{ body: 'x'.repeat(2_000_000) }] }));
+    assert.equal(inserted.errorCode, 0, inserted.errorMessage);
+  });
+
+  after(async function () {
+    await server?.close();
+    if (mountPoint && mounted) {
+      try {
+        execFileSync('umount', [mountPoint], { stdio: 'pipe' });
+      } catch {
+        execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
+      }
+    }
+    if (mountPoint) rmSync(mountPoint, { recursive: true, force: true });
+  });
+
+  it('a copy the filesystem has no room for is refused (STORAGE_FULL) and leaves the folder empty; the server goes on', async () => {
+    const folder = join(mountPoint!, 'copy');
+    const response = await send(server!, admin('backupDatabase', token, { folder }));
+    assert.equal(response.errorCode, 12050, `${response.errorCode} ${response.errorMessage}`);
+    assert.ok(!existsSync(join(folder, 'data.mdb')), `a half-written copy was left: ${existsSync(folder) ? readdirSync(folder).join(', ') : ''}`);
+    const read = await send(server!, db('getRecordsByTable', token, { tableName: 'big' }));
+    assert.equal(read.errorCode, 0, read.errorMessage);
+  });
+
+  it('a folder that cannot be made (its parent is a file) is INVALID_PARAMETER (12012), not an internal error', async () => {
+    const file = join(mountPoint!, 'a-file');
+    writeFileSync(file, '');
+    const response = await send(server!, admin('backupDatabase', token, { folder: join(file, 'copy') }));
+    assert.equal(response.errorCode, 12012, `${response.errorCode} ${response.errorMessage}`);
+  });
+});
