@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestServer } from '../helpers/server';
@@ -63,5 +63,39 @@ describe('ops: a backup that cannot be written leaves nothing behind', function 
     writeFileSync(file, '');
     const response = await send(server!, admin('backupDatabase', token, { folder: join(file, 'copy') }));
     assert.equal(response.errorCode, 12012, `${response.errorCode} ${response.errorMessage}`);
+  });
+});
+
+describe('ops: two backups into one folder at once', function () {
+  this.timeout(60_000);
+  let server: TestServer | undefined;
+  let root: string | undefined;
+
+  after(async function () {
+    await server?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('one writes the copy, the other is refused (12012) and removes nothing of it', async () => {
+    server = await startActionServer();
+    const token = await login(server);
+    const created = await send(server, db('createTable', token, { tableName: 'big', fields: [{ name: 'body', type: 'lvarchar' }] }));
+    assert.equal(created.errorCode, 0, created.errorMessage);
+    const inserted = await send(server, db('insertRecords', token, { tableName: 'big', sourceData: [{ body: 'x'.repeat(2_000_000) }] }));
+    assert.equal(inserted.errorCode, 0, inserted.errorMessage);
+    root = mkdtempSync(join(tmpdir(), 'engine-backup-twice-'));
+    const folder = join(root, 'copy');
+    const answers = await Promise.all([1, 2].map(() => send(server!, admin('backupDatabase', token, { folder }))));
+    const codes = answers.map((a) => a.errorCode).sort();
+    assert.deepEqual(codes, [0, 12012], answers.map((a) => `${a.errorCode} ${a.errorMessage}`).join('; '));
+    const written = answers.find((a) => a.errorCode === 0);
+    assert.ok(existsSync(join(folder, 'data.mdb')), 'the copy that was acknowledged is gone');
+    assert.equal(statSync(join(folder, 'data.mdb')).size, written.result.bytes);
+    // The same through the store's port in one turn (both folder checks before either copy starts).
+    const second = join(root, 'same-turn');
+    const outcomes = await Promise.allSettled([1, 2].map(() => server!.engine.need('storage').backup(second)));
+    const done = outcomes.filter((o): o is PromiseFulfilledResult<number> => o.status === 'fulfilled');
+    assert.equal(done.length, 1, outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')).join('; '));
+    assert.equal(statSync(join(second, 'data.mdb')).size, done[0].value);
   });
 });
