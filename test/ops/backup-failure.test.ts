@@ -99,3 +99,29 @@ describe('ops: two backups into one folder at once', function () {
     assert.equal(statSync(join(second, 'data.mdb')).size, done[0].value);
   });
 });
+
+describe('ops: a server stopped while backupDatabase copies', function () {
+  this.timeout(90_000);
+
+  it('closes after the copy instead of closing the store under it (which ended the process)', async () => {
+    const server = await startActionServer();
+    const token = await login(server);
+    await send(server, db('createTable', token, { tableName: 'big', fields: [{ name: 'body', type: 'lvarchar' }] }));
+    for (let i = 0; i < 20; i++) {
+      const inserted = await send(server, db('insertRecords', token, { tableName: 'big', sourceData: [{ body: `${i}`.repeat(4_000_000) }] }));
+      assert.equal(inserted.errorCode, 0, inserted.errorMessage);
+    }
+    const root = mkdtempSync(join(tmpdir(), 'engine-backup-close-'));
+    try {
+      const folder = join(root, 'copy');
+      // The copy starts; the store is closed at once (what a shutdown does after its grace).
+      const copying = server.engine.need('storage').backup(folder);
+      await server.engine.need('storage').close();
+      const bytes = await copying;
+      assert.equal(statSync(join(folder, 'data.mdb')).size, bytes);
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
