@@ -13,6 +13,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { EngineError } from '../../kernel/errors';
 import type { BackupProgress } from '../../kernel/storage/storage-port';
 import { MAX_DBS } from './environment';
+import { noSpaceReason } from './storage-full';
 
 /** How often progress is reported while the copy runs (a terminal's refresh, not a test's wait). */
 const PROGRESS_MS = 250;
@@ -24,8 +25,14 @@ const PROGRESS_MS = 250;
 export function prepareCopyFolder(folder: string): string {
   if (typeof folder !== 'string' || folder.length === 0) throw new EngineError('MISSING_PARAMETER', { param: 'folder' });
   const target = path.resolve(folder);
-  fs.mkdirSync(target, { recursive: true, mode: 0o700 });
-  const present = fs.readdirSync(target);
+  let present: string[];
+  try {
+    fs.mkdirSync(target, { recursive: true, mode: 0o700 });
+    present = fs.readdirSync(target);
+  } catch (error) {
+    // A parent that is a file, no permission, a read-only filesystem: the folder given is the problem.
+    throw new EngineError('INVALID_PARAMETER', { param: 'folder', reason: `${target} cannot be used: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+  }
   if (present.length > 0) {
     const what = present.includes('data.mdb') ? 'already holds a store (data.mdb)' : `is not empty (${present.slice(0, 3).join(', ')}${present.length > 3 ? ', …' : ''})`;
     throw new EngineError('INVALID_PARAMETER', { param: 'folder', reason: `${target} ${what}: a backup goes to a new or empty folder` });
@@ -55,6 +62,12 @@ export async function copyEnvironment(root: RootDatabase, folder: string, onProg
   try {
     // lmdb-js creates `path`'s parent; LMDB writes `<path>/data.mdb` for an environment in a folder.
     await root.backup(target, true);
+  } catch (error) {
+    // A partial copy looks like a backup and would make the folder refuse the next try: it goes.
+    fs.rmSync(file, { force: true });
+    const reason = noSpaceReason(error, target);
+    if (reason !== undefined) throw new EngineError('STORAGE_FULL', { reason: `${reason} for the copy in ${target}` }, { cause: error });
+    throw error;
   } finally {
     if (timer) clearInterval(timer);
   }

@@ -72,6 +72,8 @@ export class LmdbStorage implements StoragePort {
   private readonly entries = new OperationLog();
   /** Releases the guard against lmdb-js's leftover rejections of a failed commit (storage-full.ts). */
   private readonly releaseFullGuard: () => void;
+  /** Copies in progress (backup): the environment is closed only after them. */
+  private readonly backups = new Set<Promise<void>>();
 
   constructor(options: LmdbStorageOptions) {
     this.dataDir = options.dataDir;
@@ -369,7 +371,12 @@ export class LmdbStorage implements StoragePort {
 
   backup(folder: string, onProgress?: BackupProgress): Promise<number> {
     this.env.assertOpen();
-    return copyEnvironment(this.env.root, folder, onProgress);
+    const copy = copyEnvironment(this.env.root, folder, onProgress);
+    // Closing the environment while LMDB copies it ends the process (a segfault): close waits.
+    const running = copy.then(() => undefined, () => undefined);
+    this.backups.add(running);
+    void running.then(() => this.backups.delete(running));
+    return copy;
   }
 
   checkIntegrity(): IntegrityReport {
@@ -379,6 +386,7 @@ export class LmdbStorage implements StoragePort {
 
   async close(): Promise<void> {
     if (this.env.isClosed) return;
+    await Promise.all(this.backups);
     this.transactions.close();
     await this.topics.close();
     await this.env.close();

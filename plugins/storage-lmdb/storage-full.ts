@@ -44,7 +44,7 @@ function freeBytesOf(dir: string): number {
 }
 
 /** The reason a cause says there is no space, or undefined when it says something else. */
-function noSpaceReason(cause: unknown, dataDir?: string): string | undefined {
+export function noSpaceReason(cause: unknown, dataDir?: string): string | undefined {
   if (!(cause instanceof Error)) return undefined;
   const code: unknown = (cause as { code?: unknown }).code;
   if (code === ENOSPC || code === 'ENOSPC' || /No space left on device/i.test(cause.message)) return 'no space left on the device';
