@@ -97,6 +97,9 @@ export const ACTION_TEMPLATES: readonly ActionTemplate[] = [
   action('db', 'createTransaction', 'start a transaction (pass transactionId to writes and reads)'),
   action('db', 'commitTransaction', 'commit a transaction', { transactionId: 'TRANSACTION_ID' }),
   action('db', 'rollbackTransaction', 'roll a transaction back', { transactionId: 'TRANSACTION_ID' }),
+  // SQL over the same tables (docs/sql.md)
+  action('db', 'getRecordsUsingSql', 'one SELECT (SQLite over the engine\'s tables; TOP n SKIP m, owner.table)', { ...db, sql: 'SELECT name, age FROM people WHERE age >= ? ORDER BY age', sqlParams: [30], maxRecords: 20 }),
+  action('db', 'runSqlStatements', 'SQL statements, DDL and DML, in one transaction', { ...db, sqlStatements: ['UPDATE people SET age = age + 1 WHERE name = \'Ann\'', 'SELECT count(*) AS n FROM people'], onError: 'continue', atEnd: 'rollbackOnError' }),
 
   // mq: messages and topics
   action('mq', 'getMessagesFromMqTopic', 'read a topic\'s messages (stateless)', { topic: 'plant/line1', startFrom: 'tail', maxMessages: 20, includeMessageMetadata: true, includeMqttProperties: false }),
