@@ -74,6 +74,8 @@ export class LmdbStorage implements StoragePort {
   private readonly releaseFullGuard: () => void;
   /** Copies in progress (backup): the environment is closed only after them. */
   private readonly backups = new Set<Promise<void>>();
+  /** The last copy asked for (settled either way): the next one starts after it. */
+  private lastBackup: Promise<void> = Promise.resolve();
 
   constructor(options: LmdbStorageOptions) {
     this.dataDir = options.dataDir;
@@ -371,7 +373,11 @@ export class LmdbStorage implements StoragePort {
 
   backup(folder: string, onProgress?: BackupProgress): Promise<number> {
     this.env.assertOpen();
-    const copy = copyEnvironment(this.env.root, folder, onProgress);
+    // One copy at a time: two into one folder would both find it empty before LMDB creates the
+    // file, and both fail (each removing the other's partial copy). In turn, the second finds the
+    // first's copy and is refused (12012).
+    const copy = this.lastBackup.then(() => copyEnvironment(this.env.root, folder, onProgress));
+    this.lastBackup = copy.then(() => undefined, () => undefined);
     // Closing the environment while LMDB copies it ends the process (a segfault): close waits.
     const running = copy.then(() => undefined, () => undefined);
     this.backups.add(running);

@@ -217,6 +217,9 @@ describe('ops: a full disk is an error, not a corruption (tmpfs, real process)',
     const stored = new Set((found.json._records as Array<{ source_payload: string }>)
       .map((record) => /^m\d+:/.exec(Buffer.from(record.source_payload, 'hex').toString('latin1'))?.[0]));
     for (const text of acknowledgedMessages) assert.ok(stored.has(`${text}:`), `acknowledged message ${text} is stored`);
+    // The next case starts its own server: this one is stopped (else it outlives the suite).
+    assert.equal(await running.proc.stop(), 0);
+    running = undefined;
   });
 
   it('with the reserve off, a device that really fills (ENOSPC): small writes get the same stable errors, the server survives, and resumes', async () => {
