@@ -36,11 +36,11 @@ const TEST_PACKAGES = [
 const BUILDS = {
   start: {
     projects: ['tsconfig.build.json', 'apps/explorer/tsconfig.json'],
-    inputs: ['main.ts', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'tsconfig.json', 'tsconfig.build.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
+    inputs: ['main.ts', 'cli', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'tsconfig.json', 'tsconfig.build.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
   },
   test: {
     projects: ['tsconfig.json', 'apps/explorer/tsconfig.json'],
-    inputs: ['main.ts', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'test', 'bench', 'tsconfig.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
+    inputs: ['main.ts', 'cli', 'kernel', 'lib', 'plugins', 'examples', 'apps/explorer/src', 'test', 'bench', 'tsconfig.json', 'apps/explorer/tsconfig.json', 'package-lock.json'],
   },
 };
 
