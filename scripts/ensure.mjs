@@ -4,7 +4,8 @@
  * what is already done, so a fresh clone needs one command.
  *
  *   node scripts/ensure.mjs start   npm packages (when node_modules does not match the lock file), the server's build
- *   node scripts/ensure.mjs test    the same, the Debian packages the tests call, the whole build (tests included)
+ *   node scripts/ensure.mjs test    the same, the Debian packages the tests call (TEST_PACKAGES: strace,
+ *                                   mosquitto-clients, mosquitto, nats-server, chromium), the whole build (tests included)
  *   node scripts/ensure.mjs setup   npm packages and the Debian packages, no build
  *
  * Plain Node.js with no dependencies: it runs before node_modules exists. When something cannot be

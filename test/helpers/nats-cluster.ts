@@ -6,13 +6,17 @@
  * line, never a polling loop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { spawnEngine, type EngineProcess } from './engine-process';
 
-export const NATS_SERVER = process.env.NATS_SERVER ?? '/usr/sbin/nats-server';
+/** Debian's nats-server (scripts/ensure.mjs installs it): NATS_SERVER, else on PATH, else /usr/sbin, where Debian puts it. */
+export const NATS_SERVER = process.env.NATS_SERVER
+  ?? [...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((folder) => join(folder, 'nats-server')), '/usr/sbin/nats-server']
+    .find((candidate) => existsSync(candidate))
+  ?? '/usr/sbin/nats-server';
 const CLUSTER_CONFIG = resolve(__dirname, '..', '..', '..', 'config', 'cluster.json');
 
 /** A port nobody listens on now (taken and given back). */
