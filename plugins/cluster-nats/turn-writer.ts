@@ -149,7 +149,9 @@ export class TurnWriter {
         this.answer(id, record);
         return;
       }
-      if (/timeout/i.test(describe(error))) outcomeUnknown = true;
+      // Only "no responders" proves the request reached no stream; after a timeout or a connection
+      // lost mid-request the stream may hold the record and commit it later.
+      if (!/no responders|\b503\b/i.test(describe(error))) outcomeUnknown = true;
       // A leader change or a server that died answers at once ("no responders", disconnected)
       // for a few seconds: the record is sent again with the same id (JetStream stores it once)
       // until the request deadline, so a failover delays writes instead of failing them.

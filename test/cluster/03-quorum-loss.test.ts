@@ -73,10 +73,13 @@ describe('cluster: quorum loss', function () {
     }
     await v5.publishAsync('quorum/t', 'back', { qos: 1 });
     v5.end(true);
-    // Nothing refused was stored: the table holds 'before' and the 'after's only.
+    // Nothing refused as "was not stored" was stored. A write whose stream request timed out is
+    // refused as "may have been stored" (the stream's leader may hold it and commit it once
+    // quorum returns): only those may show up.
     const rows = await call('POST', `${B}/query/main/things/id_pk?top=1000`, { body: { find: { id: { operator: '>=', value: 1 } } } });
     assert.equal(rows.status, 200, rows.text);
     const names = (rows.json._records as Array<{ name: string }>).map((r) => r.name);
-    assert.equal(names.includes('during'), false, JSON.stringify(names));
+    const outcomeUnknown = [refused.text, action.text].filter((text) => /may have been stored/.test(text)).length;
+    assert.ok(names.filter((name) => name === 'during').length <= outcomeUnknown, `${JSON.stringify(names)}; refusals: ${refused.text} ${action.text}`);
   });
 });
