@@ -33,9 +33,40 @@ describe('explorer: serving, redirects and login', function () {
     await logIn(page);
     const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('engine.explorer.login')).token");
     assert.equal(typeof token, 'string');
+    // The overview's history request (a plain HTTP request with the token, made when the screen
+    // opens after the reload) is held until the server has ended the session, and answered before
+    // the page learns that it has: the page must have dropped it by then (a request with the dead
+    // token is answered 401, a console error that the suite fails on). Under load this happened
+    // by chance; holding both requests makes the order certain.
+    let historyHeld!: () => void;
+    const held = new Promise<void>((resolve) => { historyHeld = resolve; });
+    let releaseHistory!: () => void;
+    const historyReleased = new Promise<void>((resolve) => { releaseHistory = resolve; });
+    let historyAnswered!: () => void;
+    const historyDone = new Promise<void>((resolve) => { historyAnswered = resolve; });
+    await page.route('**/apps/explorer/overview-history', async (route) => {
+      historyHeld();
+      await historyReleased;
+      try {
+        await route.fulfill({ response: await route.fetch() });
+      } catch {
+        // The page dropped the request, as it should.
+      } finally {
+        historyAnswered();
+      }
+    });
+    await page.route('**/api', async (route) => {
+      if (!(route.request().postData() ?? '').includes('"deleteSession"')) return route.continue();
+      const response = await route.fetch();
+      releaseHistory();
+      await historyDone;
+      await route.fulfill({ response });
+    });
     await page.reload();
+    await held;
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('button', { name: 'Log in' }).waitFor();
+    await historyDone;
     const after = await call('POST', `${suite.server.http}/api`, { auth: null, body: { api: 'db', action: 'listTables', authToken: token } });
     assert.equal(after.json.errorCode, 12031);
   });

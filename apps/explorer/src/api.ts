@@ -27,9 +27,25 @@ export const login = signal<Login | null>(storedLogin());
 /** Why the last session ended, shown on the login screen ("Your session expired"). */
 export const loginNotice = signal<string>('');
 
+/** Aborted when the login ends: requests carrying its token pass it, see `loginSignal`. */
+let loginRequests = new AbortController();
+
+/**
+ * A signal that aborts when this login ends. A plain HTTP request (not a JSON action) made with the
+ * token is answered 401 once the session has ended, and the browser logs that as an error; a
+ * request aborted before the session ends is not answered at all.
+ */
+export function loginSignal(signal?: AbortSignal): AbortSignal {
+  return signal ? AbortSignal.any([signal, loginRequests.signal]) : loginRequests.signal;
+}
+
 function setLogin(value: Login | null): void {
   if (value) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(value));
   else sessionStorage.removeItem(STORAGE_KEY);
+  if (!value || value.token !== login.value?.token) {
+    loginRequests.abort();
+    loginRequests = new AbortController();
+  }
   login.value = value;
 }
 
@@ -74,13 +90,21 @@ export async function logIn(username: string, password: string): Promise<void> {
 }
 
 export async function logOut(): Promise<void> {
-  try {
-    await call('admin', 'deleteSession');
-  } catch {
-    // Ended already: logging out is done either way.
-  }
+  const token = login.value?.token;
+  // Leave first, so that the requests made with the token (the events stream, the overview's
+  // history) are aborted before the token dies rather than answered 401.
   loginNotice.value = '';
   setLogin(null);
+  if (token === undefined) return;
+  try {
+    await fetch('/api', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api: 'admin', action: 'deleteSession', authToken: token }),
+    });
+  } catch {
+    // Unreachable server: the token expires there by itself; this tab has forgotten it.
+  }
 }
 
 /** Message text of anything thrown, for error banners. */

@@ -10,7 +10,7 @@
  * overview subscribers their first figures at once.
  */
 import { effect, signal } from '@preact/signals';
-import { call, ApiError, INVALID_TOKEN, login } from './api.js';
+import { call, ApiError, INVALID_TOKEN, login, loginSignal } from './api.js';
 import type { Activity, Overview } from '../../../lib/explorer/api-types.js';
 
 export type { Activity, BusyTopic, Overview } from '../../../lib/explorer/api-types.js';
@@ -125,7 +125,7 @@ async function connectOnce(token: string, signal: AbortSignal, onLive: () => voi
   }
   let response: Response;
   try {
-    response = await fetch(EVENTS_URL, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, cache: 'no-store', signal });
+    response = await fetch(EVENTS_URL, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, cache: 'no-store', signal: loginSignal(signal) });
   } catch {
     return 'retry';
   }

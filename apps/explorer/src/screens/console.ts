@@ -9,7 +9,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { login } from '../api.js';
+import { login, loginSignal } from '../api.js';
 import { setQuery } from '../router.js';
 import type { ScreenProps } from '../app.js';
 import {
@@ -126,7 +126,7 @@ export function ConsoleScreen(props: ScreenProps) {
     if (openApiRoutes) return;
     const token = login.value?.token;
     try {
-      const answer = await fetch(`${REST_BASE}/openapi`, { headers: { authorization: `Bearer ${token ?? ''}` } });
+      const answer = await fetch(`${REST_BASE}/openapi`, { headers: { authorization: `Bearer ${token ?? ''}` }, signal: loginSignal() });
       if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
       openApiRoutes = restTemplatesFromOpenApi(await answer.json());
       setRestRoutes(openApiRoutes);

@@ -5,14 +5,14 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { login } from '../api.js';
+import { login, loginSignal } from '../api.js';
 import { loadUPlot, type UPlotInstance } from '../uplot.js';
 import type { OverviewHistory, OverviewSample } from '../../../../lib/explorer/api-types.js';
 
 type Sample = OverviewSample;
 
 async function readHistory(signal: AbortSignal): Promise<OverviewHistory> {
-  const response = await fetch('./overview-history', { headers: { authorization: `Bearer ${login.value?.token ?? ''}` }, signal });
+  const response = await fetch('./overview-history', { headers: { authorization: `Bearer ${login.value?.token ?? ''}` }, signal: loginSignal(signal) });
   if (!response.ok) throw new Error(`overview history: HTTP ${response.status}`);
   return response.json() as Promise<OverviewHistory>;
 }
