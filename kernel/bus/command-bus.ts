@@ -8,16 +8,45 @@ import type { CommandContext, CommandDefinition, Executor, Resource } from './co
 
 export type Authorizer = (ctx: CommandContext, command: string, resource: Resource) => void;
 
+/**
+ * A replica's catch-up, installed by a plugin that replicates writes (cluster-nats). A node answers
+ * from its own copy, which may lag a write another node has already acknowledged: a table created
+ * there a moment ago is "not found" here. With a catch-up installed, a command that fails with a
+ * not-found error waits until this node has applied (durably) everything in the replicated log
+ * at that moment, and runs once more.
+ */
+export interface ReplicaCatchUp {
+  /** Applies up to the log's current tail; false when that cannot be done now (the first answer stands). */
+  catchUp(): Promise<boolean>;
+}
+
+/** Errors that may only mean "not applied here yet"; thrown before a command writes anything. */
+const MAYBE_NOT_YET_APPLIED: ReadonlySet<string> = new Set([
+  'DATABASE_NOT_FOUND', 'TABLE_NOT_FOUND', 'COLUMN_NOT_FOUND', 'INDEX_NOT_FOUND', 'RECORD_NOT_FOUND',
+  'TOPIC_NOT_FOUND', 'ACCOUNT_NOT_FOUND', 'ROLE_NOT_FOUND',
+]);
+
 interface RegisteredCommand {
   definition: CommandDefinition;
   validate: ValidateFunction;
   executor: Executor;
 }
 
+/** Runs a command; when it finds nothing the replica may not have applied yet, catches up and runs it once more. */
+async function runCatchingUp(replica: ReplicaCatchUp, run: Executor, params: unknown, ctx: CommandContext): Promise<unknown> {
+  try {
+    return await run(params, ctx);
+  } catch (error) {
+    if (!(error instanceof EngineError) || !MAYBE_NOT_YET_APPLIED.has(error.id) || !await replica.catchUp()) throw error;
+    return run(params, ctx);
+  }
+}
+
 const SYSTEM_RESOURCE: Resource = Object.freeze({ kind: 'system' });
 
 export class CommandBus {
   private readonly commands = new Map<string, RegisteredCommand>();
+  private replica: ReplicaCatchUp | null = null;
 
   constructor(private readonly authorize: Authorizer) {}
 
@@ -33,12 +62,23 @@ export class CommandBus {
     const { name, handler } = definition;
     const resourceOf = definition.resource;
     const checkRole = definition.access !== 'authenticated';
+    const run: Executor = async (params, ctx) => {
+      if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
+      return handler(params as P, ctx);
+    };
     const executor: Executor = async (params, ctx) => {
       if (!validate(params)) throw paramsError(validate.errors);
+      if (this.replica !== null) return runCatchingUp(this.replica, run, params, ctx);
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
       return handler(params as P, ctx);
     };
     this.commands.set(definition.name, { definition: definition as CommandDefinition, validate, executor });
+  }
+
+  /** Installs a replica's catch-up (see ReplicaCatchUp); one per engine. */
+  setReplicaCatchUp(replica: ReplicaCatchUp): void {
+    if (this.replica !== null) throw new Error('a replica catch-up is installed already');
+    this.replica = replica;
   }
 
   has(name: string): boolean {

@@ -14,6 +14,7 @@ import { definePlugin } from '../../kernel/plugin';
 import { openLink, ensureStream, type LinkOptions } from './stream';
 import { TurnWriter } from './turn-writer';
 import { StreamApplier } from './stream-applier';
+import { streamCatchUp } from './catch-up';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -47,6 +48,7 @@ export default definePlugin({
       applier.run();
       await applier.reached(tail);
       log.info({ node, applied: applier.appliedSequence }, 'cluster: caught up');
+      engine.bus.setReplicaCatchUp(streamCatchUp(link, applier, timeoutMs));
       engine.onClose(async () => {
         // Writes made while the other plugins stop (sessions closing) still go through the stream.
         await writer.close();

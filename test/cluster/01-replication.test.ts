@@ -88,6 +88,33 @@ describe('cluster: replication through the stream', function () {
     await Promise.all([publisher, subscriber].map(end));
   });
 
+  it('a table and a record written through one node are found at once through a node that has not applied them yet (it catches up, then answers)', async function () {
+    const [a, b] = cluster.nodes;
+    const child = b.process!.child;
+    const answers: Array<[string, number, string]> = [];
+    for (let round = 0; round < 5; round++) {
+      const table = `lagging${round}`;
+      // b is stopped, so it cannot have applied what a writes; the requests to it wait in its
+      // sockets beside the stream's records, and it handles them in whatever order it reads them.
+      child.kill('SIGSTOP');
+      try {
+        const created = await call('POST', `${a.http}/engine/api/v1/table/main/${table}`, { body: { fields: [{ name: 'k', type: 'varchar', length: 20 }] } });
+        assert.equal(created.status, 200, created.text);
+        const inserted = await call('POST', `${a.http}/engine/api/v1/record/main/${table}`, { body: { k: `r${round}` } });
+        assert.equal(inserted.status, 200, inserted.text);
+        const id = (inserted.json as { _ids: number[] })._ids[0];
+        const index = call('POST', `${b.http}/engine/api/v1/index/main/${table}/by_k`, { body: { fields: [{ name: 'k' }] } });
+        const record = call('GET', `${b.http}/engine/api/v1/record/main/${table}/${id}`);
+        child.kill('SIGCONT');
+        for (const [what, answer] of [['index', await index], ['record', await record]] as const) answers.push([`${table} ${what}`, answer.status, answer.text]);
+      } finally {
+        child.kill('SIGCONT');
+      }
+    }
+    assert.deepEqual(answers.filter(([, status]) => status !== 200), []);
+    assert.deepEqual(answers.filter(([what]) => what.endsWith('record')).map(([, , text]) => JSON.parse(text).k), ['r0', 'r1', 'r2', 'r3', 'r4']);
+  });
+
   it('REST inserts racing for unique keys on three nodes: one winner per key, the same on every node, and every node holds the same tables, indexes, topics and state', async function () {
     const nodes = cluster.nodes;
     const B = (i: number): string => `${nodes[i].http}/engine/api/v1`;
