@@ -1,0 +1,79 @@
+/**
+ * Delivery that spans the cluster (docs/cluster.md, "Shared subscriptions" and "`$SYS`"): a shared
+ * subscription group with members on three nodes gets each message exactly once across the
+ * cluster, and the cluster-wide `$SYS/cluster/...` figures reach a subscriber on any node.
+ */
+import assert from 'node:assert/strict';
+import mqtt, { type MqttClient } from 'mqtt';
+import { TestCluster } from '../helpers/nats-cluster';
+
+function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+/** Resolves when the client has received a message on `topic`. */
+function received(client: MqttClient, topic: string): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (t: string): void => {
+      if (t !== topic) return;
+      client.off('message', listener);
+      resolve();
+    };
+    client.on('message', listener);
+  });
+}
+
+describe('cluster: shared subscriptions and $SYS across nodes', function () {
+  this.timeout(240_000);
+  let cluster: TestCluster;
+
+  before(async function () {
+    cluster = await TestCluster.start(3);
+  });
+
+  after(async function () {
+    await cluster?.stop();
+  });
+
+  it('a $share group with members on three nodes gets each of 600 QoS 1 messages exactly once across the cluster, and every member gets some', async function () {
+    const members = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `share-member-${i}` })));
+    const got: string[][] = members.map(() => []);
+    members.forEach((client, i) => client.on('message', (topic, payload) => {
+      if (topic === 'shared/t') got[i].push(payload.toString());
+    }));
+    for (const client of members) {
+      await client.subscribeAsync('$share/workers/shared/#', { qos: 1 });
+      await client.subscribeAsync('barrier/#', { qos: 1 });
+    }
+    // Each node announces its members in the stream after the SUBACK; a barrier each member
+    // publishes after its SUBACK comes after that announcement in the stream. Once every member
+    // has received the three barriers, every node has applied every node's membership.
+    const barriers = members.map((client) => Promise.all(members.map((_, j) => received(client, `barrier/${j}`))));
+    await Promise.all(members.map((client, j) => client.publishAsync(`barrier/${j}`, 'x', { qos: 1 })));
+    await Promise.all(barriers);
+
+    const TOTAL = 600;
+    const publisher = await connect(cluster.nodes[0].mqtt, { clientId: 'share-pub' });
+    const sends: Array<Promise<unknown>> = [];
+    for (let n = 0; n < TOTAL; n++) sends.push(publisher.publishAsync('shared/t', String(n), { qos: 1 }));
+    await Promise.all(sends);
+    // A trailing barrier: each node delivers in log order, so once every member has it, every copy
+    // of the 600 any node was going to deliver has been delivered.
+    const end = members.map((client) => received(client, 'barrier/end'));
+    await publisher.publishAsync('barrier/end', 'x', { qos: 1 });
+    await Promise.all(end);
+
+    const all = got.flat();
+    const counts = new Map<string, number>();
+    for (const payload of all) counts.set(payload, (counts.get(payload) ?? 0) + 1);
+    const twice = [...counts].filter(([, count]) => count > 1).map(([payload]) => payload);
+    assert.deepEqual(twice, [], 'no message delivered twice');
+    assert.equal(counts.size, TOTAL, `every message delivered once (${got.map((g) => g.length).join(' + ')})`);
+    for (let i = 0; i < members.length; i++) assert.ok(got[i].length > 0, `the member on ${cluster.nodes[i].name} got some`);
+    await Promise.all([...members, publisher].map((client) => client.endAsync()));
+  });
+});
