@@ -284,6 +284,19 @@ export class MessageCore implements MessageCorePort {
     return this.lifecycle.openSession(clientId, principal, options, outlet);
   }
 
+  storeNewSession(session: Session, outlet: SessionOutlet): Promise<void> | null {
+    if (this.shares === null || !session.persistent) return null;
+    return this.state.whenStored(session).catch((error: unknown) => {
+      // Not stored (quorum lost): the client is refused, and its next attempt starts anew.
+      if (this.sessions.get(session.clientId) === session && session.outlet === outlet) {
+        this.lifecycle.detachOutlet(session);
+        session.will = undefined;
+        this.lifecycle.endSession(session);
+      }
+      throw error;
+    });
+  }
+
   resume(session: Session): void {
     this.lifecycle.resume(session);
   }
