@@ -76,4 +76,25 @@ describe('cluster: shared subscriptions and $SYS across nodes', function () {
     for (let i = 0; i < members.length; i++) assert.ok(got[i].length > 0, `the member on ${cluster.nodes[i].name} got some`);
     await Promise.all([...members, publisher].map((client) => client.endAsync()));
   });
+
+  it('$SYS/cluster/... on any node counts the three nodes and their clients, beside the node\'s own $SYS/broker/...', async function () {
+    // One client connected to each node, then a subscriber on node3 reads the cluster's figures.
+    const clients = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `sys-client-${i}` })));
+    const watcher = await connect(cluster.nodes[2].mqtt, { clientId: 'sys-watcher' });
+    const figures = new Map<string, string>();
+    const waiting: Array<{ check: () => boolean; resolve: () => void }> = [];
+    watcher.on('message', (topic, payload) => {
+      figures.set(topic, payload.toString());
+      for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i].check()) waiting.splice(i, 1)[0].resolve();
+    });
+    const until = (check: () => boolean): Promise<void> => (check() ? Promise.resolve() : new Promise((resolve) => waiting.push({ check, resolve })));
+    await watcher.subscribeAsync(['$SYS/cluster/#', '$SYS/broker/clients/connected'], { qos: 0 });
+    // Each node reports every 10 s and at start; another node's report is published at once where it is applied.
+    await until(() => figures.get('$SYS/cluster/nodes') === '3'
+      && cluster.nodes.every((node) => figures.get(`$SYS/cluster/node/${node.name}/clients/connected`) !== undefined));
+    assert.ok(figures.has('$SYS/broker/clients/connected'), 'the node\'s own figures are still published');
+    assert.ok(Number(figures.get('$SYS/cluster/messages/stored')) >= 0);
+    for (const node of cluster.nodes) assert.match(figures.get(`$SYS/cluster/node/${node.name}/uptime`) ?? '', /^\d+ seconds$/);
+    await Promise.all([...clients, watcher].map((client) => client.endAsync()));
+  });
 });
