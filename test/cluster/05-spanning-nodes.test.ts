@@ -1,11 +1,14 @@
 /**
- * Delivery that spans the cluster (docs/cluster.md, "Shared subscriptions" and "`$SYS`"): a shared
- * subscription group with members on three nodes gets each message exactly once across the
- * cluster, and the cluster-wide `$SYS/cluster/...` figures reach a subscriber on any node.
+ * What spans the nodes of a cluster (docs/cluster.md, "Shared subscriptions", "`$SYS`" and
+ * "Node-bound state"): a shared subscription group with members on three nodes gets each message
+ * exactly once across the cluster; the cluster-wide `$SYS/cluster/...` figures reach a subscriber
+ * on any node; a transaction, cursor or action session opened on one node, used on another,
+ * answers NODE_BOUND (12061) naming the node it lives on.
  */
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { TestCluster } from '../helpers/nats-cluster';
+import { call } from '../helpers/server';
 
 function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -27,7 +30,7 @@ function received(client: MqttClient, topic: string): Promise<void> {
   });
 }
 
-describe('cluster: shared subscriptions and $SYS across nodes', function () {
+describe('cluster: shared subscriptions, $SYS and node-bound state across nodes', function () {
   this.timeout(240_000);
   let cluster: TestCluster;
 
@@ -96,5 +99,42 @@ describe('cluster: shared subscriptions and $SYS across nodes', function () {
     assert.ok(Number(figures.get('$SYS/cluster/messages/stored')) >= 0);
     for (const node of cluster.nodes) assert.match(figures.get(`$SYS/cluster/node/${node.name}/uptime`) ?? '', /^\d+ seconds$/);
     await Promise.all([...clients, watcher].map((client) => client.endAsync()));
+  });
+
+  it('a transaction, cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
+    const [node1, node2] = cluster.nodes;
+    const action = async (node: typeof node1, api: string, name: string, authToken: string | undefined, params: object = {}): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
+      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api, action: name, authToken, params } });
+      assert.equal(r.status, 200, r.text);
+      return r.json;
+    };
+    const login = async (node: typeof node1): Promise<string> => (await action(node, 'admin', 'createSession', undefined, { username: 'admin', password: 'ADMIN' })).result.authToken as string;
+    const token1 = await login(node1);
+    const token2 = await login(node2);
+    assert.equal((await call('POST', `${node1.http}/engine/api/v1/table/main/bound`, { body: { fields: [{ name: 'v', type: 'integer' }] } })).status, 200);
+    assert.equal((await call('POST', `${node1.http}/engine/api/v1/record/main/bound`, { body: { v: 1 } })).status, 200);
+
+    const boundToNode1 = (answer: { errorCode: number; errorMessage: string }, what: string): void => {
+      assert.equal(answer.errorCode, 12061, JSON.stringify(answer));
+      assert.match(answer.errorMessage, new RegExp(`${what} was opened on node "node1".*this is node "node2"`));
+    };
+    // The action session (its authToken) of node1, on node2.
+    boundToNode1(await action(node2, 'db', 'createTransaction', token1), 'action session');
+    // A transaction of node1, on node2 (with node2's own session).
+    const { transactionId } = (await action(node1, 'db', 'createTransaction', token1)).result as { transactionId: string };
+    assert.match(transactionId, /^node1\./);
+    boundToNode1(await action(node2, 'db', 'commitTransaction', token2, { transactionId }), 'transaction');
+    boundToNode1(await action(node2, 'db', 'getRecordsByTable', token2, { tableName: 'bound', transactionId }), 'transaction');
+    // A cursor of node1, on node2.
+    const opened = await action(node1, 'db', 'getRecordsByTable', token1, { tableName: 'bound', returnCursor: true });
+    const cursorId = opened.result.cursorId as string;
+    assert.match(cursorId, /^node1\./, JSON.stringify(opened));
+    boundToNode1(await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId }), 'cursor');
+    // They still work on node1; ids no node made answer as they always did.
+    assert.equal((await action(node1, 'db', 'getRecordsFromCursor', token1, { cursorId })).errorCode, 0);
+    assert.equal((await action(node1, 'db', 'commitTransaction', token1, { transactionId })).errorCode, 0);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'node2.unknown' })).errorCode, 4080);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'unknown' })).errorCode, 4080);
+    assert.equal((await action(node2, 'db', 'createTransaction', 'node2.unknown')).errorCode, 12031);
   });
 });
