@@ -42,7 +42,7 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     await cluster?.stop();
   });
 
-  it('a $share group with members on three nodes gets each of 600 QoS 1 messages exactly once across the cluster, and every member gets some', async function () {
+  it('a $share group with members on three nodes gets each of 600 QoS 1 messages exactly once across the cluster, every member gets some, and once one leaves the other two share the next 300 once each', async function () {
     const members = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `share-member-${i}` })));
     const got: string[][] = members.map(() => []);
     members.forEach((client, i) => client.on('message', (topic, payload) => {
@@ -77,6 +77,23 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     assert.deepEqual(twice, [], 'no message delivered twice');
     assert.equal(counts.size, TOTAL, `every message delivered once (${got.map((g) => g.length).join(' + ')})`);
     for (let i = 0; i < members.length; i++) assert.ok(got[i].length > 0, `the member on ${cluster.nodes[i].name} got some`);
+
+    // node2's only member leaves the group: its withdrawal reaches every node before the next
+    // barrier, and from then on the other two members share every message, still once each.
+    await members[1].unsubscribeAsync('$share/workers/shared/#');
+    const again = members.map((client) => received(client, 'barrier/left'));
+    await members[1].publishAsync('barrier/left', 'x', { qos: 1 });
+    await Promise.all(again);
+    for (const list of got) list.length = 0;
+    for (let n = 0; n < 300; n++) sends.push(publisher.publishAsync('shared/t', `after-${n}`, { qos: 1 }));
+    await Promise.all(sends);
+    const end2 = members.map((client) => received(client, 'barrier/end2'));
+    await publisher.publishAsync('barrier/end2', 'x', { qos: 1 });
+    await Promise.all(end2);
+    assert.deepEqual(got[1], [], 'nothing for the member that left');
+    const after = [...got[0], ...got[2]];
+    assert.equal(new Set(after).size, after.length, 'no message twice after the member left');
+    assert.equal(after.length, 300, `every message once after the member left (${got[0].length} + ${got[2].length})`);
     await Promise.all([...members, publisher].map((client) => client.endAsync()));
   });
 
