@@ -137,6 +137,9 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     };
     // The action session (its authToken) of node1, on node2.
     boundToNode1(await action(node2, 'db', 'createTransaction', token1), 'action session');
+    const rest = await call('GET', `${node2.http}/engine/api/v1/table/main`, { auth: null, headers: { authorization: `Bearer ${token1}` } });
+    assert.equal(rest.status, 421, rest.text);
+    boundToNode1(rest.json, 'action session');
     // A transaction of node1, on node2 (with node2's own session).
     const { transactionId } = (await action(node1, 'db', 'createTransaction', token1)).result as { transactionId: string };
     assert.match(transactionId, /^node1\./);
