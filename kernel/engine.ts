@@ -22,6 +22,7 @@ import { IdleExpiry } from './idle-expiry';
 import { MetricsRegistry } from './metrics';
 import { Readiness } from './readiness';
 import { ApiSessions } from './sessions/api-sessions';
+import { NodeBoundIds } from './node-bound';
 import { ClientConnections } from './sessions/client-connections';
 import type { EngineServices } from './services';
 import type { EnginePlugin } from './plugin';
@@ -70,6 +71,8 @@ export class Engine {
   /** Idle expiry of sessions, cursors and transactions, on the engine's one clock. */
   readonly idleExpiry: IdleExpiry;
   readonly apiSessions: ApiSessions;
+  /** Ids of node-bound state (transactions, cursors, action sessions) carry the node's name in a cluster. */
+  readonly nodeIds: NodeBoundIds;
   /** The live connection holding each client name (the sessions are the message core's). */
   readonly clientConnections = new ClientConnections();
   readonly plugins: LoadedPlugin[] = [];
@@ -119,10 +122,11 @@ export class Engine {
       ],
     });
     this.idleExpiry = new IdleExpiry(this.clock);
+    this.nodeIds = new NodeBoundIds(options.settings.cluster_node_name ?? null);
     this.apiSessions = new ApiSessions(this.idleExpiry, {
       maxIdleSeconds: options.settings.session_max_idle_timeout_seconds,
       maxLifetimeSeconds: options.settings.session_max_lifetime_seconds,
-    });
+    }, this.nodeIds);
   }
 
   /** Loads the plugins, opens the kernel catalogs, runs start hooks (listeners open). */

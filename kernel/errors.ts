@@ -76,6 +76,8 @@ export const ERRORS = {
   STORAGE_FULL: { code: 12050, status: 507, message: 'the storage is full ({reason}): writes are refused until space is freed, reads still work' },
   // Cluster (plugins/cluster-nats, docs/cluster.md)
   CLUSTER_UNAVAILABLE: { code: 12060, status: 503, message: 'the cluster did not confirm the write ({reason}): it {outcome}' },
+  // A transaction, cursor or action session of another node (kernel/node-bound.ts): 421 Misdirected Request.
+  NODE_BOUND: { code: 12061, status: 421, message: 'this {what} was opened on node "{node}" and can only be used there (this is node "{here}")' },
   INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },
 } as const satisfies Record<string, ErrorDefinition>;
 

@@ -8,6 +8,7 @@
  * Kept in memory: a restart ends every session (clients create a new one).
  */
 import { randomBytes } from 'node:crypto';
+import { NodeBoundIds } from '../node-bound';
 import { EngineError } from '../errors';
 import type { IdleExpiry, IdleRegistry } from '../idle-expiry';
 
@@ -51,7 +52,12 @@ export class ApiSessions {
   private readonly byId = new Map<string, ApiSession>();
   private readonly endListeners: Array<(session: ApiSession) => void> = [];
 
-  constructor(expiry: IdleExpiry, private readonly limits: SessionLimits) {
+  constructor(
+    expiry: IdleExpiry,
+    private readonly limits: SessionLimits,
+    /** In a cluster, tokens carry this node's name (another node answers NODE_BOUND). */
+    private readonly nodeIds = new NodeBoundIds(null),
+  ) {
     this.byToken = expiry.registry<ApiSession>({
       idleTimeoutMs: (session) => session.settings.idleConnectionTimeoutSeconds * 1000,
       endsAt: (session) => (limits.maxLifetimeSeconds > 0 ? session.createdAt + limits.maxLifetimeSeconds * 1000 : undefined),
@@ -62,7 +68,7 @@ export class ApiSessions {
   create(account: string, settings: ApiSessionSettings): ApiSession {
     const now = this.byToken.now();
     const session: ApiSession = {
-      authToken: randomBytes(24).toString('base64url'),
+      authToken: this.nodeIds.make(randomBytes(24).toString('base64url')),
       id: randomBytes(16).toString('base64url'),
       account,
       createdAt: now,
@@ -79,10 +85,16 @@ export class ApiSessions {
     session.settings = this.capped(settings);
   }
 
-  /** The live session of a token, marked as used; throws INVALID_TOKEN when unknown, idle too long or past its lifetime. */
+  /**
+   * The live session of a token, marked as used; throws INVALID_TOKEN when unknown, idle too long or
+   * past its lifetime, NODE_BOUND when another node of the cluster made it.
+   */
   use(authToken: unknown): ApiSession {
     const session = typeof authToken === 'string' ? this.byToken.get(authToken) : undefined;
-    if (!session) throw new EngineError('INVALID_TOKEN');
+    if (!session) {
+      this.nodeIds.checkElsewhere(authToken, 'action session');
+      throw new EngineError('INVALID_TOKEN');
+    }
     this.byToken.touch(session);
     return session;
   }

@@ -159,6 +159,13 @@ export interface MessageLogPort {
   countTopic(topic: string, fromSequence?: number): number;
   /** The highest sequence whose commit is durable (0 when none): a position no crash can hand out again. */
   lastSequence(): number;
+  /**
+   * The sequence the last append applied was given, durable or not (0 when none): where an entry
+   * applied now stands among the messages. Every node of a cluster applies the same entries in the
+   * same order, so this number, read while an entry is applied (an `operations.tap` listener), is
+   * the same on every node (docs/cluster.md, "Shared subscriptions").
+   */
+  assignedSequence(): number;
   /** The bytes the log takes in the store (its messages and its topic index), read from the store's page counts. */
   byteSize(): number;
 

@@ -190,7 +190,9 @@ export class TurnWriter {
 }
 
 function unavailable(reason: string, outcome: string): EngineError {
-  return new EngineError('CLUSTER_UNAVAILABLE', { reason, outcome });
+  // `stored`: what a protocol tells its client (an MQTT publisher is disconnected unless 'no').
+  const stored = outcome.startsWith('was not') ? 'no' : outcome.startsWith('was stored') ? 'yes' : 'unknown';
+  return new EngineError('CLUSTER_UNAVAILABLE', { reason, outcome, stored });
 }
 
 function describe(error: unknown): string {

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
 import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
+import { NodeBoundIds } from '../../kernel/node-bound';
 import type { RecordCursor } from '../../kernel/storage/storage-port';
 import type { ColumnDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { ValueFormat } from '../../lib/values/wire-format';
@@ -53,7 +54,12 @@ export class CursorRegistry {
    * `idleTimeoutMs(owner)` is read on every check, so a change (the owning session's
    * idleCursorTimeoutSeconds) applies at once.
    */
-  constructor(expiry: IdleExpiry, idleTimeoutMs: (owner: string) => number) {
+  constructor(
+    expiry: IdleExpiry,
+    idleTimeoutMs: (owner: string) => number,
+    /** In a cluster, ids carry this node's name (another node answers NODE_BOUND). */
+    private readonly nodeIds = new NodeBoundIds(null),
+  ) {
     this.cursors = expiry.registry<CursorEntry>({
       idleTimeoutMs: (entry) => idleTimeoutMs(entry.owner),
       expired: (entry) => closeQuietly(entry),
@@ -65,13 +71,14 @@ export class CursorRegistry {
   }
 
   add(cursor: NewCursor): CursorEntry {
-    const entry: CursorEntry = { ...cursor, id: randomBytes(18).toString('base64url'), lastUsedAt: 0, busy: undefined };
+    const entry: CursorEntry = { ...cursor, id: this.nodeIds.make(randomBytes(18).toString('base64url')), lastUsedAt: 0, busy: undefined };
     return this.cursors.add(entry.id, entry);
   }
 
-  /** The owner's live cursor, not marked as used; throws CURSOR_NOT_FOUND (unknown, expired or foreign). */
+  /** The owner's live cursor, not marked as used; throws CURSOR_NOT_FOUND (unknown, expired or foreign), NODE_BOUND (another node's). */
   find(owner: string, cursorId: string): CursorEntry {
     const entry = this.cursors.get(cursorId);
+    if (!entry) this.nodeIds.checkElsewhere(cursorId, 'cursor');
     if (!entry || entry.owner !== owner) throw new EngineError('CURSOR_NOT_FOUND', { cursorId });
     return entry;
   }

@@ -25,12 +25,13 @@ export function registerDataCommands(engine: Engine): DataContext {
       const sessionId = owner.startsWith(SESSION_OWNER) ? owner.slice(SESSION_OWNER.length) : undefined;
       const seconds = sessionId === undefined ? undefined : engine.apiSessions.findById(sessionId)?.settings.idleCursorTimeoutSeconds;
       return (seconds ?? engine.settings.cursor_idle_timeout_seconds) * 1000;
-    }),
+    }, engine.nodeIds),
     transactions: new TransactionRegistry(
       engine.idleExpiry,
       getStorage,
       () => engine.settings.transaction_idle_timeout_seconds * 1000,
       (ctx, write) => engine.authorize(ctx, write.command, write.resource),
+      engine.nodeIds,
     ),
   };
 

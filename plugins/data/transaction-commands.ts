@@ -13,6 +13,7 @@
 import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
 import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
+import { NodeBoundIds } from '../../kernel/node-bound';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TransactionParams, TransactionResult } from '../../lib/data/command-types';
 import { ownerOf, type DataContext } from './data-context';
@@ -25,7 +26,10 @@ export interface TransactionWrite {
 }
 
 interface OpenTransaction {
+  /** The id the client holds (in a cluster: the node's name, then the store's id). */
   readonly id: string;
+  /** The store's id of the transaction. */
+  readonly storageId: string;
   readonly owner: string;
   lastUsedAt: number;
   /** Distinct writes, keyed by command and resource, re-authorized at commit. */
@@ -40,10 +44,12 @@ export class TransactionRegistry {
     private readonly storage: () => StoragePort,
     idleTimeoutMs: () => number,
     private readonly authorize: (ctx: CommandContext, write: TransactionWrite) => void,
+    /** In a cluster, ids carry this node's name (another node answers NODE_BOUND). */
+    private readonly nodeIds = new NodeBoundIds(null),
   ) {
     this.open = expiry.registry<OpenTransaction>({
       idleTimeoutMs,
-      expired: (entry) => this.rollbackQuietly(entry.id),
+      expired: (entry) => this.rollbackQuietly(entry.storageId),
     });
   }
 
@@ -52,21 +58,22 @@ export class TransactionRegistry {
   }
 
   begin(owner: string): string {
-    const id = this.storage().beginTransaction();
-    this.open.add(id, { id, owner, lastUsedAt: 0, writes: new Map() });
+    const storageId = this.storage().beginTransaction();
+    const id = this.nodeIds.make(storageId);
+    this.open.add(id, { id, storageId, owner, lastUsedAt: 0, writes: new Map() });
     return id;
   }
 
   /**
-   * The id when `ctx` owns the open transaction, marked as used (and `write` remembered for the
-   * commit); else TRANSACTION_NOT_FOUND. Undefined passes.
+   * The store's id when `ctx` owns the open transaction, marked as used (and `write` remembered for
+   * the commit); else TRANSACTION_NOT_FOUND (NODE_BOUND: another node's). Undefined passes.
    */
   check(ctx: CommandContext, transactionId: string | undefined, write?: TransactionWrite): string | undefined {
     if (transactionId === undefined) return undefined;
     const entry = this.owned(ctx, transactionId);
     this.open.touch(entry);
     if (write) entry.writes.set(`${write.command} ${JSON.stringify(write.resource)}`, write);
-    return transactionId;
+    return entry.storageId;
   }
 
   async commit(ctx: CommandContext, transactionId: string): Promise<void> {
@@ -76,16 +83,16 @@ export class TransactionRegistry {
     try {
       for (const write of entry.writes.values()) this.authorize(ctx, write);
     } catch (error) {
-      this.rollbackQuietly(transactionId);
+      this.rollbackQuietly(entry.storageId);
       throw error;
     }
-    await this.storage().commitTransaction(transactionId);
+    await this.storage().commitTransaction(entry.storageId);
   }
 
   rollback(ctx: CommandContext, transactionId: string): void {
-    this.owned(ctx, transactionId);
+    const entry = this.owned(ctx, transactionId);
     this.open.delete(transactionId);
-    this.storage().rollbackTransaction(transactionId);
+    this.storage().rollbackTransaction(entry.storageId);
   }
 
   /** Rolls back every open transaction of an owner (its session ended). */
@@ -93,19 +100,20 @@ export class TransactionRegistry {
     for (const [id, entry] of this.open.all()) {
       if (entry.owner !== owner) continue;
       this.open.delete(id);
-      this.rollbackQuietly(id);
+      this.rollbackQuietly(entry.storageId);
     }
   }
 
   rollbackAll(): void {
-    for (const [id] of this.open.all()) {
+    for (const [id, entry] of this.open.all()) {
       this.open.delete(id);
-      this.rollbackQuietly(id);
+      this.rollbackQuietly(entry.storageId);
     }
   }
 
   private owned(ctx: CommandContext, transactionId: string): OpenTransaction {
     const entry = this.open.get(transactionId);
+    if (entry === undefined) this.nodeIds.checkElsewhere(transactionId, 'transaction');
     if (entry?.owner !== ownerOf(ctx)) throw new EngineError('TRANSACTION_NOT_FOUND', { transactionId });
     return entry;
   }

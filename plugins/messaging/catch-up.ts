@@ -180,7 +180,7 @@ export class CatchUp {
       take: (kept, logged, now) => {
         const topic = kept ? kept.topic : logged!.topic;
         const sequence = kept ? kept.sequence : logged!.sequence;
-        if (topicMatches(group.filter, topic)) {
+        if (topicMatches(group.filter, topic) && (this.core.shares === null || this.core.shares.mine(group.share, group.filter, sequence))) {
           const message = kept ?? recent.at(sequence) ?? fromLogged(logged!);
           const lifetime = remainingLifetime(message, now);
           if (lifetime === undefined || lifetime > 0) {

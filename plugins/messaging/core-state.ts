@@ -31,6 +31,8 @@ export class CoreState {
   private flushScheduled = false;
   /** The sequence up to which retained pointers are durable (see replayRetained). */
   private retainedCheckpoint = 0;
+  /** Sessions whose next write someone waits for (whenStored). */
+  private storedWaiters: Map<Session, Array<{ resolve(): void; reject(error: unknown): void }>> | null = null;
 
   constructor(
     private readonly core: MessageCore,
@@ -131,6 +133,17 @@ export class CoreState {
     setImmediate(() => this.flushDirty());
   }
 
+  /** The session is written in this turn's commit; resolves once that write is stored, rejects when it is not. */
+  whenStored(session: Session): Promise<void> {
+    this.markDirty(session);
+    return new Promise((resolve, reject) => {
+      this.storedWaiters ??= new Map();
+      let waiting = this.storedWaiters.get(session);
+      if (waiting === undefined) this.storedWaiters.set(session, waiting = []);
+      waiting.push({ resolve, reject });
+    });
+  }
+
   /** The session is written with its next write or by the sweep (a PUBACK: see acknowledge). */
   markLazy(session: Session): void {
     this.lazyDirty.add(session);
@@ -177,8 +190,18 @@ export class CoreState {
       session.storedPosition = stored.position;
       // One commit: its failure is reported once, below.
       written.catch(() => undefined);
+      const waiting = this.storedWaiters?.get(session);
+      if (waiting !== undefined) {
+        this.storedWaiters!.delete(session);
+        for (const w of waiting) written.then(w.resolve, w.reject);
+      }
     }
     this.dirty.clear();
+    if (this.storedWaiters !== null && this.storedWaiters.size > 0) {
+      // Not written (no longer persistent, or replaced): nothing to wait for.
+      for (const waiting of this.storedWaiters.values()) for (const w of waiting) w.resolve();
+      this.storedWaiters.clear();
+    }
     const waiting = this.sendAfterCommit;
     if (waiting.length === 0) return;
     this.sendAfterCommit = [];

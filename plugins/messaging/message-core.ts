@@ -34,6 +34,7 @@ import { CatchUp } from './catch-up';
 import { Subscriptions } from './subscriptions';
 import { SessionLifecycle } from './session-lifecycle';
 import { ApiSessions, type SessionRead } from './api-sessions';
+import { ClusterShares } from './cluster-shares';
 
 export { CONNECT_COMMAND, PUBLISH_COMMAND, SUBSCRIBE_COMMAND, TAKEOVER_COMMAND } from '../../kernel/messaging/session-types';
 export type { OpenSessionOptions } from '../../kernel/messaging/session-types';
@@ -83,6 +84,8 @@ export class MessageCore implements MessageCorePort {
   readonly subscriptions: Subscriptions;
   readonly lifecycle: SessionLifecycle;
   readonly apiSessions: ApiSessions;
+  /** In a cluster: which node delivers each message of a shared group (null on a single node). */
+  readonly shares: ClusterShares | null;
   closed = false;
   private readonly batch: PublishBatch<OwnAppend>;
   private timer?: NodeJS.Timeout;
@@ -102,6 +105,8 @@ export class MessageCore implements MessageCorePort {
     this.subscriptions = new Subscriptions(this);
     this.lifecycle = new SessionLifecycle(this);
     this.apiSessions = new ApiSessions(this);
+    this.shares = ClusterShares.forEngine(engine, this.messageLog, this.log);
+    if (this.shares !== null) this.tree.groupSizeChanged = this.shares.groupSize;
     const flow = this.flow = new FlowControl(() => this.batch.backlog);
     this.batch = new PublishBatch<OwnAppend>(
       this.messageLog,
@@ -127,6 +132,7 @@ export class MessageCore implements MessageCorePort {
     this.router.routedUpTo = this.messageLog.lastSequence();
     this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now()));
     this.state.loadRetained();
+    this.shares?.load();
     this.unfollow = this.messageLog.follow((messages) => this.router.committed(messages));
     this.timer = setInterval(() => this.sweep(), 1000).unref();
   }
@@ -136,6 +142,7 @@ export class MessageCore implements MessageCorePort {
     this.state.closing();
     if (this.timer) clearInterval(this.timer);
     this.unfollow?.();
+    this.shares?.close();
     const now = this.engine.clock.now();
     for (const session of this.sessions.values()) {
       if (session.online && session.persistent) {
@@ -158,6 +165,7 @@ export class MessageCore implements MessageCorePort {
     this.lifecycle.checkpointPositions();
     this.state.flushLazy();
     this.catchUp.dropEmptyGroups();
+    this.shares?.retry();
     this.lifecycle.sweep(now);
   }
 
@@ -274,6 +282,19 @@ export class MessageCore implements MessageCorePort {
 
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
     return this.lifecycle.openSession(clientId, principal, options, outlet);
+  }
+
+  storeNewSession(session: Session, outlet: SessionOutlet): Promise<void> | null {
+    if (this.shares === null || !session.persistent) return null;
+    return this.state.whenStored(session).catch((error: unknown) => {
+      // Not stored (quorum lost): the client is refused, and its next attempt starts anew.
+      if (this.sessions.get(session.clientId) === session && session.outlet === outlet) {
+        this.lifecycle.detachOutlet(session);
+        session.will = undefined;
+        this.lifecycle.endSession(session);
+      }
+      throw error;
+    });
   }
 
   resume(session: Session): void {

@@ -148,7 +148,11 @@ export class Router {
     } else if (direct.length > 1) {
       this.routeMany(matches, message);
     }
-    for (const group of matches.groups) this.offerShared(group, message);
+    const shares = this.core.shares;
+    for (const group of matches.groups) {
+      // In a cluster, one node delivers each message of a group (cluster-shares.ts).
+      if (shares === null || shares.mine(group.share, group.filter, message.sequence)) this.offerShared(group, message);
+    }
     return matches;
   }
 

@@ -102,6 +102,8 @@ export class SubscriptionTree<S, O> {
   private readonly cache = new Map<string, TopicMatches<S, O>>();
   private count = 0;
   private changes = 0;
+  /** Told when a shared group gains or loses a member (cluster-shares.ts announces it). */
+  groupSizeChanged: ((share: string, filter: string, members: number) => void) | null = null;
 
   /** Bumped by every change of the subscriptions: matches of an older generation are stale. */
   get generation(): number {
@@ -146,6 +148,7 @@ export class SubscriptionTree<S, O> {
       if (index >= 0) members[index] = member;
       else members.push(member);
       group.members = Object.freeze(members);
+      if (index < 0) this.groupSizeChanged?.(shared.share, shared.filter, members.length);
     }
     this.changed();
     return replaced;
@@ -270,6 +273,7 @@ export class SubscriptionTree<S, O> {
       if (group !== undefined) {
         group.members = Object.freeze(group.members.filter((m) => m.subscriber !== subscriber));
         if (group.members.length === 0) node.groups.delete(shared.share);
+        this.groupSizeChanged?.(shared.share, shared.filter, group.members.length);
       }
     }
     for (let i = path.length - 1; i > 0 && path[i].isEmpty(); i--) path[i - 1].children.delete(levels[i - 1]);

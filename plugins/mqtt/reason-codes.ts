@@ -79,7 +79,8 @@ export interface ConnackRefusal {
  *   code for a temporary refusal (0x8A "Banned" says the client should not come back, 0x86
  *   would say the password is wrong when it was never checked); 3.1.1 0x03 "Server
  *   unavailable", its only temporary code. The MQTT 5 reason string says when to retry.
- * - NOT_AVAILABLE: 3.1.1 0x03, MQTT 5 0x88.
+ * - NOT_AVAILABLE, and CLUSTER_UNAVAILABLE (a new persistent session the cluster could not store,
+ *   docs/cluster.md): 3.1.1 0x03, MQTT 5 0x88 Server unavailable.
  * - anything else: 3.1.1 0x03, MQTT 5 0x80 (the detail stays in the server log).
  */
 export function connackRefusal(error: EngineError, protocolVersion: number): ConnackRefusal {
@@ -93,6 +94,7 @@ export function connackRefusal(error: EngineError, protocolVersion: number): Con
     case 'TOO_MANY_FAILED_LOGINS':
       return { code: v5 ? REASON.CONNECTION_RATE_EXCEEDED : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
     case 'NOT_AVAILABLE':
+    case 'CLUSTER_UNAVAILABLE':
       return { code: v5 ? REASON.SERVER_UNAVAILABLE : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
     default:
       return { code: v5 ? REASON.UNSPECIFIED_ERROR : RETURN_CODE_311.SERVER_UNAVAILABLE, reasonString: error.message };
@@ -108,4 +110,20 @@ export function connackRefusal(error: EngineError, protocolVersion: number): Con
 export function publishFailureReason(error: unknown): number {
   if (isEngineError(error) && error.id === 'STORAGE_FULL') return REASON.QUOTA_EXCEEDED;
   return REASON.UNSPECIFIED_ERROR;
+}
+
+/**
+ * Whether a PUBLISH that was not confirmed may be stored all the same: a cluster write whose
+ * outcome is unknown or that the stream holds but this node did not apply in time
+ * (CLUSTER_UNAVAILABLE, `stored` not 'no'; docs/cluster.md). Its publisher is then disconnected
+ * (MQTT 5: DISCONNECT 0x80 with the reason), never told it failed: it sends again (DUP) once
+ * connected, rather than give up on a message subscribers may get.
+ */
+export function publishMayBeStored(error: unknown): boolean {
+  return isEngineError(error) && error.id === 'CLUSTER_UNAVAILABLE' && error.details.stored !== 'no';
+}
+
+/** A PUBLISH the cluster surely stored, though not confirmed in time: a QoS 2 resend is not stored again. */
+export function publishSurelyStored(error: unknown): boolean {
+  return isEngineError(error) && error.id === 'CLUSTER_UNAVAILABLE' && error.details.stored === 'yes';
 }

@@ -84,9 +84,16 @@ export function basicAuth(engine: Engine) {
     }
     const bearer = header === undefined ? null : /^\s*bearer\s+(\S+)\s*$/i.exec(header);
     if (bearer) {
-      // Anything but a live token is answered as any bad credential (401, 12033, the Basic challenge).
+      // Anything but a live token is answered as any bad credential (401, 12033, the Basic challenge),
+      // but another cluster node's token, which says where it lives (421, 12061).
       const session = engine.apiSessions.findByToken(bearer[1]);
       if (!session) {
+        try {
+          engine.nodeIds.checkElsewhere(bearer[1], 'action session');
+        } catch (error) {
+          replyRestError(reply, request, error);
+          return;
+        }
         unauthorized(request, reply);
         return;
       }

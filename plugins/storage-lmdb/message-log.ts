@@ -550,6 +550,7 @@ export class LmdbMessageLog implements MessageLogPort {
   // ---- reads (log-reads.ts) -----------------------------------------------------------------
 
   lastSequence(): number { return this.durableSeq; }
+  assignedSequence(): number { return this.nextSeq - 1; }
 
   byteSize(): number { return dbBytes(this.log) + dbBytes(this.topicIndex.db); }
   read(sequence: number): LoggedMessage | undefined { return this.reads.read(sequence); }

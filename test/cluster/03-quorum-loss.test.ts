@@ -1,8 +1,9 @@
 /**
  * Quorum loss (docs/cluster.md, "Failures"): with two of the three nats-servers killed, the
  * stream cannot store anything. Writes then fail clearly within `cluster_request_timeout_ms`
- * (REST 503 and the action error 12060 CLUSTER_UNAVAILABLE, MQTT 5 PUBACK 0x80, a 3.1.1 publisher
- * disconnected) and never answer success; reads are served from the node's own store; once the
+ * (REST 503 and the action error 12060 CLUSTER_UNAVAILABLE, MQTT 5 PUBACK 0x80 when surely not stored and
+ * DISCONNECT when it may have been, a 3.1.1 publisher disconnected, CONNACK 0x88 / 0x03 for a new
+ * persistent session) and never answer success; reads are served from the node's own store; once the
  * servers are back, writes succeed again without anyone restarting the nodes.
  */
 import assert from 'node:assert/strict';
@@ -30,7 +31,7 @@ describe('cluster: quorum loss', function () {
     await cluster?.stop();
   });
 
-  it('with two of three nats-servers down, writes fail with 503 / 12060 / PUBACK 0x80, reads work, and writes succeed again once the servers are back', async function () {
+  it('with two of three nats-servers down, writes fail with 503 / 12060 / PUBACK 0x80 or DISCONNECT by outcome / CONNACK 0x88 for a new persistent session, reads work, and writes succeed again once the servers are back', async function () {
     const node = cluster.nodes[0];
     const B = `${node.http}/engine/api/v1`;
     assert.equal((await call('POST', `${B}/table/main/things`, { body: { fields: [{ name: 'name', type: 'varchar', length: 20 }] } })).status, 200);
@@ -52,10 +53,26 @@ describe('cluster: quorum loss', function () {
     assert.equal(action.status, 200);
     assert.equal(action.json.errorCode, 12060, action.text);
 
-    await assert.rejects(v5.publishAsync('quorum/t', 'x', { qos: 1 }), (error: { code?: number }) => error.code === 0x80);
+    // MQTT 5: PUBACK 0x80 when the write surely was not stored; DISCONNECT 0x80 saying so when it
+    // may have been (the client sends it again once connected). Never a PUBACK of success.
+    const disconnected = new Promise<{ reasonCode?: number; properties?: { reasonString?: string } }>((resolve) => v5.once('disconnect', resolve));
+    const v5Reply = await Promise.race([
+      v5.publishAsync('quorum/t', 'v5-during', { qos: 1 }).then(() => 'success', (error: { code?: number }) => `refused ${error.code}`),
+      disconnected.then((packet) => `disconnect ${packet.reasonCode} ${packet.properties?.reasonString ?? ''}`),
+    ]);
+    assert.match(v5Reply, /^(refused 128|disconnect 128 .*(may have been stored|was stored))/, v5Reply);
     const closed = new Promise<void>((resolve) => v311.once('close', () => resolve()));
     v311.publish('quorum/t', 'x', { qos: 1 });
     await closed;
+
+    // A new persistent session cannot be stored: CONNACK 0x88 (3.1.1: 0x03), never accepted and
+    // then lost. A clean session needs no write and is accepted.
+    await assert.rejects(connect(node.mqtt, { clientId: 'quorum-new-v5', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 300 } }),
+      (error: { code?: number }) => error.code === 0x88);
+    await assert.rejects(connect(node.mqtt, { clientId: 'quorum-new-311', protocolVersion: 4, clean: false }),
+      (error: { code?: number }) => error.code === 3);
+    const clean = await connect(node.mqtt, { clientId: 'quorum-clean', protocolVersion: 4, clean: true });
+    clean.end(true);
 
     // Reads are the node's own.
     const read = await call('GET', `${B}/record/main/things/${first.json._ids?.[0] ?? 1}`);
@@ -71,8 +88,13 @@ describe('cluster: quorum loss', function () {
       status = again.status;
       if (status !== 200) assert.equal(again.status, 503, again.text);
     }
-    await v5.publishAsync('quorum/t', 'back', { qos: 1 });
+    const v5Again = await connect(node.mqtt, { clientId: 'quorum-v5', protocolVersion: 5 });
+    await v5Again.publishAsync('quorum/t', 'back', { qos: 1 });
+    v5Again.end(true);
     v5.end(true);
+    // Once quorum is back the new persistent session is accepted, as a new session.
+    const persistent = await connect(node.mqtt, { clientId: 'quorum-new-v5', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 300 } });
+    persistent.end(true);
     // Nothing refused as "was not stored" was stored. A write whose stream request timed out is
     // refused as "may have been stored" (the stream's leader may hold it and commit it once
     // quorum returns): only those may show up.
@@ -81,5 +103,11 @@ describe('cluster: quorum loss', function () {
     const names = (rows.json._records as Array<{ name: string }>).map((r) => r.name);
     const outcomeUnknown = [refused.text, action.text].filter((text) => /may have been stored/.test(text)).length;
     assert.ok(names.filter((name) => name === 'during').length <= outcomeUnknown, `${JSON.stringify(names)}; refusals: ${refused.text} ${action.text}`);
+    // An MQTT 5 publish refused with PUBACK 0x80 was surely not stored.
+    const messages = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: 'getMessagesFromMqTopic', authToken, params: { topic: 'quorum/t', startFrom: 'head', maxMessages: 100 } } });
+    assert.equal(messages.json.errorCode, 0, messages.text);
+    const payloads = (messages.json.result.messages as Array<{ payload: string }>).map((m) => Buffer.from(m.payload, 'hex').toString());
+    assert.ok(payloads.includes('back'), messages.text);
+    if (v5Reply.startsWith('refused')) assert.ok(!payloads.includes('v5-during'), `${v5Reply}: ${JSON.stringify(payloads)}`);
   });
 });

@@ -94,4 +94,30 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
       await store.close();
     }
   });
+
+  it('a listener told of a state write applied between two appends reads the same assignedSequence wherever the records are applied, before they are durable', async function () {
+    // What cluster-shares.ts pins a shared group's membership to: the place of a state write among the messages.
+    const records: OperationEntry[][] = [
+      [append('x', 0, 2), { op: 'state.put', key: 'share-members/n1/g/t', value: 1 }, append('x', 2, 3)],
+      [{ op: 'state.put', key: 'share-members/n2/g/t', value: 2 }, append('y', 0, 1)],
+    ];
+    const seen: number[][] = [];
+    for (let run = 0; run < 2; run++) {
+      const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+      const places: number[] = [];
+      try {
+        assert.equal(store.messageLog.assignedSequence(), 0);
+        store.operations.tap((entry) => { if (entry.op === 'state.put') places.push(store.messageLog.assignedSequence()); });
+        const pending = records.flatMap((entries, i) => store.operations.applyAt(i + 1, entries));
+        // Numbered when applied, before the commit is durable.
+        assert.equal(store.messageLog.assignedSequence(), 6);
+        await Promise.all(pending);
+        assert.equal(store.messageLog.lastSequence(), 6);
+      } finally {
+        await store.close();
+      }
+      seen.push(places);
+    }
+    assert.deepEqual(seen, [[2, 5], [2, 5]]);
+  });
 });

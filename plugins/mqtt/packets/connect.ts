@@ -12,6 +12,7 @@ import type { Principal } from '../../../kernel/auth/principal';
 import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
 import { CONNECT_COMMAND, SESSION_NEVER_EXPIRES, type WillMessage } from '../../../kernel/messaging/session-types';
+import type { SessionHandle } from '../../../kernel/messaging/message-core-port';
 import type { QoS } from '../../../kernel/messaging/message';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
@@ -126,6 +127,24 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   const will = packet.will;
   if (will) core.setWill(session, willMessage(connection, will, clientId));
 
+  // In a cluster, a new persistent session is stored first: while the stream cannot take writes
+  // it is refused with 0x88 / 0x03, never confirmed and then lost (docs/cluster.md).
+  const storing = core.storeNewSession(session, connection);
+  if (storing !== null) {
+    storing.then(
+      () => { if (connection.state === 'connecting') confirm(connection, session, present, principal, clientId, keepAlive, assigned); },
+      (error: unknown) => refuse(connection, connackRefusal(toEngineError(error), level)),
+    );
+    return;
+  }
+  confirm(connection, session, present, principal, clientId, keepAlive, assigned);
+}
+
+/** CONNACK accepting the connection, then what the session holds. */
+function confirm(connection: Connection, session: SessionHandle, present: boolean, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void {
+  const { engine, core } = connection.broker;
+  const level = connection.protocolVersion;
+  const v5 = level === 5;
   // Session Present is 0 when a CONNACK refuses [MQTT-3.2.2-4] and after a clean start [MQTT-3.2.2-2].
   const connack: IConnackPacket = { cmd: 'connack', sessionPresent: present };
   if (v5) {

@@ -10,7 +10,7 @@ import { MAX_TOPIC_NAME_BYTES, topicNameFormProblem, topicNameTooLong } from '..
 import type { Connection } from '../connection';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
 import { encodeAck } from '../outbound';
-import { publishFailureReason, REASON } from '../reason-codes';
+import { publishFailureReason, publishMayBeStored, publishSurelyStored, REASON } from '../reason-codes';
 import { userPropertiesInOrder } from '../wire/ordered-user-properties';
 
 /** Publish decisions a connection keeps (cleared when full), for topics up to this length. */
@@ -125,14 +125,17 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   connection.unacknowledged--;
   if (qos === 2) connection.qos2Storing.delete(packetId);
   // Not stored: the client's resend (also after a reconnect) must be stored, not acknowledged.
-  if (!ok && qos === 2) {
+  if (!ok && qos === 2 && !publishSurelyStored(error)) {
     if (connection.session) connection.broker.core.releasedQos2(connection.session, packetId);
     connection.released(packetId);
   }
   if (connection.state !== 'connected') return;
   if (!ok) {
-    // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again).
-    if (connection.protocolVersion === 5) {
+    // MQTT 5 hears the failure; a 3.1.1 client can only be disconnected (it will send again), and
+    // so is any client whose message may be stored all the same (a cluster's unknown outcome).
+    if (publishMayBeStored(error)) {
+      connection.close(REASON.UNSPECIFIED_ERROR, error instanceof Error ? error.message : undefined);
+    } else if (connection.protocolVersion === 5) {
       connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, publishFailureReason(error)));
     } else {
       connection.close();
