@@ -154,6 +154,8 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
   const vtab = sqlite3.vtab;
   const states = new Map<number, VtabState>();
   const cursors = new Map<number, CursorState>();
+  /** Plans by their text (xBestIndex's idxStr), parsed once. */
+  const plans = new Map<string, Plan>();
 
   const connect = (pDb: number, _pAux: number, argc: number, argv: number, ppVtab: number, _pzErr: number): number => {
     const args = wasm.cArgvToJs(argc, argv) ?? [];
@@ -254,7 +256,13 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
       const cursor = cursors.get(pCursor)!;
       if (cursor.scanId !== undefined) host.tell({ op: 'close', scanId: cursor.scanId });
       cursor.scanId = undefined;
-      const plan = JSON.parse(wasm.cstrToJs(idxStr) ?? '{}') as Plan;
+      const planText = wasm.cstrToJs(idxStr) ?? '{}';
+      let plan = plans.get(planText);
+      if (!plan) {
+        plan = JSON.parse(planText) as Plan;
+        if (plans.size >= 1024) plans.clear();
+        plans.set(planText, plan);
+      }
       cursor.batch = plan.unique ? POINT_BATCH : plan.lower && plan.upper ? BOUNDED_BATCH : FIRST_BATCH;
       const args = (capi.sqlite3_values_to_js(argc, argv) ?? []) as SqlValue[];
       const columns = cursor.vtab.columns;

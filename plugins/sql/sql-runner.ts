@@ -28,7 +28,14 @@ interface Connection {
   owner: string;
   defs: Map<string, TableDefinition>;
   /** Prepared SELECTs by text, with the tables they touch (the authorizer runs only at prepare). */
-  statements: Map<string, { stmt: Statement; touched: typeof touched }>;
+  statements: Map<string, CachedStatement>;
+}
+
+interface CachedStatement {
+  stmt: Statement;
+  touched: typeof touched;
+  /** Its result columns, when none is typed by its first value (they are the same every run then). */
+  columns?: ResultColumn[];
 }
 
 /** Prepared statements kept per connection (the most recently used). */
@@ -248,9 +255,11 @@ function inferredType(value: SqlValue): string {
   return 'varchar';
 }
 
-function resultColumns(conn: Connection, stmt: ReturnType<DB['prepare']>, firstRow: SqlValue[] | undefined): ResultColumn[] {
+/** The statement's result columns; `inferred` when one is typed by the first row's value. */
+function resultColumns(conn: Connection, stmt: ReturnType<DB['prepare']>, firstRow: SqlValue[] | undefined): { columns: ResultColumn[]; inferred: boolean } {
   const { capi } = sqlite3;
   const columns: ResultColumn[] = [];
+  let inferred = false;
   for (let i = 0; i < stmt.columnCount; i++) {
     const name = stmt.getColumnName(i) ?? `column${i + 1}`;
     const tableName = capi.sqlite3_column_table_name(stmt.pointer!, i);
@@ -264,9 +273,10 @@ function resultColumns(conn: Connection, stmt: ReturnType<DB['prepare']>, firstR
     const declared = capi.sqlite3_column_decltype(stmt.pointer!, i);
     const typed = declared ? columnTypeOf(declared) : undefined;
     const value = firstRow?.[i] ?? null;
+    if (!typed) inferred = true;
     columns.push({ name, type: typed?.type ?? inferredType(value), length: typed?.length ?? null, scale: typed?.scale ?? null, nullable: true });
   }
-  return columns;
+  return { columns, inferred };
 }
 
 /** Queues the statement's tables for authorization with its first request (see `unauthorized`). */
@@ -281,13 +291,13 @@ function authorizeRest(): void {
 }
 
 /** A SELECT from the connection's cache, or prepared now (and cached when it only reads). */
-function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: Statement; cached: boolean } {
+function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: Statement; cached?: CachedStatement } {
   const hit = current.kind === 'query' ? conn.statements.get(sql) : undefined;
   if (hit) {
     conn.statements.delete(sql);
     conn.statements.set(sql, hit);
     touched = hit.touched;
-    return { stmt: hit.stmt, cached: true };
+    return { stmt: hit.stmt, cached: hit };
   }
   touched = { reads: new Set(), writes: new Map() };
   preparingClientSql = true;
@@ -298,14 +308,15 @@ function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: State
   } finally {
     preparingClientSql = false;
   }
-  if (current.kind !== 'query' || !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) return { stmt, cached: false };
-  conn.statements.set(sql, { stmt, touched });
+  if (current.kind !== 'query' || !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) return { stmt };
+  const entry: CachedStatement = { stmt, touched };
+  conn.statements.set(sql, entry);
   if (conn.statements.size > STATEMENT_CACHE) {
     const [oldest, entry] = conn.statements.entries().next().value!;
     conn.statements.delete(oldest);
     entry.stmt.finalize();
   }
-  return { stmt, cached: true };
+  return { stmt, cached: entry };
 }
 
 function runSql(conn: Connection, sql: string, current: SqlJob, original: string): StatementOutcome {
@@ -336,7 +347,12 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     const isQuery = stmt.columnCount > 0;
     const outcome: StatementOutcome = { sql: original, affectedRows: isQuery ? 0 : sqlite3.capi.sqlite3_changes(conn.db.pointer!) };
     if (isQuery) {
-      outcome.columns = resultColumns(conn, stmt, first);
+      if (cached?.columns) outcome.columns = cached.columns;
+      else {
+        const described = resultColumns(conn, stmt, first);
+        outcome.columns = described.columns;
+        if (cached && !described.inferred) cached.columns = described.columns;
+      }
       // Encoded here, off the main thread, when the caller's format is known.
       if (current.format) outcome.records = encodeRows(resultFields(outcome.columns), rows, current.format);
       else outcome.rows = rows;
@@ -486,12 +502,25 @@ function dropIndex(conn: Connection, sql: string): number {
 
 // ------------------------------------------------------------------------------------- jobs
 
+/** Statements as SQLite reads them (TOP/SKIP rewritten) with their leading words, by text: a repeated statement is not tokenized again. */
+const rewrites = new Map<string, { sql: string; words: string[] }>();
+const REWRITES_KEPT = 256;
+
+function rewritten(original: string): { sql: string; words: string[] } {
+  let found = rewrites.get(original);
+  if (found) return found;
+  const sql = rewriteTopSkip(original);
+  found = { sql, words: leadingWords(sql, 3) };
+  if (rewrites.size >= REWRITES_KEPT) rewrites.clear();
+  rewrites.set(original, found);
+  return found;
+}
+
 function runStatement(conn: Connection, current: SqlJob, original: string): StatementOutcome {
   hostErrors.last = undefined;
   unauthorized = undefined;
   try {
-    const sql = rewriteTopSkip(original);
-    const words = leadingWords(sql, 3);
+    const { sql, words } = rewritten(original);
     const ddl = words[0] === 'CREATE' && (words[1] === 'TABLE' || words[1] === 'INDEX' || (words[1] === 'UNIQUE' && words[2] === 'INDEX'))
       || (words[0] === 'DROP' && words[1] === 'INDEX');
     if (ddl) {
