@@ -52,7 +52,7 @@ function failure(outcome: StatementOutcome): EngineError | undefined {
 }
 
 export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCursors {
-  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000);
+  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000, () => engine.settings.sql_max_cursors_per_session);
   engine.apiSessions.onEnd((session) => cursors.closeOwner(`session:${session.id}`));
   const settings = engine.settings;
 
@@ -71,6 +71,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
     },
     async handler(p, ctx) {
       checkLength(engine, p.sql, 'sql');
+      if (p.returnCursor) cursors.checkRoom(ownerOf(ctx));
       const cap = settings.sql_max_records;
       const requested = Math.min(p.maxRecords ?? cap, cap);
       const job: Omit<SqlJob, 'id'> = {
