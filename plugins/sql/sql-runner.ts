@@ -238,6 +238,12 @@ function bindParams(stmt: ReturnType<DB['prepare']>, params: unknown[]): void {
       const { name, value } = param as { name: string; value: unknown };
       const candidates = /^[:@$?]/.test(name) ? [name] : [`:${name}`, `@${name}`, `$${name}`];
       const index = candidates.map((candidate) => capi.sqlite3_bind_parameter_index(stmt.pointer!, candidate)).find((i) => i > 0);
+      // A name the statement does not have fills its next `?` (clients name positional values p1, p2 …).
+      if (index === undefined && position < stmt.parameterCount && sqlite3.capi.sqlite3_bind_parameter_name(stmt.pointer!, position + 1) === null) {
+        position++;
+        stmt.bind(position, toBindable(value) as never);
+        continue;
+      }
       if (index === undefined) throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: `the statement has no parameter named "${name}"` } });
       stmt.bind(index, toBindable(value) as never);
     } else {
@@ -319,14 +325,14 @@ function prepared(conn: Connection, sql: string, current: SqlJob): { stmt: State
   return { stmt, cached: entry };
 }
 
-function runSql(conn: Connection, sql: string, current: SqlJob, original: string): StatementOutcome {
+function runSql(conn: Connection, sql: string, current: SqlJob, original: string, params: unknown[]): StatementOutcome {
   const { stmt, cached } = prepared(conn, sql, current);
   try {
     if (current.kind === 'query' && !sqlite3.capi.sqlite3_stmt_readonly(stmt.pointer!)) {
       throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sql', reason: 'getRecordsUsingSql runs one SELECT; use runSqlStatements for other statements' } });
     }
     authorizeTouched();
-    if (current.kind === 'query') bindParams(stmt, current.params);
+    bindParams(stmt, params);
     const rows: SqlValue[][] = [];
     let first: SqlValue[] | undefined;
     let seen = 0;
@@ -516,7 +522,7 @@ function rewritten(original: string): { sql: string; words: string[] } {
   return found;
 }
 
-function runStatement(conn: Connection, current: SqlJob, original: string): StatementOutcome {
+function runStatement(conn: Connection, current: SqlJob, original: string, params: unknown[]): StatementOutcome {
   hostErrors.last = undefined;
   unauthorized = undefined;
   try {
@@ -530,7 +536,7 @@ function runStatement(conn: Connection, current: SqlJob, original: string): Stat
       else createIndex(conn, sql);
       return { sql: original, affectedRows: 0 };
     }
-    return runSql(conn, sql, current, original);
+    return runSql(conn, sql, current, original, params);
   } catch (error) {
     const reported = sqliteError(conn, error);
     // "incomplete input" has no token to point at: the error is at the end of the statement.
@@ -548,8 +554,9 @@ export function runJob(current: SqlJob, catalog: CatalogUpdate, sliceMs?: number
   deadline = performance.now() + Math.min(current.timeoutMs, sliceMs ?? Infinity);
   const outcomes: StatementOutcome[] = [];
   try {
-    for (const sql of current.statements) {
-      const outcome = runStatement(conn, current, sql);
+    for (const [i, sql] of current.statements.entries()) {
+      const params = current.kind === 'query' ? current.params : current.statementParams?.[i] ?? [];
+      const outcome = runStatement(conn, current, sql, params);
       outcomes.push(outcome);
       if (outcome.error && current.onError === 'stop') break;
     }
