@@ -2,18 +2,20 @@
  * Short reads on the main thread, in a bounded slice. A getRecordsUsingSql SELECT first runs in
  * the main thread's own runner (sql-runner.ts), its virtual tables reading the store directly:
  * no job posted to a worker, no blocking call back, which for a point lookup cost more than the
- * lookup itself. The slice is bounded twice: SQLite's progress handler stops it after
- * `sql_main_slice_ms`, and it reads at most SLICE_RECORDS records; a statement that goes beyond
- * either (or fails in any way) is run on a worker, which gives the answer (a SELECT changes
- * nothing, so running it again is safe). A statement that needed a worker goes straight to one
- * next time. Authorization is the same decision (table-requests.ts answerRead), made before the
+ * lookup itself. The slice is bounded three times: at most SLICE_RECORDS records read, at most
+ * SLICE_INSTRUCTIONS VM instructions (SQLite's progress handler), and `sql_main_slice_ms` of
+ * wall time; a statement that goes beyond any (or fails in any way) is run on a worker, which
+ * gives the answer (a SELECT changes nothing, so running it again is safe). One that went beyond
+ * the records or instructions goes straight to a worker next time (the same statement would
+ * again); one that ran out of wall time (a busy machine may be the cause) after STRIKES times,
+ * and is tried here again every RETRY_EVERY calls. Authorization is the same decision (table-requests.ts answerRead), made before the
  * statement reads its first row.
  */
 import type { Engine } from '../../kernel/engine';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TableDefinition } from '../../kernel/storage/types';
 import { loadSqlite } from './sqlite-module';
-import { runJob, startRunner, type Transport } from './sql-runner';
+import { budget, runJob, startRunner, type Transport } from './sql-runner';
 import type { SqlJob, StatementOutcome, TableReply, TableRequest } from './sql-protocol';
 import { answerRead, closeScan, jobError, READ_OPS, type JobContext } from './table-requests';
 import { catalogUpdate } from './catalog-update';
@@ -22,8 +24,12 @@ import { catalogUpdate } from './catalog-update';
 export const SLICE_RECORDS = 64;
 /** VM instructions between two checks of the slice's deadline. */
 const CHECK_EVERY = 1_000;
+/** Most VM instructions of a slice (in checks of CHECK_EVERY). */
+export const SLICE_INSTRUCTIONS = 200_000;
 /** Slices that ran out of time before a statement goes straight to a worker (a slow moment of the machine is not enough). */
 const STRIKES = 3;
+/** A statement sent to workers for running out of time is tried in a slice again every this many calls. */
+const RETRY_EVERY = 32;
 /** Statements remembered (their strikes); forgotten all at once beyond this. */
 const REMEMBERED = 10_000;
 
@@ -66,7 +72,12 @@ export class MainSlice {
     if (this.state !== 'ready' || !this.accepts(job)) return undefined;
     const sliceMs = this.engine.settings.sql_main_slice_ms;
     const key = `${job.database}\u0000${job.owner}\u0000${job.statements[0]}`;
-    if ((this.strikes.get(key) ?? 0) >= STRIKES) return undefined;
+    const strikes = this.strikes.get(key) ?? 0;
+    if (strikes === Infinity) return undefined;
+    if (strikes >= STRIKES) {
+      this.strikes.set(key, strikes + 1);
+      if ((strikes - STRIKES + 1) % RETRY_EVERY !== 0) return undefined;
+    }
     const heldKey = `${job.database}\u0000${job.owner}`;
     let held = this.held.get(heldKey);
     if (!held) {
@@ -79,7 +90,7 @@ export class MainSlice {
     this.overRecords = false;
     let outcomes: StatementOutcome[] | undefined;
     try {
-      outcomes = runJob(job, catalog, sliceMs);
+      outcomes = runJob(job, catalog, sliceMs, SLICE_INSTRUCTIONS / CHECK_EVERY);
     } catch {
       outcomes = undefined;
     } finally {
@@ -91,7 +102,7 @@ export class MainSlice {
       return outcomes;
     }
     if (this.strikes.size >= REMEMBERED) this.strikes.clear();
-    this.strikes.set(key, this.overRecords ? Infinity : (this.strikes.get(key) ?? 0) + 1);
+    this.strikes.set(key, this.overRecords || budget.exhausted ? Infinity : (this.strikes.get(key) ?? 0) + 1);
     return undefined;
   }
 

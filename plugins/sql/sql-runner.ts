@@ -92,6 +92,10 @@ const connections = new Map<string, Connection>();
 let job: SqlJob | undefined;
 let connection: Connection | undefined;
 let deadline = Infinity;
+/** Progress-handler calls left to the job (a slice's budget of VM instructions; Infinity on a worker). */
+let checksLeft = Infinity;
+/** The last job was stopped because it used its checks (not by its deadline). */
+export const budget = { exhausted: false };
 /** Tables the statement being prepared reads and writes (from SQLite's authorizer). */
 let touched: { reads: Set<string>; writes: Map<string, string> } = { reads: new Set(), writes: new Map() };
 
@@ -150,7 +154,13 @@ function connectionFor(database: string, owner: string): Connection {
   capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host) as never, 0);
   capi.sqlite3_create_module(db.pointer!, 'engine_catalog', catalogModule(sqlite3, host) as never, 0);
   for (const name of CATALOG_TABLES) db.exec(`CREATE VIRTUAL TABLE ${quote(owner)}.${name} USING engine_catalog`);
-  capi.sqlite3_progress_handler(db.pointer!, progressEvery, () => (performance.now() > deadline ? 1 : 0), 0);
+  capi.sqlite3_progress_handler(db.pointer!, progressEvery, () => {
+    if (--checksLeft < 0) {
+      budget.exhausted = true;
+      return 1;
+    }
+    return performance.now() > deadline ? 1 : 0;
+  }, 0);
   capi.sqlite3_set_authorizer(db.pointer!, (_arg: number, action: number, a1: string | 0, a2: string | 0) => {
     // A client's statement may not change the connection itself, which the worker shares between
     // callers: no views, triggers, temporary tables, ATTACH, PRAGMA or transaction control.
@@ -545,13 +555,19 @@ function runStatement(conn: Connection, current: SqlJob, original: string, param
   }
 }
 
-/** Runs a job's statements; `timeoutMs` of the job (or `sliceMs`, shorter, on the main thread) bounds it. */
-export function runJob(current: SqlJob, catalog: CatalogUpdate, sliceMs?: number): StatementOutcome[] {
+/**
+ * Runs a job's statements; `timeoutMs` of the job bounds it, and on the main thread a slice:
+ * `sliceMs` and `sliceChecks` progress-handler calls (VM instructions, counted the same on a busy
+ * machine as on an idle one).
+ */
+export function runJob(current: SqlJob, catalog: CatalogUpdate, sliceMs?: number, sliceChecks = Infinity): StatementOutcome[] {
   job = current;
   const conn = connectionFor(current.database, current.owner);
   connection = conn;
   applyCatalog(conn, catalog);
   deadline = performance.now() + Math.min(current.timeoutMs, sliceMs ?? Infinity);
+  checksLeft = sliceChecks;
+  budget.exhausted = false;
   const outcomes: StatementOutcome[] = [];
   try {
     for (const [i, sql] of current.statements.entries()) {
@@ -562,6 +578,7 @@ export function runJob(current: SqlJob, catalog: CatalogUpdate, sliceMs?: number
     }
   } finally {
     deadline = Infinity;
+    checksLeft = Infinity;
     job = undefined;
   }
   return outcomes;

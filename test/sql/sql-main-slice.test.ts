@@ -71,6 +71,14 @@ describe('sql: short reads in a main-thread slice', function () {
     assert.deepEqual(scans, [{ inSlice: false, read: 1000 }]);
   });
 
+  it('moves a SELECT that runs more VM instructions than the slice allows to a worker, and sends it there next time', async function () {
+    const sql = 'SELECT k, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT count(*) FROM c) AS n FROM points WHERE k = ?';
+    assert.deepEqual(await rows(sql, [5]), [{ k: 5, n: 300000 }]);
+    assert.deepEqual(scans.at(-1), { inSlice: false, read: 1 });
+    assert.deepEqual(await rows(sql, [6]), [{ k: 6, n: 300000 }]);
+    assert.deepEqual(scans, [{ inSlice: false, read: 1 }]);
+  });
+
   it('answers an unknown table and a syntax error with their codes (the worker reports them)', async function () {
     const unknown = await send(server, query(token, 'SELECT * FROM nowhere'));
     assert.equal(unknown.errorCode, 4023);
