@@ -41,7 +41,7 @@ export class MainSlice {
   private loading: Promise<void> | undefined;
   /** Per (database, owner): the table definitions the main runner's connection holds. */
   private readonly held = new Map<string, Map<string, TableDefinition>>();
-  /** Per (database, owner, text): how often its slice ran out (Infinity: it reads too many records). */
+  /** Per (database, owner, text): how often its slice ran out of time (Infinity: it reads too many records or runs too many instructions). */
   private readonly strikes = new Map<string, number>();
   private context: JobContext | undefined;
   private recordsRead = 0;
