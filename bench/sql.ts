@@ -6,7 +6,8 @@
  *   key range `{"=": [k]}` of the same unique index;
  * - a 1,000-row index range (`WHERE k >= ? AND k < ? + 1000`), against `{">=": [a], "<": [a + 1000]}`.
  * Table `bench_sql` holds BENCH_SQL_ROWS rows (default 100,000); both sides answer dataFormat
- * arrays; BENCH_SQL_CONNECTIONS (default 8) concurrent connections. Target: SQL ≥ 0.5× the action.
+ * arrays; BENCH_SQL_CONNECTIONS (default 8) concurrent connections; BENCH_SQL_ONLY=point|range runs
+ * one read alone (to profile it). Target: SQL ≥ 0.5× the action.
  */
 import { join } from 'node:path';
 import {
@@ -66,7 +67,9 @@ export async function runSql(): Promise<SqlReport> {
       },
     ];
     const results: SqlReport['results'] = [];
-    for (const scenario of scenarios) {
+    // BENCH_SQL_ONLY=point|range runs one of them (to profile it alone).
+    const only = process.env.BENCH_SQL_ONLY;
+    for (const scenario of scenarios.filter((_, i) => only === undefined || only === (i === 0 ? 'point' : 'range'))) {
       // One request by hand first: a wrong request shape shows here.
       for (const make of [scenario.sql, scenario.action]) {
         const answer = await httpOk('POST', `${server.url}/api`, make());

@@ -55,6 +55,7 @@ export const ERRORS = {
   SQL_SYNTAX_ERROR: { code: 4074, status: 400, message: 'SQL syntax error at position {position}: {reason}' },
   SQL_ERROR: { code: 4075, status: 400, message: 'SQL error: {reason}' },
   SQL_TIMEOUT: { code: 4076, status: 400, message: 'the SQL statement ran longer than {ms} ms and was stopped' },
+  SQL_TOO_MANY_CURSORS: { code: 4077, status: 400, message: 'this session has {limit} SQL cursors open: close one (closeCursor) or let one idle out before opening another' },
   TRANSACTION_NOT_FOUND: { code: 4081, status: 404, message: 'transaction "{transactionId}" does not exist, has ended, or belongs to another session' },
 
   // Accounts and roles

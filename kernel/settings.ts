@@ -78,6 +78,8 @@ export interface Settings {
   sql_max_records: number;
   sql_max_statements: number;
   sql_max_statement_length: number;
+  sql_main_slice_ms: number;
+  sql_max_cursors_per_session: number;
   // cluster-nats (docs/cluster.md)
   cluster_nats_servers: string[];
   cluster_node_name: string | null;

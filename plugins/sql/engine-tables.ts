@@ -80,9 +80,14 @@ interface CursorState {
   batch: number;
 }
 
-/** Records of a scan's first batch: a few for a point lookup, more for anything else; each later batch is 4× the one before, up to MAX_BATCH. */
+/**
+ * Records of a scan's first batch: a few for a point lookup, more for anything else, most for a
+ * range bounded on both sides (the statement asked for those rows: one call to the main thread
+ * brings a 1,000-row range); each later batch is 4× the one before, up to MAX_BATCH.
+ */
 const POINT_BATCH = 4;
 const FIRST_BATCH = 256;
+const BOUNDED_BATCH = 1024;
 const MAX_BATCH = 4096;
 
 function createTableSql(columns: Array<{ name: string; type: string }>): string {
@@ -149,6 +154,8 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
   const vtab = sqlite3.vtab;
   const states = new Map<number, VtabState>();
   const cursors = new Map<number, CursorState>();
+  /** Plans by their text (xBestIndex's idxStr), parsed once. */
+  const plans = new Map<string, Plan>();
 
   const connect = (pDb: number, _pAux: number, argc: number, argv: number, ppVtab: number, _pzErr: number): number => {
     const args = wasm.cArgvToJs(argc, argv) ?? [];
@@ -249,8 +256,14 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
       const cursor = cursors.get(pCursor)!;
       if (cursor.scanId !== undefined) host.tell({ op: 'close', scanId: cursor.scanId });
       cursor.scanId = undefined;
-      const plan = JSON.parse(wasm.cstrToJs(idxStr) ?? '{}') as Plan;
-      cursor.batch = plan.unique ? POINT_BATCH : FIRST_BATCH;
+      const planText = wasm.cstrToJs(idxStr) ?? '{}';
+      let plan = plans.get(planText);
+      if (!plan) {
+        plan = JSON.parse(planText) as Plan;
+        if (plans.size >= 1024) plans.clear();
+        plans.set(planText, plan);
+      }
+      cursor.batch = plan.unique ? POINT_BATCH : plan.lower && plan.upper ? BOUNDED_BATCH : FIRST_BATCH;
       const args = (capi.sqlite3_values_to_js(argc, argv) ?? []) as SqlValue[];
       const columns = cursor.vtab.columns;
       // Equalities: bound values for the leading segments; a value that cannot bound the index ends the bounds there.

@@ -9,6 +9,7 @@ import type { SqlValue } from './sql-protocol';
 
 interface Exports {
   sqlite3_result_null(ctx: number): void;
+  sqlite3_result_int(ctx: number, value: number): void;
   sqlite3_result_int64(ctx: number, value: bigint): void;
   sqlite3_result_double(ctx: number, value: number): void;
   sqlite3_result_text(ctx: number, text: number, bytes: number, destructor: number): void;
@@ -51,7 +52,9 @@ export function fastValues(sqlite3: Sqlite3): FastValues {
     result(ctx, value, real) {
       if (value === null) e.sqlite3_result_null(ctx);
       else if (typeof value === 'number') {
-        if (!real && Number.isSafeInteger(value)) e.sqlite3_result_int64(ctx, BigInt(value));
+        // A 32-bit integer goes as one (no BigInt to make and convert at the WebAssembly boundary).
+        if (!real && (value | 0) === value) e.sqlite3_result_int(ctx, value);
+        else if (!real && Number.isSafeInteger(value)) e.sqlite3_result_int64(ctx, BigInt(value));
         else e.sqlite3_result_double(ctx, value);
       } else if (typeof value === 'bigint') e.sqlite3_result_int64(ctx, value);
       else if (typeof value === 'string') {
@@ -66,6 +69,12 @@ export function fastValues(sqlite3: Sqlite3): FastValues {
       for (let i = 0; i < columns; i++) {
         switch (e.sqlite3_column_type(stmt, i)) {
           case 1: {
+            // As a double first: exact for every safe integer, and no BigInt made.
+            const double = e.sqlite3_column_double(stmt, i);
+            if (double >= Number.MIN_SAFE_INTEGER && double <= Number.MAX_SAFE_INTEGER) {
+              row[i] = double;
+              break;
+            }
             const value = e.sqlite3_column_int64(stmt, i);
             row[i] = value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
             break;

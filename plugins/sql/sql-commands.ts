@@ -29,6 +29,8 @@ interface QueryParams extends Common {
 }
 interface RunParams extends Common {
   statements: string[];
+  /** Each statement's parameter values, by its place in `statements`. */
+  params?: unknown[][];
   onError?: 'continue' | 'stop';
   atEnd?: 'commit' | 'rollback' | 'rollbackOnError';
   maxRecords?: number;
@@ -52,7 +54,7 @@ function failure(outcome: StatementOutcome): EngineError | undefined {
 }
 
 export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCursors {
-  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000);
+  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000, () => engine.settings.sql_max_cursors_per_session);
   engine.apiSessions.onEnd((session) => cursors.closeOwner(`session:${session.id}`));
   const settings = engine.settings;
 
@@ -71,6 +73,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
     },
     async handler(p, ctx) {
       checkLength(engine, p.sql, 'sql');
+      if (p.returnCursor) cursors.checkRoom(ownerOf(ctx));
       const cap = settings.sql_max_records;
       const requested = Math.min(p.maxRecords ?? cap, cap);
       const job: Omit<SqlJob, 'id'> = {
@@ -101,6 +104,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
       required: ['database', 'owner', 'statements'],
       properties: {
         database: NAME, owner: NAME, statements: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+        params: { type: 'array', items: { type: 'array' } },
         onError: { enum: ['continue', 'stop'] }, atEnd: { enum: ['commit', 'rollback', 'rollbackOnError'] },
         maxRecords: { type: 'integer', minimum: 1 }, format: FORMAT,
       },
@@ -110,12 +114,15 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         throw new EngineError('INVALID_PARAMETER', { param: 'sqlStatements', reason: `at most ${settings.sql_max_statements} statements per call` });
       }
       p.statements.forEach((sql, i) => checkLength(engine, sql, `sqlStatements[${i}]`));
+      if (p.params && p.params.length > p.statements.length) {
+        throw new EngineError('INVALID_PARAMETER', { param: 'sqlParams', reason: `${p.params.length} parameter lists for ${p.statements.length} statements` });
+      }
       const database = p.database.toLowerCase();
       const { transactionId } = await engine.bus.execute<TransactionResult>('transaction.begin', {}, ctx);
       let outcomes: StatementOutcome[];
       try {
         outcomes = await pool.run({
-          kind: 'statements', database, owner: p.owner.toLowerCase(), statements: p.statements, params: [],
+          kind: 'statements', database, owner: p.owner.toLowerCase(), statements: p.statements, params: [], ...(p.params ? { statementParams: p.params } : {}),
           maxRows: Math.min(p.maxRecords ?? settings.sql_max_records, settings.sql_max_records), skipRows: 0, countAll: false,
           timeoutMs: settings.sql_timeout_ms, onError: p.onError ?? 'continue', format: formatOf(p.format),
         }, { ctx, database, transactionId });

@@ -3,7 +3,9 @@
  * `sql_max_records` rows, and kept here; getRecordsFromCursor pages it. Ids start with `sql-` and
  * are longer than the data commands' cursor ids, so the action knows where to send a fetch.
  * A cursor belongs to the session (or account) that opened it; another caller's id reads as
- * unknown. Unused cursors close after `cursor_idle_timeout_seconds` (engine clock).
+ * unknown. Unused cursors close after `cursor_idle_timeout_seconds` (engine clock). Each holds up
+ * to `sql_max_records` rows, so an owner keeps at most `sql_max_cursors_per_session` open: one
+ * more is refused (SQL_TOO_MANY_CURSORS) before its query runs.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../kernel/clock';
@@ -26,10 +28,20 @@ export interface SqlCursor {
 export class SqlCursors {
   private readonly cursors = new Map<string, SqlCursor>();
 
-  constructor(private readonly clock: Clock, private readonly idleMs: () => number) {}
+  constructor(private readonly clock: Clock, private readonly idleMs: () => number, private readonly maxPerOwner: () => number) {}
+
+  /** Refuses an owner at its cap (called before the query runs, and again when its cursor is added). */
+  checkRoom(owner: string): void {
+    this.expire();
+    let open = 0;
+    for (const cursor of this.cursors.values()) if (cursor.owner === owner) open++;
+    const limit = this.maxPerOwner();
+    if (open >= limit) throw new EngineError('SQL_TOO_MANY_CURSORS', { limit });
+  }
 
   add(owner: string, fields: ColumnDefinition[], rows: SqlValue[][]): SqlCursor {
-    this.expire();
+    // Concurrent calls of one owner may all have passed checkRoom while their queries ran.
+    this.checkRoom(owner);
     const cursor: SqlCursor = { id: `${SQL_CURSOR_PREFIX}${randomBytes(24).toString('base64url')}`, owner, fields, rows, position: 0, lastUsedAt: this.clock.now() };
     this.cursors.set(cursor.id, cursor);
     return cursor;

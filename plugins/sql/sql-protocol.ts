@@ -22,6 +22,8 @@ export interface SqlJob {
   owner: string;
   statements: string[];
   params: unknown[];
+  /** runSqlStatements: each statement's own parameter values (sqlParams), by its place in `statements`. */
+  statementParams?: unknown[][];
   /** Rows kept of a SELECT (the rest only counted when `countAll`). */
   maxRows: number;
   skipRows: number;

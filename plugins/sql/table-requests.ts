@@ -35,10 +35,12 @@ export function jobError(error: unknown): JobError {
 
 const FORMAT = { ...ISO_FORMAT };
 
-export async function answer(engine: Engine, storage: StoragePort, job: JobContext, request: TableRequest): Promise<unknown> {
+/** Requests a read-only statement makes: answered synchronously (the main thread's own runs call this directly). */
+export const READ_OPS: ReadonlySet<TableRequest['op']> = new Set(['authorize', 'readable', 'scan', 'more', 'close']);
+
+/** Authorizes the tables a request carries (a statement's first request), then answers a read request. */
+export function answerRead(engine: Engine, storage: StoragePort, job: JobContext, request: TableRequest): unknown {
   const { ctx, database } = job;
-  const bus = engine.bus;
-  const tx = job.transactionId !== undefined ? { transactionId: job.transactionId } : {};
   if (request.authorize) {
     for (const table of request.authorize.reads) engine.authorize(ctx, 'record.find', { kind: 'table', database, table });
     for (const write of request.authorize.writes) {
@@ -63,7 +65,8 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
       engine.authorize(ctx, 'record.find', { kind: 'table', database, table: request.table });
       const range = request.lower || request.upper ? { ...(request.lower ? { lower: request.lower as KeyBound } : {}), ...(request.upper ? { upper: request.upper as KeyBound } : {}) } : undefined;
       const cursor = storage.openCursor(database, request.table, {
-        ...(request.index !== undefined ? { index: request.index } : {}), ...(range ? { range } : {}), reverse: request.reverse, ...tx,
+        ...(request.index !== undefined ? { index: request.index } : {}), ...(range ? { range } : {}), reverse: request.reverse,
+        ...(job.transactionId !== undefined ? { transactionId: job.transactionId } : {}),
       });
       const scanId = String(nextScanId++);
       job.scans.set(scanId, cursor);
@@ -74,6 +77,19 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
     case 'close':
       closeScan(job, request.scanId);
       return true;
+    default:
+      throw new EngineError('INVALID_PARAMETER', { param: 'op', reason: 'not a read request' });
+  }
+}
+
+export async function answer(engine: Engine, storage: StoragePort, job: JobContext, request: TableRequest): Promise<unknown> {
+  if (READ_OPS.has(request.op)) return answerRead(engine, storage, job, request);
+  // A write's first request carries the statement's tables too: authorize them first.
+  if (request.authorize) answerRead(engine, storage, job, { op: 'authorize', jobId: request.jobId, authorize: request.authorize });
+  const { ctx, database } = job;
+  const bus = engine.bus;
+  const tx = job.transactionId !== undefined ? { transactionId: job.transactionId } : {};
+  switch (request.op) {
     case 'insert': {
       const inserted = await bus.execute<RecordInsertResult>('record.insert', { database, table: request.table, records: [request.record], format: FORMAT, ...tx }, ctx);
       return inserted.ids[0];

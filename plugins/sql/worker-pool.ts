@@ -16,6 +16,8 @@ import type { TableDefinition } from '../../kernel/storage/types';
 import type { CatalogUpdate, MainToWorker, SqlJob, StatementOutcome, TableRequest, WorkerToMain } from './sql-protocol';
 import { reply, replyBuffer } from './sync-call';
 import { answer, closeScan, jobError, type JobContext } from './table-requests';
+import { catalogUpdate } from './catalog-update';
+import { MainSlice } from './main-slice';
 
 const WORKER_FILE = join(__dirname, 'sql-worker.js');
 
@@ -133,7 +135,11 @@ export class SqlWorkerPool {
   private nextJobId = 1;
   private closed = false;
 
-  constructor(readonly engine: Engine, readonly storage: () => StoragePort, private readonly size: number) {}
+  private readonly slice: MainSlice;
+
+  constructor(readonly engine: Engine, readonly storage: () => StoragePort, private readonly size: number) {
+    this.slice = new MainSlice(engine, storage);
+  }
 
   /** Workers start on demand: a server whose clients send no SQL runs none. */
   private grow(): void {
@@ -147,11 +153,20 @@ export class SqlWorkerPool {
   }
 
   /** Runs a job on the first free worker (or when one frees up). */
-  run(job: Omit<SqlJob, 'id'>, context: Omit<JobContext, 'defined' | 'removed' | 'scans'>): Promise<StatementOutcome[]> {
-    if (this.closed) return Promise.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: 'the server is stopping' }));
+  async run(job: Omit<SqlJob, 'id'>, context: Omit<JobContext, 'defined' | 'removed' | 'scans'>): Promise<StatementOutcome[]> {
+    if (this.closed) throw new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: 'the server is stopping' });
     const full: SqlJob = { ...job, id: this.nextJobId++ };
+    const jobContext: JobContext = { ...context, scans: new Map(), defined: () => undefined, removed: () => undefined };
+    // A short read is answered here and now (main-slice.ts); anything longer runs on a worker.
+    if (this.slice.accepts(full)) {
+      const loaded = this.slice.loaded();
+      if (loaded !== true) await loaded;
+      const sliced = this.slice.tryRun(full, jobContext);
+      if (sliced) return sliced;
+    }
+    if (this.closed) throw new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: 'the server is stopping' });
     return new Promise((resolve, reject) => {
-      const queued: Queued = { job: full, context: { ...context, scans: new Map(), defined: () => undefined, removed: () => undefined }, resolve, reject };
+      const queued: Queued = { job: full, context: jobContext, resolve, reject };
       const free = this.workers.find((worker) => worker.started && !worker.running && !worker.dead);
       if (free) {
         this.start1(free, queued);
@@ -201,22 +216,4 @@ export class SqlWorkerPool {
     for (const queued of this.queue.splice(0)) queued.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: 'the server is stopping' }));
     await Promise.all(this.workers.map((worker) => worker.worker.terminate()));
   }
-}
-
-/** What changed in a database's tables since `held` (updated to the current definitions). */
-function catalogUpdate(storage: StoragePort, database: string, held: Map<string, TableDefinition>): CatalogUpdate {
-  if (!storage.hasDatabase(database)) throw new EngineError('DATABASE_NOT_FOUND', { database });
-  const names = storage.listTables(database);
-  const current = new Set(names);
-  const changed: TableDefinition[] = [];
-  for (const name of names) {
-    const def = storage.getTable(database, name);
-    if (held.get(name) !== def) {
-      changed.push(def);
-      held.set(name, def);
-    }
-  }
-  const removed = [...held.keys()].filter((name) => !current.has(name));
-  for (const name of removed) held.delete(name);
-  return { changed, removed };
 }

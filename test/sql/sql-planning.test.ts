@@ -2,6 +2,8 @@
  * SQLite's planner uses the engine's indexes: `=`, `<`, `<=`, `>`, `>=` on an index's leading
  * segments become a key range and ORDER BY on them index order, so a point or range query reads
  * only the records it returns (counted at the storage port), and answers as a full scan would.
+ * Run on the workers (sql_main_slice_ms 0): a statement's first run in a main-thread slice would
+ * read up to 65 records more before it moves to a worker (sql-main-slice.test.ts).
  */
 import assert from 'node:assert/strict';
 import type { RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
@@ -19,7 +21,7 @@ describe('sql: index ranges and order', function () {
   let read = 0;
 
   before(async () => {
-    server = await startSqlServer();
+    server = await startSqlServer({ sql_main_slice_ms: 0 });
     token = await login(server);
     await ok(server, db('createTable', token, { tableName: 'metrics', fields: [{ name: 'k', type: 'integer' }, { name: 'zone', type: 'varchar', length: 8 }, { name: 'v', type: 'float' }] }));
     await ok(server, db('createIndex', token, { tableName: 'metrics', indexName: 'by_k', unique: true, fields: [{ name: 'k' }] }));

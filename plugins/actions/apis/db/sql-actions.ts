@@ -10,6 +10,7 @@
  * responseOptions or the session's defaultResponseOptions) is honoured.
  */
 import type { ActionCall, ActionDefinition } from '../../action-table';
+import { EngineError } from '../../../../kernel/errors';
 import { readFormat } from '../../response-options';
 import { shapeRecords } from '../../record-shape';
 import type { ColumnDefinition } from '../../../../kernel/storage/types';
@@ -62,14 +63,29 @@ async function getRecordsUsingSql(call: ActionCall): Promise<Record<string, unkn
   });
 }
 
+/**
+ * runSqlStatements' sqlParams (also `inParams`, as the MCP server sends them): one list per
+ * statement, by its place in sqlStatements (`null` for none); with one statement, that
+ * statement's own list (values and `{name, value}` objects) is accepted as well.
+ */
+function statementParams(given: unknown, statements: number): unknown[][] | undefined {
+  if (given === undefined || given === null) return undefined;
+  const lists = given as unknown[];
+  if (lists.every((entry) => entry === null || Array.isArray(entry))) return lists.map((entry) => (entry ?? []) as unknown[]);
+  if (statements === 1) return [lists];
+  throw new EngineError('INVALID_PARAMETER', { param: 'sqlParams', reason: 'expected one list of values per statement (null for none)' });
+}
+
 async function runSqlStatements(call: ActionCall): Promise<Record<string, unknown>> {
   const p = call.params as Params;
   const { database, owner } = where(call);
   const options = sqlOptions(call);
   const format = readFormat(options);
   const statements = (p.sqlStatements ?? p.sql) as string[] | string;
+  const list = Array.isArray(statements) ? statements : [statements];
+  const params = statementParams(p.sqlParams ?? p.inParams, list.length);
   const ran = await exec<RunResult>(call, 'sql.run', {
-    database, owner, statements: Array.isArray(statements) ? statements : [statements],
+    database, owner, statements: list, ...(params ? { params } : {}),
     ...(p.onError !== undefined ? { onError: p.onError } : {}),
     ...(p.atEnd !== undefined ? { atEnd: p.atEnd } : {}),
     ...(p.maxRecords !== undefined ? { maxRecords: p.maxRecords } : {}),
@@ -115,6 +131,8 @@ const RUN_PARAMS = {
     ...LOCATION,
     sqlStatements: { anyOf: [{ type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, { type: 'string', minLength: 1 }] },
     sql: { type: 'string', minLength: 1 },
+    sqlParams: SQL_PARAMS,
+    inParams: SQL_PARAMS,
     onError: { enum: ['continue', 'stop'] },
     atEnd: { enum: ['commit', 'rollback', 'rollbackOnError'] },
     maxRecords: { type: 'integer', minimum: 1 },
