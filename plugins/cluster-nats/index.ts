@@ -14,6 +14,7 @@ import { definePlugin } from '../../kernel/plugin';
 import { openLink, ensureStream, type LinkOptions } from './stream';
 import { TurnWriter } from './turn-writer';
 import { StreamApplier } from './stream-applier';
+import { SessionClaims } from './session-claims';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -43,6 +44,10 @@ export default definePlugin({
       if (messages > 0 && applier.resumeSequence < first) {
         throw new Error(`the stream no longer holds record ${applier.resumeSequence}, which this node needs (it starts at ${first}): seed this node's data folder from a peer's backup`);
       }
+      // Who owns each client session, kept in stream order from here on (session-claims.ts).
+      const claims = new SessionClaims(node, storage.messageLog.state);
+      applier.reviewer = claims;
+      engine.provide('sessionOwnership', claims);
       log.info({ node, applied: applier.resumeSequence - 1, tail }, 'cluster: catching up with the stream');
       applier.run();
       await applier.reached(tail);

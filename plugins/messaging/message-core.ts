@@ -34,6 +34,8 @@ import { CatchUp } from './catch-up';
 import { Subscriptions } from './subscriptions';
 import { SessionLifecycle } from './session-lifecycle';
 import { ApiSessions, type SessionRead } from './api-sessions';
+import { ClusterSessions } from './cluster-sessions';
+import type {} from '../../kernel/messaging/session-ownership';
 
 export { CONNECT_COMMAND, PUBLISH_COMMAND, SUBSCRIBE_COMMAND, TAKEOVER_COMMAND } from '../../kernel/messaging/session-types';
 export type { OpenSessionOptions } from '../../kernel/messaging/session-types';
@@ -83,6 +85,8 @@ export class MessageCore implements MessageCorePort {
   readonly subscriptions: Subscriptions;
   readonly lifecycle: SessionLifecycle;
   readonly apiSessions: ApiSessions;
+  /** In a cluster: which sessions this node owns (cluster-sessions.ts); undefined on a single node. */
+  readonly cluster: ClusterSessions | undefined;
   closed = false;
   private readonly batch: PublishBatch<OwnAppend>;
   private timer?: NodeJS.Timeout;
@@ -102,6 +106,7 @@ export class MessageCore implements MessageCorePort {
     this.subscriptions = new Subscriptions(this);
     this.lifecycle = new SessionLifecycle(this);
     this.apiSessions = new ApiSessions(this);
+    this.cluster = engine.has('sessionOwnership') ? new ClusterSessions(this, engine.need('sessionOwnership')) : undefined;
     const flow = this.flow = new FlowControl(() => this.batch.backlog);
     this.batch = new PublishBatch<OwnAppend>(
       this.messageLog,
@@ -125,7 +130,8 @@ export class MessageCore implements MessageCorePort {
   /** Loads persisted sessions and retained messages, follows the log; starts the expiry timer. */
   load(): void {
     this.router.routedUpTo = this.messageLog.lastSequence();
-    this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now()));
+    const cluster = this.cluster;
+    this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now(), cluster ? (clientId) => cluster.holds(clientId) : undefined));
     this.state.loadRetained();
     this.unfollow = this.messageLog.follow((messages) => this.router.committed(messages));
     this.timer = setInterval(() => this.sweep(), 1000).unref();
@@ -270,6 +276,10 @@ export class MessageCore implements MessageCorePort {
 
   liveSession(clientName: string): Session | undefined {
     return this.lifecycle.liveSession(clientName);
+  }
+
+  claimSession(clientId: string): Promise<boolean> | undefined {
+    return this.cluster?.claim(clientId);
   }
 
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {

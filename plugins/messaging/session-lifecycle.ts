@@ -49,8 +49,21 @@ export class SessionLifecycle {
   authorizeSession(ctx: CommandContext, clientName: string): void {
     const resource = { kind: 'client' as const, clientName };
     this.core.engine.authorize(ctx, CONNECT_COMMAND, resource);
-    const session = this.liveSession(clientName);
-    if (session !== undefined && session.owner !== ctx.principal.account) this.core.engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+    const owner = this.liveSession(clientName)?.owner ?? this.storedOwner(clientName);
+    if (owner !== undefined && owner !== ctx.principal.account) this.core.engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+  }
+
+  /**
+   * In a cluster, the account owning a session another node holds, from its stored state (undefined:
+   * none, or expired): a takeover needs `mq.takeover` whichever node the client connects to.
+   */
+  private storedOwner(clientName: string): string | undefined {
+    if (this.core.cluster === undefined) return undefined;
+    const stored = this.core.state.storedSession(clientName);
+    if (stored === undefined) return undefined;
+    const ended = stored.expiryInterval !== SESSION_NEVER_EXPIRES && stored.disconnectedAt !== null
+      && stored.disconnectedAt + stored.expiryInterval * 1000 <= this.core.engine.clock.now();
+    return ended ? undefined : stored.owner;
   }
 
   /** `authorizeSession`'s rule for a session found (the mq session commands, listings). */
@@ -182,6 +195,22 @@ export class SessionLifecycle {
     if (session.inflightCount === 0) return;
     if (!session.persistent) session.inflight.clear();
     for (const [, entry] of session.inflight) entry.message = undefined;
+  }
+
+  /**
+   * Another node owns the session now (cluster-sessions.ts): it leaves this node without a write.
+   * Its will goes with its stored state to the new owner; a session that is not stored has its
+   * will only here, and its connection ends as a takeover's does: the will is sent now.
+   */
+  forget(session: Session): void {
+    if (session.online) this.detachOutlet(session);
+    if (!session.persistent && session.will) this.publishWill(session);
+    session.will = undefined;
+    session.willDueAt = undefined;
+    this.core.tree.removeAll(session);
+    if (this.core.sessions.get(session.clientId) === session) this.core.sessions.delete(session.clientId);
+    this.offline.delete(session);
+    this.core.state.forget(session);
   }
 
   /** Ends a session: its subscriptions and state go; a will still pending is sent now. */
