@@ -15,6 +15,7 @@ import { openLink, ensureStream, type LinkOptions } from './stream';
 import { TurnWriter } from './turn-writer';
 import { StreamApplier } from './stream-applier';
 import { SessionClaims } from './session-claims';
+import { NodeLiveness } from './node-liveness';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -52,7 +53,11 @@ export default definePlugin({
       applier.run();
       await applier.reached(tail);
       log.info({ node, applied: applier.appliedSequence }, 'cluster: caught up');
+      const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log);
+      // Once the other plugins have started (the message core listens to claims by then).
+      engine.onStart(() => liveness.start());
       engine.onClose(async () => {
+        liveness.stop();
         // Writes made while the other plugins stop (sessions closing) still go through the stream.
         await writer.close();
         await applier.stop();

@@ -15,7 +15,9 @@ import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import type { SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 
 export const OWNER_PREFIX = 'owner/';
+/** Keys only the owner of their client id writes: its session and the will of its connection. */
 const SESSION_PREFIX = 'session/';
+const WILL_PREFIX = 'will/';
 /**
  * What a write passed over becomes: the removal of a key nobody writes, so the record keeps its
  * entries' places (the writer's answers and a restart's partial position count them).
@@ -53,6 +55,11 @@ export class SessionClaims implements SessionOwnershipPort {
     return this.owners.get(clientId);
   }
 
+  /** The nodes that own a session (node-liveness.ts looks at their leases). */
+  owningNodes(): Set<string> {
+    return new Set(this.owners.values());
+  }
+
   /** Client ids a node owns (a survivor adopting a dead node's sessions). */
   ownedBy(node: string): string[] {
     const ids: string[] = [];
@@ -83,8 +90,8 @@ export class SessionClaims implements SessionOwnershipPort {
       const key = entry.key;
       let keep = true;
       if (key.startsWith(OWNER_PREFIX)) keep = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
-      else if (key.startsWith(SESSION_PREFIX)) {
-        const owner = this.owners.get(key.slice(SESSION_PREFIX.length));
+      else if (key.startsWith(SESSION_PREFIX) || key.startsWith(WILL_PREFIX)) {
+        const owner = this.owners.get(key.slice(key.indexOf('/') + 1));
         keep = owner === undefined || writer === undefined || owner === writer;
       }
       if (keep) continue;

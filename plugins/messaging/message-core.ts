@@ -132,6 +132,7 @@ export class MessageCore implements MessageCorePort {
     this.router.routedUpTo = this.messageLog.lastSequence();
     const cluster = this.cluster;
     this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now(), cluster ? (clientId) => cluster.holds(clientId) : undefined));
+    cluster?.loaded();
     this.state.loadRetained();
     this.unfollow = this.messageLog.follow((messages) => this.router.committed(messages));
     this.timer = setInterval(() => this.sweep(), 1000).unref();

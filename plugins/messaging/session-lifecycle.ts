@@ -198,13 +198,13 @@ export class SessionLifecycle {
   }
 
   /**
-   * Another node owns the session now (cluster-sessions.ts): it leaves this node without a write.
-   * Its will goes with its stored state to the new owner; a session that is not stored has its
-   * will only here, and its connection ends as a takeover's does: the will is sent now.
+   * Another node owns the session now (cluster-sessions.ts): it leaves this node without a write
+   * and without its will, which the new owner has with the session's stored state (or, for a
+   * session that is not stored, as `will/<clientId>`) and sends as a takeover would.
    */
   forget(session: Session): void {
     if (session.online) this.detachOutlet(session);
-    if (!session.persistent && session.will) this.publishWill(session);
+    this.core.cluster?.forgetWill(session);
     session.will = undefined;
     session.willDueAt = undefined;
     this.core.tree.removeAll(session);
@@ -216,6 +216,7 @@ export class SessionLifecycle {
   /** Ends a session: its subscriptions and state go; a will still pending is sent now. */
   endSession(session: Session): void {
     if (session.will) this.publishWill(session);
+    this.core.cluster?.sessionEnded(session);
     this.core.tree.removeAll(session);
     this.core.sessions.delete(session.clientId);
     this.offline.delete(session);
@@ -226,6 +227,7 @@ export class SessionLifecycle {
     session.will = will;
     session.willDueAt = undefined;
     if (session.persistent) this.core.state.markDirty(session);
+    else this.core.cluster?.storeWill(session);
   }
 
   private publishWill(session: Session): void {

@@ -1,0 +1,93 @@
+/**
+ * Which nodes are alive (docs/cluster.md, "Sessions"): each node renews a key of its own, its
+ * name, in the JetStream KV bucket `ENGINE_NODES`, whose keys lapse `cluster_node_lease_ms`
+ * after their last renewal (the bucket's max age), every quarter of the lease. A node whose key
+ * has lapsed is dead: the first live node by name claims each session the dead node owned, with
+ * a claim that holds only while the dead node still owns it (session-claims.ts), so every session
+ * is adopted once even when two survivors see the cluster differently for a moment. The adopter
+ * loads the session as one whose connection ended: its will is sent, its expiry runs there.
+ */
+import { Kvm, type KV } from '@nats-io/kv';
+import type { ClusterLink } from './stream';
+import type { SessionClaims } from './session-claims';
+
+export const NODES_BUCKET = 'ENGINE_NODES';
+
+type Log = { info(o: object, m: string): void; warn(o: object, m: string): void };
+
+export class NodeLiveness {
+  private kv: KV | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private stopped = false;
+  /** Client ids whose adoption claim is on its way (not claimed again meanwhile). */
+  private readonly adopting = new Set<string>();
+
+  constructor(
+    private readonly link: ClusterLink,
+    private readonly node: string,
+    private readonly leaseMs: number,
+    private readonly replicas: number,
+    private readonly claims: SessionClaims,
+    private readonly log: Log,
+  ) {}
+
+  /** Opens (or creates) the bucket and renews this node's lease from now on; tries again on each renewal until the bucket answers. */
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
+    this.timer.unref();
+    void this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async bucket(): Promise<KV> {
+    this.kv ??= await new Kvm(this.link.js).create(NODES_BUCKET, { ttl: this.leaseMs, history: 1, replicas: this.replicas });
+    return this.kv;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const kv = await this.bucket();
+      await kv.put(this.node, String(Date.now()));
+      await this.adoptFromDeadNodes(kv);
+    } catch (error) {
+      // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
+      this.log.warn({ err: error }, 'cluster: the node lease could not be renewed or read now');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** The sessions of nodes whose lease has lapsed go to the first live node by name, if that is this one. */
+  private async adoptFromDeadNodes(kv: KV): Promise<void> {
+    const owners = this.claims.owningNodes();
+    owners.delete(this.node);
+    if (owners.size === 0) return;
+    const live = [this.node];
+    const dead: string[] = [];
+    for (const node of owners) {
+      const entry = await kv.get(node);
+      if (entry !== null && entry.operation === 'PUT') live.push(node);
+      else dead.push(node);
+    }
+    if (dead.length === 0 || live.sort()[0] !== this.node || this.stopped) return;
+    for (const node of dead) {
+      const sessions = this.claims.ownedBy(node).filter((clientId) => !this.adopting.has(clientId));
+      if (sessions.length === 0) continue;
+      this.log.info({ node, sessions: sessions.length }, 'cluster: a node\'s lease has lapsed; this node takes over its sessions');
+      for (const clientId of sessions) {
+        this.adopting.add(clientId);
+        this.claims.claim(clientId, node).catch((error: unknown) => {
+          this.log.warn({ err: error, clientId }, 'cluster: a dead node\'s session could not be claimed now; trying again');
+        }).finally(() => this.adopting.delete(clientId));
+      }
+    }
+  }
+}
