@@ -104,24 +104,34 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (this.storedWills.delete(clientId)) this.write(this.core.messageLog.state.remove(WILL_PREFIX + clientId));
   }
 
-  /** Publishes `will/<clientId>` (its connection ended on a node that no longer holds it) and removes it. */
+  /**
+   * Publishes a will now, its append handed to the stream at once (not with the turn's batch), so
+   * that the write clearing the will, made in the same turn just before or after it (the
+   * session's, flushed by publishAll, or the removal of `will/<clientId>`), is in the same stream
+   * record: applied together or not at all, a will is sent once even when its node dies then.
+   */
+  publishWill(message: CoreMessage): void {
+    this.core.publishAll([message]).catch((error: unknown) => logStoreFailure(this.core.log, error, { topic: message.topic }, 'a will could not be published'));
+  }
+
+  /** Publishes `will/<clientId>` (its connection ended on a node that no longer holds it) and removes it, in one record. */
   private sendStoredWill(clientId: string): void {
     const core = this.core;
     const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
+    if (stored !== undefined) {
+      const principal: Principal = { account: stored.account, roles: stored.roles };
+      const will = stored.will;
+      if (core.decisions.mayPublish(principal, will.topic)) {
+        this.publishWill({
+          topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
+          publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0,
+        });
+      } else {
+        core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
+      }
+    }
     this.storedWills.add(clientId);
     this.removeWill(clientId);
-    if (stored === undefined) return;
-    const principal: Principal = { account: stored.account, roles: stored.roles };
-    const will = stored.will;
-    if (!core.decisions.mayPublish(principal, will.topic)) {
-      core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
-      return;
-    }
-    const message: CoreMessage = {
-      topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
-      publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0,
-    };
-    core.publish(message);
   }
 
   private write(written: Promise<void>): void {

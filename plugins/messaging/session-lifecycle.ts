@@ -240,7 +240,15 @@ export class SessionLifecycle {
       return;
     }
     will.message.createdAt = this.core.engine.clock.now();
-    this.core.publish(will.message);
+    const cluster = this.core.cluster;
+    if (cluster === undefined) {
+      this.core.publish(will.message);
+      return;
+    }
+    // In a cluster the will and the write that clears it go as one stream record (cluster-sessions.ts):
+    // a node that adopts the session later finds either both or neither.
+    if (session.persistent && this.core.sessions.get(session.clientId) === session) this.core.state.markDirty(session);
+    cluster.publishWill(will.message);
   }
 
   /** Expired sessions end; delayed wills whose time has come are sent. */
