@@ -36,6 +36,11 @@ export interface SessionOwnershipPort {
    * CLUSTER_UNAVAILABLE when the log cannot store the claim.
    */
   claim(clientId: string): Promise<boolean>;
+  /**
+   * This node's session of the client id has ended (nothing of it is stored any more): the claim
+   * goes, so claims do not pile up. Applied only while this node still owns it.
+   */
+  release(clientId: string): void;
   /** The message core: told of claims as they are applied. */
   listen(listener: SessionOwnershipListener): void;
 }

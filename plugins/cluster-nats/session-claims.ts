@@ -73,6 +73,13 @@ export class SessionClaims implements SessionOwnershipPort {
     return this.owns(clientId);
   }
 
+  release(clientId: string): void {
+    if (!this.owns(clientId)) return;
+    this.state.remove(OWNER_PREFIX + clientId).catch(() => {
+      // Not stored (the stream is unavailable): the claim stays, as if the session went on.
+    });
+  }
+
   listen(listener: SessionOwnershipListener): void {
     this.listener = listener;
   }

@@ -92,7 +92,12 @@ export class ClusterSessions implements SessionOwnershipListener {
 
   /** The session ended here (its will, if due, was published): its stored will goes. */
   sessionEnded(session: Session): void {
-    this.removeWill(session.clientId);
+    const clientId = session.clientId;
+    this.removeWill(clientId);
+    // The claim goes too, unless a new session of the client id began in this turn (a clean start).
+    setImmediate(() => {
+      if (!this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined) this.ownership.release(clientId);
+    });
   }
 
   /** The session went to another node: its stored will is that node's now (nothing is written from here). */
