@@ -18,10 +18,15 @@ type Log = { info(o: object, m: string): void; warn(o: object, m: string): void 
 export class NodeLiveness {
   private kv: KV | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private ticking = false;
+  private renewing = false;
+  private checking = false;
   private stopped = false;
   /** Client ids whose adoption claim is on its way (not claimed again meanwhile). */
   private readonly adopting = new Set<string>();
+  /** Nodes whose key this node has seen. */
+  private readonly seen = new Set<string>();
+  /** Nodes never seen, by when this node first looked for their key (performance.now()). */
+  private readonly unseenSince = new Map<string, number>();
 
   constructor(
     private readonly link: ClusterLink,
@@ -34,9 +39,9 @@ export class NodeLiveness {
 
   /** Opens (or creates) the bucket and renews this node's lease from now on; tries again on each renewal until the bucket answers. */
   start(): void {
-    this.timer = setInterval(() => void this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
+    this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
     this.timer.unref();
-    void this.tick();
+    this.tick();
   }
 
   stop(): void {
@@ -50,34 +55,53 @@ export class NodeLiveness {
     return this.kv;
   }
 
-  private async tick(): Promise<void> {
-    if (this.ticking || this.stopped) return;
-    this.ticking = true;
-    try {
-      const kv = await this.bucket();
-      await kv.put(this.node, String(Date.now()));
-      await this.adoptFromDeadNodes(kv);
-    } catch (error) {
-      // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
-      this.log.warn({ err: error }, 'cluster: the node lease could not be renewed or read now');
-    } finally {
-      this.ticking = false;
+  /** Renewal and the look at the others run apart: a slow look-up (a dead server) never delays a renewal. */
+  private tick(): void {
+    if (this.stopped) return;
+    if (!this.renewing) {
+      this.renewing = true;
+      this.bucket().then((kv) => kv.put(this.node, String(Date.now()))).catch((error: unknown) => {
+        // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
+        this.log.warn({ err: error }, 'cluster: this node\'s lease could not be renewed now');
+      }).finally(() => { this.renewing = false; });
+    }
+    if (!this.checking) {
+      this.checking = true;
+      this.bucket().then((kv) => this.adoptFromDeadNodes(kv)).catch((error: unknown) => {
+        this.log.warn({ err: error }, 'cluster: the other nodes\' leases could not be read now');
+      }).finally(() => { this.checking = false; });
     }
   }
 
-  /** The sessions of nodes whose lease has lapsed go to the first live node by name, if that is this one. */
+  /**
+   * The sessions of nodes whose lease has lapsed go to the first live node by name, if that is
+   * this one. A node whose key this node has never seen (it had not renewed yet when this node
+   * started, or it died before) counts as dead only after a whole lease without its key.
+   */
   private async adoptFromDeadNodes(kv: KV): Promise<void> {
     const owners = this.claims.owningNodes();
     owners.delete(this.node);
     if (owners.size === 0) return;
-    const live = [this.node];
+    const maybeAlive = [this.node];
     const dead: string[] = [];
     for (const node of owners) {
       const entry = await kv.get(node);
-      if (entry !== null && entry.operation === 'PUT') live.push(node);
-      else dead.push(node);
+      if (entry !== null && entry.operation === 'PUT') {
+        this.seen.add(node);
+        this.unseenSince.delete(node);
+        maybeAlive.push(node);
+        continue;
+      }
+      if (this.seen.has(node)) {
+        dead.push(node);
+        continue;
+      }
+      const since = this.unseenSince.get(node) ?? performance.now();
+      this.unseenSince.set(node, since);
+      if (performance.now() - since >= this.leaseMs) dead.push(node);
+      else maybeAlive.push(node);
     }
-    if (dead.length === 0 || live.sort()[0] !== this.node || this.stopped) return;
+    if (dead.length === 0 || maybeAlive.sort()[0] !== this.node || this.stopped) return;
     for (const node of dead) {
       const sessions = this.claims.ownedBy(node).filter((clientId) => !this.adopting.has(clientId));
       if (sessions.length === 0) continue;

@@ -166,7 +166,7 @@ export class StreamApplier {
     const from = sequence === this.start.sequence ? this.start.applied : 0;
     // The node that wrote it: the first part of its Nats-Msg-Id (node.boot.turn; names have no dots).
     const reviewer = this.reviewer;
-    if (reviewer !== null) entries = reviewer.review(id?.slice(0, id.indexOf('.')), entries);
+    if (reviewer !== null) entries = reviewer.review(id?.split('.', 1)[0], entries);
     const answers = this.operations.applyAt(sequence, entries, from);
     reviewer?.applied();
     this.applied = sequence;

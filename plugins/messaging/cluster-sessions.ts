@@ -116,7 +116,12 @@ export class ClusterSessions implements SessionOwnershipListener {
    * record: applied together or not at all, a will is sent once even when its node dies then.
    */
   publishWill(message: CoreMessage): void {
-    this.core.publishAll([message]).catch((error: unknown) => logStoreFailure(this.core.log, error, { topic: message.topic }, 'a will could not be published'));
+    const failed = (error: unknown): void => logStoreFailure(this.core.log, error, { topic: message.topic }, 'a will could not be published');
+    try {
+      this.core.publishAll([message]).catch(failed);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   /** Publishes `will/<clientId>` (its connection ended on a node that no longer holds it) and removes it, in one record. */

@@ -35,7 +35,6 @@ import { Subscriptions } from './subscriptions';
 import { SessionLifecycle } from './session-lifecycle';
 import { ApiSessions, type SessionRead } from './api-sessions';
 import { ClusterSessions } from './cluster-sessions';
-import type {} from '../../kernel/messaging/session-ownership';
 
 export { CONNECT_COMMAND, PUBLISH_COMMAND, SUBSCRIBE_COMMAND, TAKEOVER_COMMAND } from '../../kernel/messaging/session-types';
 export type { OpenSessionOptions } from '../../kernel/messaging/session-types';

@@ -76,8 +76,8 @@ describe('cluster: a node dies', function () {
   let cluster: TestCluster;
 
   before(async function () {
-    // A short lease: a dead node's sessions are adopted about 3 s after it died.
-    cluster = await TestCluster.start(3, { settings: { cluster_node_lease_ms: 3000 } });
+    // A short lease: a dead node's sessions are adopted about 6 s after it died.
+    cluster = await TestCluster.start(3, { settings: { cluster_node_lease_ms: 6000 } });
   });
 
   after(async function () {
