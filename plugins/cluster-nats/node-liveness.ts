@@ -27,6 +27,12 @@ export class NodeLiveness {
   private readonly seen = new Set<string>();
   /** Nodes never seen, by when this node first looked for their key (performance.now()). */
   private readonly unseenSince = new Map<string, number>();
+  /**
+   * Since when this node's own renewals have succeeded without a failure (null: the last one
+   * failed). Nobody is judged dead before a whole lease of it: while the bucket was unavailable
+   * (a failover, quorum lost) every node's key may have lapsed, the live ones' too.
+   */
+  private renewedSince: number | null = null;
 
   constructor(
     private readonly link: ClusterLink,
@@ -60,12 +66,16 @@ export class NodeLiveness {
     if (this.stopped) return;
     if (!this.renewing) {
       this.renewing = true;
-      this.bucket().then((kv) => kv.put(this.node, String(Date.now()))).catch((error: unknown) => {
+      this.bucket().then((kv) => kv.put(this.node, String(Date.now()))).then(() => {
+        this.renewedSince ??= performance.now();
+      }, (error: unknown) => {
         // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
+        this.renewedSince = null;
         this.log.warn({ err: error }, 'cluster: this node\'s lease could not be renewed now');
       }).finally(() => { this.renewing = false; });
     }
-    if (!this.checking) {
+    const renewedSince = this.renewedSince;
+    if (!this.checking && renewedSince !== null && performance.now() - renewedSince >= this.leaseMs) {
       this.checking = true;
       this.bucket().then((kv) => this.adoptFromDeadNodes(kv)).catch((error: unknown) => {
         this.log.warn({ err: error }, 'cluster: the other nodes\' leases could not be read now');
@@ -75,7 +85,8 @@ export class NodeLiveness {
 
   /**
    * The sessions of nodes whose lease has lapsed go to the first live node by name, if that is
-   * this one. A node whose key this node has never seen (it had not renewed yet when this node
+   * this one (looked at only once this node has renewed its own lease for a whole lease without
+   * a failure: see renewedSince). A node whose key this node has never seen (it had not renewed yet when this node
    * started, or it died before) counts as dead only after a whole lease without its key.
    */
   private async adoptFromDeadNodes(kv: KV): Promise<void> {
