@@ -9,6 +9,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
 import { RawClient, connectPacket } from '../mqtt/mqtt-helpers';
+import { call } from '../helpers/server';
 
 function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -46,6 +47,15 @@ async function take(raw: RawClient, cmd: Packet['cmd'], count: number): Promise<
     packets.push(packet);
   }
   return packets;
+}
+
+/** ['clientName'] when the node holds that session, else [] (the action listMqSessions). */
+async function sessionsHeld(node: EngineNode, clientName: string): Promise<string[]> {
+  const login = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+  const authToken = login.json.result.authToken as string;
+  const listed = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: 'listMqSessions', authToken, params: { filter: clientName } } });
+  assert.equal(listed.json.errorCode ?? 0, 0, listed.text);
+  return (listed.json.result.sessions as Array<{ clientName: string }>).map((entry) => entry.clientName).filter((name) => name === clientName);
 }
 
 describe('cluster: sessions resumable on any node', function () {
@@ -131,6 +141,53 @@ describe('cluster: sessions resumable on any node', function () {
     for (const c of [publisher, barrier, marker]) c.end(true);
     again1.raw.destroy();
     again2.raw.destroy();
+  });
+
+  it('only the owner of a kept session sends its will: nodes restarted after the session was stored do not load it', async function () {
+    const [node1, node2, node3] = cluster.nodes;
+    const watcher = await connect(node1.mqtt, { clientId: 'owner-will-watch' });
+    await watcher.subscribeAsync('owner-will/#', { qos: 1 });
+    const wills: string[] = [];
+    let willArrived: () => void = () => undefined;
+    const firstWill = new Promise<void>((resolve) => { willArrived = resolve; });
+    watcher.on('message', (topic, payload) => {
+      if (topic === 'owner-will/gone') {
+        wills.push(payload.toString());
+        willArrived();
+      }
+    });
+    const kept = await connect(node1.mqtt, {
+      clientId: 'owner-will', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 600 },
+      will: { topic: 'owner-will/gone', payload: Buffer.from('gone'), qos: 1, retain: false },
+    });
+    // The session (connected, its will in it) is applied on node2 and node3, which then restart
+    // and load the stored sessions: a node that loaded it would take its connection for ended
+    // and send its will.
+    for (const [node, name] of [[node2, 'owner-2'], [node3, 'owner-3']] as const) {
+      const subscriber = await connect(node.mqtt, { clientId: `${name}-sub` });
+      await subscriber.subscribeAsync(`barrier/${name}`, { qos: 1 });
+      const seen = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
+      await watcher.publishAsync(`barrier/${name}`, name, { qos: 1 });
+      await seen;
+      subscriber.end(true);
+    }
+    await Promise.all([node2.stop(), node3.stop()]);
+    await Promise.all([node2.start(), node3.start()]);
+    // Only node1 holds the session: the restarted nodes did not load it (they would sweep its
+    // expiry and send its will as if its connection had ended).
+    assert.deepEqual(await sessionsHeld(node1, 'owner-will'), ['owner-will']);
+    assert.deepEqual(await sessionsHeld(node2, 'owner-will'), []);
+    assert.deepEqual(await sessionsHeld(node3, 'owner-will'), []);
+    // The connection ends without DISCONNECT: its will comes once, from node1.
+    kept.stream.destroy();
+    await firstWill;
+    const after = await connect(node2.mqtt, { clientId: 'owner-will-after' });
+    const seen = new Promise<void>((resolve) => watcher.on('message', (topic) => { if (topic === 'owner-will/after') resolve(); }));
+    await after.publishAsync('owner-will/after', 'after', { qos: 1 });
+    await seen;
+    assert.deepEqual(wills, ['gone']);
+    after.end(true);
+    watcher.end(true);
   });
 
   it('two CONNECTs with one client id on two nodes at once leave exactly one connection, 20 rounds', async function () {
