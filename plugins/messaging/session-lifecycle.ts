@@ -240,14 +240,15 @@ export class SessionLifecycle {
       return;
     }
     will.message.createdAt = this.core.engine.clock.now();
+    // The stored session forgets the will in the will's own commit: a restart (or, in a cluster,
+    // a node adopting the session) does not send it again.
+    if (session.persistent && this.core.sessions.get(session.clientId) === session) this.core.state.markDirty(session);
     const cluster = this.core.cluster;
     if (cluster === undefined) {
       this.core.publish(will.message);
       return;
     }
-    // In a cluster the will and the write that clears it go as one stream record (cluster-sessions.ts):
-    // a node that adopts the session later finds either both or neither.
-    if (session.persistent && this.core.sessions.get(session.clientId) === session) this.core.state.markDirty(session);
+    // In a cluster the will and the write that clears it go as one stream record (cluster-sessions.ts).
     cluster.publishWill(will.message);
   }
 
