@@ -85,6 +85,7 @@ export interface Settings {
   cluster_node_name: string | null;
   cluster_stream_replicas: number;
   cluster_request_timeout_ms: number;
+  cluster_node_lease_ms: number;
 }
 
 /** Environment variables that are not settings. */

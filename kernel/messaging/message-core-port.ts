@@ -44,6 +44,13 @@ export interface MessageCorePort {
   published(): Promise<void>;
 
   // ---- sessions ----
+  /**
+   * In a cluster, a CONNECT first claims its client id for this node (docs/cluster.md, "Sessions"):
+   * the promise resolves once the claim is applied, true when this node owns the session then
+   * (false: a later claim of another node won), and rejects CLUSTER_UNAVAILABLE when the claim
+   * cannot be stored. undefined: nothing to wait for (one node, or this node owns it already).
+   */
+  claimSession(clientId: string): Promise<boolean> | undefined;
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: SessionHandle; present: boolean };
   /**

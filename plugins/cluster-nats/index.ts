@@ -15,6 +15,8 @@ import { openLink, ensureStream, type LinkOptions } from './stream';
 import { TurnWriter } from './turn-writer';
 import { StreamApplier } from './stream-applier';
 import { streamCatchUp } from './catch-up';
+import { SessionClaims } from './session-claims';
+import { NodeLiveness } from './node-liveness';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -44,12 +46,20 @@ export default definePlugin({
       if (messages > 0 && applier.resumeSequence < first) {
         throw new Error(`the stream no longer holds record ${applier.resumeSequence}, which this node needs (it starts at ${first}): seed this node's data folder from a peer's backup`);
       }
+      // Who owns each client session, kept in stream order from here on (session-claims.ts).
+      const claims = new SessionClaims(node, storage.messageLog.state);
+      applier.reviewer = claims;
+      engine.provide('sessionOwnership', claims);
       log.info({ node, applied: applier.resumeSequence - 1, tail }, 'cluster: catching up with the stream');
       applier.run();
       await applier.reached(tail);
       log.info({ node, applied: applier.appliedSequence }, 'cluster: caught up');
       engine.bus.setReplicaCatchUp(streamCatchUp(link, applier, timeoutMs));
+      const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log);
+      // Once the other plugins have started (the message core listens to claims by then).
+      engine.onStart(() => liveness.start());
       engine.onClose(async () => {
+        liveness.stop();
         // Writes made while the other plugins stop (sessions closing) still go through the stream.
         await writer.close();
         await applier.stop();

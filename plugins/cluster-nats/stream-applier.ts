@@ -8,7 +8,7 @@
  * drops the consumer and creates a new one from the record after the last it applied.
  */
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import type { LogPosition, OperationsPort } from '../../kernel/storage/operation-entries';
+import type { LogPosition, OperationEntry, OperationsPort } from '../../kernel/storage/operation-entries';
 import { decodeRecord } from './record-codec';
 import { STREAM, type ClusterLink } from './stream';
 import type { TurnWriter } from './turn-writer';
@@ -17,6 +17,12 @@ import type { TurnWriter } from './turn-writer';
 const RECORDS_PER_COMMIT_WAIT = 512;
 /** Heartbeats the consumer may miss before it is re-created (the server it read from is gone). */
 const MISSED_HEARTBEATS = 2;
+
+/** Sees each record before it is applied (session-claims.ts): may pass some of its entries over; told once it is applied. */
+export interface RecordReviewer {
+  review(writer: string | undefined, entries: OperationEntry[]): OperationEntry[];
+  applied(): void;
+}
 
 type Log = { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 
@@ -32,6 +38,7 @@ export class StreamApplier {
   private sinceWait = 0;
   private readonly waiters: Array<{ sequence: number; resolve: () => void }> = [];
   private running: Promise<void> | null = null;
+  reviewer: RecordReviewer | null = null;
 
   constructor(
     private readonly link: ClusterLink,
@@ -157,7 +164,11 @@ export class StreamApplier {
       }
     }
     const from = sequence === this.start.sequence ? this.start.applied : 0;
+    // The node that wrote it: the first part of its Nats-Msg-Id (node.boot.turn; names have no dots).
+    const reviewer = this.reviewer;
+    if (reviewer !== null) entries = reviewer.review(id?.split('.', 1)[0], entries);
     const answers = this.operations.applyAt(sequence, entries, from);
+    reviewer?.applied();
     this.applied = sequence;
     if (answers.length > 0) this.durable = answers[answers.length - 1];
     if (own !== undefined) this.writer.applied(id!, answers);

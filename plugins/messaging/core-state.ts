@@ -40,21 +40,30 @@ export class CoreState {
     private readonly local: LogStatePort,
   ) {}
 
-  /** The stored sessions, as loaded at start (`now`: when they count as created). */
-  loadSessions(now: number): Session[] {
+  /** The stored sessions, as loaded at start (`now`: when they count as created); `keep`: those this node holds (a cluster's owner). */
+  loadSessions(now: number, keep: (clientId: string) => boolean = () => true): Session[] {
     const sessions: Session[] = [];
-    for (const [, value] of this.state.entries('session/')) {
-      const session = Session.fromStored(value as StoredSession);
-      session.createdAt = now;
-      if (session.disconnectedAt === null) {
-        // Connected when the server stopped: offline since now, its connection ended without a
-        // DISCONNECT, so its will is due after its delay.
-        session.disconnectedAt = now;
-        if (session.will && session.willDueAt === undefined) session.willDueAt = now + session.will.delay * 1000;
-      }
-      sessions.push(session);
+    for (const [key, value] of this.state.entries('session/')) {
+      if (keep(key.slice('session/'.length))) sessions.push(loadedSession(value as StoredSession, now));
     }
     return sessions;
+  }
+
+  /** One stored session, loaded as at start (a cluster node that became its owner); undefined when none is stored. */
+  loadSession(clientId: string, now: number): Session | undefined {
+    const value = this.state.get(`session/${clientId}`);
+    return value === undefined ? undefined : loadedSession(value as StoredSession, now);
+  }
+
+  /** The session's stored form, as the state holds it now (undefined: none). */
+  storedSession(clientId: string): StoredSession | undefined {
+    return this.state.get(`session/${clientId}`) as StoredSession | undefined;
+  }
+
+  /** The session left this node (another owns it): nothing of it is written from here. */
+  forget(session: Session): void {
+    this.dirty.delete(session);
+    this.lazyDirty.delete(session);
   }
 
   /** The stored retained pointers into the core's retained store, then the replay (replayRetained). */
@@ -212,4 +221,17 @@ export class CoreState {
       logStoreFailure(this.core.log, error, {}, 'session state could not be stored; deliveries wait for a reconnect');
     });
   }
+}
+
+/** A stored session as loaded (`now`: when it counts as created). */
+function loadedSession(stored: StoredSession, now: number): Session {
+  const session = Session.fromStored(stored);
+  session.createdAt = now;
+  if (session.disconnectedAt === null) {
+    // Connected when last written (the server stopped, or its node lost it): offline since now,
+    // its connection ended without a DISCONNECT, so its will is due after its delay.
+    session.disconnectedAt = now;
+    if (session.will && session.willDueAt === undefined) session.willDueAt = now + session.will.delay * 1000;
+  }
+  return session;
 }

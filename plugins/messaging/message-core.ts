@@ -35,6 +35,7 @@ import { Subscriptions } from './subscriptions';
 import { SessionLifecycle } from './session-lifecycle';
 import { ApiSessions, type SessionRead } from './api-sessions';
 import { ClusterShares } from './cluster-shares';
+import { ClusterSessions } from './cluster-sessions';
 
 export { CONNECT_COMMAND, PUBLISH_COMMAND, SUBSCRIBE_COMMAND, TAKEOVER_COMMAND } from '../../kernel/messaging/session-types';
 export type { OpenSessionOptions } from '../../kernel/messaging/session-types';
@@ -86,6 +87,8 @@ export class MessageCore implements MessageCorePort {
   readonly apiSessions: ApiSessions;
   /** In a cluster: which node delivers each message of a shared group (null on a single node). */
   readonly shares: ClusterShares | null;
+  /** In a cluster: which sessions this node owns (cluster-sessions.ts); undefined on a single node. */
+  readonly cluster: ClusterSessions | undefined;
   closed = false;
   private readonly batch: PublishBatch<OwnAppend>;
   private timer?: NodeJS.Timeout;
@@ -107,6 +110,7 @@ export class MessageCore implements MessageCorePort {
     this.apiSessions = new ApiSessions(this);
     this.shares = ClusterShares.forEngine(engine, this.messageLog, this.log);
     if (this.shares !== null) this.tree.groupSizeChanged = this.shares.groupSize;
+    this.cluster = engine.has('sessionOwnership') ? new ClusterSessions(this, engine.need('sessionOwnership')) : undefined;
     const flow = this.flow = new FlowControl(() => this.batch.backlog);
     this.batch = new PublishBatch<OwnAppend>(
       this.messageLog,
@@ -130,7 +134,9 @@ export class MessageCore implements MessageCorePort {
   /** Loads persisted sessions and retained messages, follows the log; starts the expiry timer. */
   load(): void {
     this.router.routedUpTo = this.messageLog.lastSequence();
-    this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now()));
+    const cluster = this.cluster;
+    this.lifecycle.loaded(this.state.loadSessions(this.engine.clock.now(), cluster ? (clientId) => cluster.holds(clientId) : undefined));
+    cluster?.loaded();
     this.state.loadRetained();
     this.shares?.load();
     this.unfollow = this.messageLog.follow((messages) => this.router.committed(messages));
@@ -278,6 +284,10 @@ export class MessageCore implements MessageCorePort {
 
   liveSession(clientName: string): Session | undefined {
     return this.lifecycle.liveSession(clientName);
+  }
+
+  claimSession(clientId: string): Promise<boolean> | undefined {
+    return this.cluster?.claim(clientId);
   }
 
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {

@@ -49,8 +49,21 @@ export class SessionLifecycle {
   authorizeSession(ctx: CommandContext, clientName: string): void {
     const resource = { kind: 'client' as const, clientName };
     this.core.engine.authorize(ctx, CONNECT_COMMAND, resource);
-    const session = this.liveSession(clientName);
-    if (session !== undefined && session.owner !== ctx.principal.account) this.core.engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+    const owner = this.liveSession(clientName)?.owner ?? this.storedOwner(clientName);
+    if (owner !== undefined && owner !== ctx.principal.account) this.core.engine.authorize(ctx, TAKEOVER_COMMAND, resource);
+  }
+
+  /**
+   * In a cluster, the account owning a session another node holds, from its stored state (undefined:
+   * none, or expired): a takeover needs `mq.takeover` whichever node the client connects to.
+   */
+  private storedOwner(clientName: string): string | undefined {
+    if (this.core.cluster === undefined) return undefined;
+    const stored = this.core.state.storedSession(clientName);
+    if (stored === undefined) return undefined;
+    const ended = stored.expiryInterval !== SESSION_NEVER_EXPIRES && stored.disconnectedAt !== null
+      && stored.disconnectedAt + stored.expiryInterval * 1000 <= this.core.engine.clock.now();
+    return ended ? undefined : stored.owner;
   }
 
   /** `authorizeSession`'s rule for a session found (the mq session commands, listings). */
@@ -184,9 +197,26 @@ export class SessionLifecycle {
     for (const [, entry] of session.inflight) entry.message = undefined;
   }
 
+  /**
+   * Another node owns the session now (cluster-sessions.ts): it leaves this node without a write
+   * and without its will, which the new owner has with the session's stored state (or, for a
+   * session that is not stored, as `will/<clientId>`) and sends as a takeover would.
+   */
+  forget(session: Session): void {
+    if (session.online) this.detachOutlet(session);
+    this.core.cluster?.forgetWill(session);
+    session.will = undefined;
+    session.willDueAt = undefined;
+    this.core.tree.removeAll(session);
+    if (this.core.sessions.get(session.clientId) === session) this.core.sessions.delete(session.clientId);
+    this.offline.delete(session);
+    this.core.state.forget(session);
+  }
+
   /** Ends a session: its subscriptions and state go; a will still pending is sent now. */
   endSession(session: Session): void {
     if (session.will) this.publishWill(session);
+    this.core.cluster?.sessionEnded(session);
     this.core.tree.removeAll(session);
     this.core.sessions.delete(session.clientId);
     this.offline.delete(session);
@@ -197,6 +227,7 @@ export class SessionLifecycle {
     session.will = will;
     session.willDueAt = undefined;
     if (session.persistent) this.core.state.markDirty(session);
+    else this.core.cluster?.storeWill(session);
   }
 
   private publishWill(session: Session): void {
@@ -209,7 +240,16 @@ export class SessionLifecycle {
       return;
     }
     will.message.createdAt = this.core.engine.clock.now();
-    this.core.publish(will.message);
+    // The stored session forgets the will in the will's own commit: a restart (or, in a cluster,
+    // a node adopting the session) does not send it again.
+    if (session.persistent && this.core.sessions.get(session.clientId) === session) this.core.state.markDirty(session);
+    const cluster = this.core.cluster;
+    if (cluster === undefined) {
+      this.core.publish(will.message);
+      return;
+    }
+    // In a cluster the will and the write that clears it go as one stream record (cluster-sessions.ts).
+    cluster.publishWill(will.message);
   }
 
   /** Expired sessions end; delayed wills whose time has come are sent. */

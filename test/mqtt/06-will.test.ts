@@ -238,6 +238,31 @@ describe('mqtt 06: will messages', function () {
       await closeClient(watcher);
     });
 
+    it('a delayed will sent before a restart of the server is not sent again after it', async () => {
+      const topic = uniqueName('delay/sent-once');
+      const restartClock = new ManualClock();
+      let server = await startMessagingBroker({}, { clock: restartClock });
+      try {
+        const watcher = await watch(server, topic, steady);
+        await dropClient(await openClient(server, delayedWill(topic, 'once', 30, 300)));
+        await markerThrough(server, watcher, topic, steady);
+        restartClock.advanceSeconds(30);
+        await watcher.inbox.waitForPayload('once');
+        await closeClient(watcher);
+        server = await restartBroker(server, {}, { clock: restartClock });
+        const again = await watch(server, topic, steady);
+        // A second client's delayed will, due after the first one was, proves a sweep ran after the restart.
+        await dropClient(await openClient(server, delayedWill(topic, 'proof', 30, 300)));
+        await markerThrough(server, again, topic, steady);
+        restartClock.advanceSeconds(31);
+        await again.inbox.waitForPayload('proof');
+        assert.deepEqual(again.inbox.payloads(), ['marker', 'proof'], 'the will sent before the restart was not sent again');
+        await closeClient(again);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('a delayed will survives a restart of the server and is sent when its delay ends', async () => {
       const topic = uniqueName('delay/restart');
       const restartClock = new ManualClock();

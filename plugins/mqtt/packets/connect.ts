@@ -95,11 +95,9 @@ export function handleConnect(connection: Connection, packet: IConnectPacket): v
   return admit(connection, packet, principal, clientId, keepAlive, assigned);
 }
 
-/** The CONNECT of a logged-in client: authorized, attached to its session, answered. */
-function admit(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void {
-  const { engine } = connection.broker;
+/** The CONNECT of a logged-in client: authorized, then (in a cluster, once its client id is claimed) attached. */
+function admit(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void | Promise<void> {
   const level = connection.protocolVersion;
-  const v5 = level === 5;
   const core = connection.broker.core;
   try {
     // A session another account owns, connected or not, needs mq.takeover too (docs/mqtt.md).
@@ -109,7 +107,25 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   }
   // The client may have gone while its password was checked.
   if (connection.state !== 'connecting') return;
+  // In a cluster, the client id is claimed for this node first (docs/cluster.md, "Sessions").
+  const claiming = core.claimSession(clientId);
+  if (claiming !== undefined) {
+    return claiming.then((owned) => {
+      if (connection.state !== 'connecting') return;
+      // A later CONNECT on another node claimed it meanwhile: this one is taken over at once.
+      if (!owned) return takenOver(connection);
+      attach(connection, packet, principal, clientId, keepAlive, assigned);
+    }, (error: unknown) => refused(connection, error, clientId, level));
+  }
+  attach(connection, packet, principal, clientId, keepAlive, assigned);
+}
 
+/** A CONNECT authorized (and its client id this node's): attached to its session, answered. */
+function attach(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void {
+  const { engine } = connection.broker;
+  const level = connection.protocolVersion;
+  const v5 = level === 5;
+  const core = connection.broker.core;
   connection.clientId = clientId;
   connection.principal = principal;
   connection.keepAliveMs = keepAlive * 1000;
@@ -167,6 +183,17 @@ function confirm(connection: Connection, session: SessionHandle, present: boolea
   core.resume(session);
   const log = connection.broker.log;
   if (log.isLevelEnabled('debug')) log.debug({ clientId, account: principal.account, protocolVersion: level, address: connection.address }, 'MQTT client connected');
+}
+
+/**
+ * The client id went to a later CONNECT on another node while this one's claim was applied: as
+ * if connected and then taken over, MQTT 5 hears CONNACK then DISCONNECT 0x8E; 3.1.1 is closed.
+ */
+function takenOver(connection: Connection): void {
+  if (connection.protocolVersion !== 5) return connection.close();
+  connection.send({ cmd: 'connack', sessionPresent: false, reasonCode: REASON.SUCCESS });
+  connection.state = 'connected';
+  connection.takeOver();
 }
 
 /** A CONNECT whose login or authorization failed: CONNACK with the reason. */

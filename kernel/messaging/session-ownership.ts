@@ -1,0 +1,53 @@
+/**
+ * Which node of a cluster owns a client session (docs/cluster.md, "Sessions"). Provided as the
+ * service `sessionOwnership` by a cluster plugin (plugins/cluster-nats); absent on a single node,
+ * where the one process owns every session.
+ *
+ * Ownership is decided by the replicated log alone: a claim is an entry, every node applies the
+ * entries in the same order, and the last claim applied wins, the same on every node. A session's
+ * stored state written by a node that does not own it (a write that was already on its way when
+ * another node's claim came first) is passed over by every node alike.
+ */
+
+export interface SessionOwnershipListener {
+  /**
+   * Another node claimed the client id (called in log order, while the claim is applied): this
+   * node closes its connection (MQTT 5: DISCONNECT 0x8E) and forgets the session without writing
+   * it or sending its will; the new owner has its stored state.
+   */
+  lost(clientId: string): void;
+  /**
+   * This node's claim was applied: the stored state (`session/<clientId>`) is now what the log
+   * left it, every earlier write of the former owner included; the session is read from it.
+   */
+  gained(clientId: string): void;
+}
+
+export interface SessionOwnershipPort {
+  /** This node's name. */
+  readonly node: string;
+  /** Does this node own the client id now (as far as it has applied the log)? */
+  owns(clientId: string): boolean;
+  /** The node that owns the client id (undefined: none claimed it). */
+  ownerOf(clientId: string): string | undefined;
+  /**
+   * Claims the client id for this node. Resolves once the claim is applied here: true when this
+   * node still owns it then, false when a later claim of another node came first. Rejects
+   * CLUSTER_UNAVAILABLE when the log cannot store the claim.
+   */
+  claim(clientId: string): Promise<boolean>;
+  /**
+   * This node's session of the client id has ended (nothing of it is stored any more): the claim
+   * goes, so claims do not pile up. Applied only while this node still owns it.
+   */
+  release(clientId: string): void;
+  /** The message core: told of claims as they are applied. */
+  listen(listener: SessionOwnershipListener): void;
+}
+
+declare module '../services' {
+  interface EngineServices {
+    /** Cluster-wide ownership of client sessions (provided by a cluster plugin). */
+    sessionOwnership: SessionOwnershipPort;
+  }
+}

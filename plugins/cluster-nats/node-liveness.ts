@@ -1,0 +1,128 @@
+/**
+ * Which nodes are alive (docs/cluster.md, "Sessions"): each node renews a key of its own, its
+ * name, in the JetStream KV bucket `ENGINE_NODES`, whose keys lapse `cluster_node_lease_ms`
+ * after their last renewal (the bucket's max age), every quarter of the lease. A node whose key
+ * has lapsed is dead: the first live node by name claims each session the dead node owned, with
+ * a claim that holds only while the dead node still owns it (session-claims.ts), so every session
+ * is adopted once even when two survivors see the cluster differently for a moment. The adopter
+ * loads the session as one whose connection ended: its will is sent, its expiry runs there.
+ */
+import { Kvm, type KV } from '@nats-io/kv';
+import type { ClusterLink } from './stream';
+import type { SessionClaims } from './session-claims';
+
+export const NODES_BUCKET = 'ENGINE_NODES';
+
+type Log = { info(o: object, m: string): void; warn(o: object, m: string): void };
+
+export class NodeLiveness {
+  private kv: KV | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private renewing = false;
+  private checking = false;
+  private stopped = false;
+  /** Client ids whose adoption claim is on its way (not claimed again meanwhile). */
+  private readonly adopting = new Set<string>();
+  /** Nodes whose key this node has seen. */
+  private readonly seen = new Set<string>();
+  /** Nodes never seen, by when this node first looked for their key (performance.now()). */
+  private readonly unseenSince = new Map<string, number>();
+  /**
+   * Since when this node's own renewals have succeeded without a failure (null: the last one
+   * failed). Nobody is judged dead before a whole lease of it: while the bucket was unavailable
+   * (a failover, quorum lost) every node's key may have lapsed, the live ones' too.
+   */
+  private renewedSince: number | null = null;
+
+  constructor(
+    private readonly link: ClusterLink,
+    private readonly node: string,
+    private readonly leaseMs: number,
+    private readonly replicas: number,
+    private readonly claims: SessionClaims,
+    private readonly log: Log,
+  ) {}
+
+  /** Opens (or creates) the bucket and renews this node's lease from now on; tries again on each renewal until the bucket answers. */
+  start(): void {
+    this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
+    this.timer.unref();
+    this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async bucket(): Promise<KV> {
+    this.kv ??= await new Kvm(this.link.js).create(NODES_BUCKET, { ttl: this.leaseMs, history: 1, replicas: this.replicas });
+    return this.kv;
+  }
+
+  /** Renewal and the look at the others run apart: a slow look-up (a dead server) never delays a renewal. */
+  private tick(): void {
+    if (this.stopped) return;
+    if (!this.renewing) {
+      this.renewing = true;
+      this.bucket().then((kv) => kv.put(this.node, String(Date.now()))).then(() => {
+        this.renewedSince ??= performance.now();
+      }, (error: unknown) => {
+        // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
+        this.renewedSince = null;
+        this.log.warn({ err: error }, 'cluster: this node\'s lease could not be renewed now');
+      }).finally(() => { this.renewing = false; });
+    }
+    const renewedSince = this.renewedSince;
+    if (!this.checking && renewedSince !== null && performance.now() - renewedSince >= this.leaseMs) {
+      this.checking = true;
+      this.bucket().then((kv) => this.adoptFromDeadNodes(kv)).catch((error: unknown) => {
+        this.log.warn({ err: error }, 'cluster: the other nodes\' leases could not be read now');
+      }).finally(() => { this.checking = false; });
+    }
+  }
+
+  /**
+   * The sessions of nodes whose lease has lapsed go to the first live node by name, if that is
+   * this one (looked at only once this node has renewed its own lease for a whole lease without
+   * a failure: see renewedSince). A node whose key this node has never seen (it had not renewed yet when this node
+   * started, or it died before) counts as dead only after a whole lease without its key.
+   */
+  private async adoptFromDeadNodes(kv: KV): Promise<void> {
+    const owners = this.claims.owningNodes();
+    owners.delete(this.node);
+    if (owners.size === 0) return;
+    const maybeAlive = [this.node];
+    const dead: string[] = [];
+    for (const node of owners) {
+      const entry = await kv.get(node);
+      if (entry !== null && entry.operation === 'PUT') {
+        this.seen.add(node);
+        this.unseenSince.delete(node);
+        maybeAlive.push(node);
+        continue;
+      }
+      if (this.seen.has(node)) {
+        dead.push(node);
+        continue;
+      }
+      const since = this.unseenSince.get(node) ?? performance.now();
+      this.unseenSince.set(node, since);
+      if (performance.now() - since >= this.leaseMs) dead.push(node);
+      else maybeAlive.push(node);
+    }
+    if (dead.length === 0 || maybeAlive.sort()[0] !== this.node || this.stopped) return;
+    for (const node of dead) {
+      const sessions = this.claims.ownedBy(node).filter((clientId) => !this.adopting.has(clientId));
+      if (sessions.length === 0) continue;
+      this.log.info({ node, sessions: sessions.length }, 'cluster: a node\'s lease has lapsed; this node takes over its sessions');
+      for (const clientId of sessions) {
+        this.adopting.add(clientId);
+        this.claims.claim(clientId, node).catch((error: unknown) => {
+          this.log.warn({ err: error, clientId }, 'cluster: a dead node\'s session could not be claimed now; trying again');
+        }).finally(() => this.adopting.delete(clientId));
+      }
+    }
+  }
+}
