@@ -8,10 +8,11 @@
  *   node dist/bench/raw-lmdb-window.js <window> <seconds> <dataDir>
  *
  * prints one JSON line `{window, puts, seconds, putsPerSecond}`. The environment is opened with
- * the engine's options (plugins/storage-lmdb/environment.ts: `overlappingSync: false`), and each
+ * the engine's options (plugins/storage-lmdb/environment.ts: `overlappingSync: true`, each put
+ * awaited until synced as the engine awaits its appends: `durably`), and each
  * value is a 16-byte payload with the ~24 bytes of fields the log keeps with it.
  */
-import { openAsEngine } from './raw-lmdb';
+import { durably, openAsEngine } from './raw-lmdb';
 
 export interface WindowResult {
   window: number;
@@ -39,7 +40,7 @@ export function rawWindowedPuts(window: number, seconds: number, dataDir: string
     };
     const issue = (): void => {
       inFlight++;
-      db.put(++key, VALUE).then(() => {
+      durably(root, db.put(++key, VALUE)).then(() => {
         inFlight--;
         const now = process.hrtime.bigint();
         if (measuring()) counted++;

@@ -9,7 +9,7 @@
  * prints one JSON line `{rows, seconds, rowsPerSecond, transactions}`.
  *
  * The environment is opened with the engine's options (plugins/storage-lmdb/environment.ts:
- * `overlappingSync: false`, so a transaction's promise resolves only once its commit is synced),
+ * `overlappingSync: true`, each transaction awaited until its commit is synced: `durably`),
  * and the rows are what the engine stores for the same table:
  * - rest: a record (key = number id, value = msgpack array [name, qty, price, note]) and one
  *   entry of the `qty` index (13-byte key, empty value) per row;
@@ -33,7 +33,17 @@ const EMPTY = Buffer.alloc(0);
 
 /** An LMDB environment opened as the engine opens its own (plugins/storage-lmdb/environment.ts): the references' one setting. */
 export function openAsEngine(dataDir: string): RootDatabase {
-  return open({ path: dataDir, maxDbs: 8192, overlappingSync: false, noMemInit: true, noSubdir: false });
+  return open({ path: dataDir, maxDbs: 8192, overlappingSync: true, noMemInit: true, noSubdir: false });
+}
+
+/**
+ * A write queued just now, resolved once its commit is synced, as the engine answers
+ * (LmdbEnvironment.durable): with overlappingSync lmdb-js resolves a write once committed, and
+ * `flushed`, asked in the same synchronous run, is the sync of that commit (or a later one).
+ */
+export function durably<T>(root: RootDatabase, committed: Promise<T>): Promise<T> {
+  const synced = root.flushed.then(() => undefined);
+  return Promise.all([committed, synced]).then(([value]) => value);
 }
 
 export async function rawBatchedPuts(kind: RawKind, seconds: number, dataDir: string, perTransaction = 1000): Promise<RawResult> {
@@ -56,14 +66,14 @@ export async function rawBatchedPuts(kind: RawKind, seconds: number, dataDir: st
     }
   };
   // Warm-up: a few transactions not counted.
-  for (let i = 0; i < 5; i++) await root.transaction(batch);
+  for (let i = 0; i < 5; i++) await durably(root, root.transaction(batch));
   const counted = next;
   let transactions = 0;
   const start = process.hrtime.bigint();
   const end = start + BigInt(Math.round(seconds * 1e9));
   let now = start;
   while (now < end) {
-    await root.transaction(batch);
+    await durably(root, root.transaction(batch));
     transactions++;
     now = process.hrtime.bigint();
   }

@@ -7,15 +7,15 @@
  *   BENCH_PORT=… BENCH_DATA_DIR=… node dist/bench/reference-server.js
  *
  * Durability matches the engine (plugins/storage-lmdb/environment.ts): the environment is opened
- * with `overlappingSync: false` and every write is a `root.transaction` that is awaited, so no
- * answer is sent before its commit is synced to disk. Writes of one event-loop turn share one
+ * with `overlappingSync: true` and every write is a `root.transaction` awaited with `durably`
+ * (until its commit is synced), so no answer is sent before its commit is on disk. Writes of one event-loop turn share one
  * commit, as in the engine.
  *
  * Storage layout as in the engine: records in `r:1` (key = number id, value = msgpack array of
  * [name, qty, price, note]), the `qty` index in `i:1` (13-byte key, empty value).
  */
 import Fastify from 'fastify';
-import { openAsEngine } from './raw-lmdb';
+import { durably, openAsEngine } from './raw-lmdb';
 import { integerIndexKey } from './rows';
 
 interface Row { name: string; qty: number; price: number; note: string }
@@ -44,13 +44,13 @@ async function main(): Promise<void> {
   fastify.post<{ Body: Row | Row[] }>(`${PREFIX}/record/:db/:table`, async (request) => {
     const rows = Array.isArray(request.body) ? request.body : [request.body];
     const ids = rows.map(() => ++lastId);
-    await root.transaction(() => {
+    await durably(root, root.transaction(() => {
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i];
         records.put(ids[i], [row.name, row.qty, row.price, row.note]);
         index.put(integerIndexKey(row.qty, ids[i]), EMPTY);
       }
-    });
+    }));
     return { _ids: ids };
   });
 

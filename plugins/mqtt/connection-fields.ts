@@ -31,6 +31,8 @@ export class ConnectionExtras {
   pending?: Packet[];
   /** The start of a PUBLISH the last chunk ended with (wire/simple-publish.ts `isCutPublish`). */
   cutPublish?: Buffer;
+  /** Packet ids of this turn's success PUBACKs, written together (connection.ts `writePuback`). */
+  pubacks?: number[];
 }
 /** The defaults, read while a connection has no extras of its own (never written). */
 export const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());

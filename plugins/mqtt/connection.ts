@@ -196,16 +196,51 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
 
   /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
   private write(bytes: Buffer, now = false): boolean {
-    if (!now && !this.corked) {
-      const unsent = this.stream.writableLength;
-      // Kept in the extras only when something is left (an idle connection gets none).
-      if (unsent > 0 || this.extra !== undefined) this.extras.unsentBeforeTurn = unsent;
-      this.corked = true;
-      this.stream.cork();
-      this.broker.uncorkLater(this);
-    }
+    // PUBACKs gathered before these bytes go first: the client gets everything in call order.
+    const pubacks = this.extra?.pubacks;
+    if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
+    if (!now && !this.corked) this.corkForTurn();
     this.broker.core.countBytesSent(bytes.length);
     return this.stream.write(bytes);
+  }
+
+  /** Holds this turn's output until the broker uncorks it (one write for the turn). */
+  private corkForTurn(): void {
+    const unsent = this.stream.writableLength;
+    // Kept in the extras only when something is left (an idle connection gets none).
+    if (unsent > 0 || this.extra !== undefined) this.extras.unsentBeforeTurn = unsent;
+    this.corked = true;
+    this.stream.cork();
+    this.broker.uncorkLater(this);
+  }
+
+  /**
+   * A stored QoS 1 message's PUBACK (success: 4 bytes at either level [MQTT-3.4.2-1]). A commit's
+   * PUBACKs are answered in one turn: they are gathered and written as one buffer, with no
+   * buffer or stream write per PUBACK (`writePubacks`: when the broker uncorks, or before any
+   * other bytes to this client).
+   */
+  writePuback(packetId: number): void {
+    if (this.state === 'closed' || this.stream.destroyed) return;
+    if (!this.corked) this.corkForTurn();
+    (this.extras.pubacks ??= []).push(packetId);
+  }
+
+  /** Writes the gathered PUBACKs as one buffer, in the order they were gathered. */
+  writePubacks(): void {
+    const ids = this.extra?.pubacks;
+    if (ids === undefined || ids.length === 0) return;
+    const n = ids.length;
+    const bytes = Buffer.allocUnsafe(n * 4);
+    for (let i = 0, at = 0; i < n; i++, at += 4) {
+      const id = ids[i];
+      bytes[at] = 0x40;
+      bytes[at + 1] = 2;
+      bytes[at + 2] = id >> 8;
+      bytes[at + 3] = id & 0xff;
+    }
+    ids.length = 0;
+    this.writeAnswer(bytes);
   }
 
   // ---- SessionOutlet: messages to the client ------------------------------------------------
@@ -324,6 +359,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
    */
   close(reasonCode?: number, reasonString?: string): void {
     if (this.state === 'closed') return;
+    // PUBACKs already earned go out before the end, as every answer written before it does.
+    this.writePubacks();
     this.endSession();
     if (reasonCode !== undefined && this.protocolVersion === 5 && this.hasFlag(CONNACK_SENT)) {
       this.send({ cmd: 'disconnect', reasonCode, properties: reasonString ? { reasonString } : undefined });

@@ -9,9 +9,12 @@
  * - `log:blocks`        the message log: key = first sequence of a block, value = a block of messages (log-blocks.ts)
  * - `log:chunks`        the log's per-topic index: key = topic id ‖ first sequence, value = sequences (topic-index.ts)
  *
- * Durability: the environment is opened with `overlappingSync: false`, so the promise of an
- * asynchronous write or transaction resolves only after its commit has been synced to disk
- * (see docs/storage.md for the measurements behind this choice).
+ * Durability: the environment is opened with `overlappingSync: true`, so a commit's sync runs
+ * after the write lock is released and the next commit forms meanwhile (a later sync covers
+ * every commit before it). lmdb-js then resolves a write when it is committed (visible), not when
+ * it is on disk: `durable` adds the wait for the commit's `flushed`, and every write that is
+ * answered goes through it (`write`, `writeAtomic`, or `durable` around a plain put).
+ * docs/storage.md, "Writes and durability", has the rule and the measurements.
  *
  * Permissions: the files hold the password hashes, so `dataDir` is 0700 and the LMDB files 0600
  * whatever the umask (LMDB itself would create them 0664 minus the umask).
@@ -54,6 +57,9 @@ function restrictToOwner(dataDir: string): void {
   }
 }
 
+function ignore(): void {}
+function first<T>(values: [T, void]): T { return values[0]; }
+
 export class LmdbEnvironment {
   readonly root: RootDatabase;
   readonly catalog: CatalogDb;
@@ -71,7 +77,8 @@ export class LmdbEnvironment {
       // lmdb-js guesses "a file" when the path has an extension (`/srv/engine.data`): say it's a folder.
       noSubdir: false,
       maxDbs: MAX_DBS,
-      overlappingSync: false,
+      // lmdb-js refuses noSync together with overlappingSync (nothing is synced then anyway).
+      overlappingSync: !unsafeNoSync,
       noSync: unsafeNoSync,
       noMemInit: true,
     });
@@ -98,13 +105,26 @@ export class LmdbEnvironment {
    */
   write<T>(action: () => T): Promise<T> {
     this.assertOpen();
-    return this.timeCommit(this.root.transaction(action));
+    return this.timeCommit(this.durable(this.root.transaction(action)));
   }
 
   /** Like `write`, but in a child transaction: a throw rolls back everything the action wrote. */
   writeAtomic<T>(action: () => T): Promise<T> {
     this.assertOpen();
-    return this.timeCommit(this.root.childTransaction(action));
+    return this.timeCommit(this.durable(this.root.childTransaction(action)));
+  }
+
+  /**
+   * `committed` (what lmdb-js answers for a write queued just now: it resolves once the commit is
+   * visible) resolved only once that commit is also synced to disk. Call it in the same
+   * synchronous run as the write: lmdb-js's `flushed` is the flush of the newest queued commit
+   * when its `then` is called, so asked now it is this write's commit (or a later one, whose
+   * sync covers this one too); asked after the commit it could only be later, never earlier.
+   * A failed commit rejects `committed`, and with it the answer (its flush never comes).
+   */
+  durable<T>(committed: Promise<T>): Promise<T> {
+    const synced = this.root.flushed.then(ignore);
+    return Promise.all([committed, synced]).then(first);
   }
 
   /**

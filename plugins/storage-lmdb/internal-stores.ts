@@ -6,12 +6,12 @@
  */
 import type { InternalStore } from '../../kernel/storage/storage-port';
 import type { OperationLog } from './apply-entry';
-import type { InternalDb } from './environment';
+import type { InternalDb, LmdbEnvironment } from './environment';
 
 export class LmdbInternalStore<V> implements InternalStore<V> {
   private readonly map = new Map<string, V>();
 
-  constructor(private readonly name: string, private readonly db: InternalDb, private readonly operations: OperationLog) {
+  constructor(private readonly name: string, private readonly env: LmdbEnvironment, private readonly db: InternalDb, private readonly operations: OperationLog) {
     for (const { key, value } of db.getRange({})) this.map.set(key as string, value as V);
   }
 
@@ -31,13 +31,14 @@ export class LmdbInternalStore<V> implements InternalStore<V> {
   /** Applies an `internal.put` entry. */
   async applyPut(key: string, value: V): Promise<void> {
     this.map.set(key, value);
-    await this.db.put(key, value);
+    // A plain put resolves once committed: answered once synced.
+    await this.env.durable(this.db.put(key, value));
   }
 
   /** Applies an `internal.remove` entry. */
   async applyRemove(key: string): Promise<boolean> {
     const had = this.map.delete(key);
-    await this.db.remove(key);
+    await this.env.durable(this.db.remove(key));
     return had;
   }
 

@@ -124,7 +124,7 @@ export class LmdbStorage implements StoragePort {
   private internalStore(name: string): LmdbInternalStore<unknown> {
     let store = this.internals.get(name);
     if (!store) {
-      store = new LmdbInternalStore<unknown>(name, this.env.openInternal(`x:${name}`), this.entries);
+      store = new LmdbInternalStore<unknown>(name, this.env, this.env.openInternal(`x:${name}`), this.entries);
       this.internals.set(name, store);
     }
     return store;

@@ -395,8 +395,10 @@ export class LmdbMessageLog implements MessageLogPort {
     const fields = this.transforms.active ? this.transforms.compute(entries) : null;
     let written: Promise<unknown>;
     try {
+      // Plain puts resolve once committed: `durable` adds the wait for their sync (atomically
+      // writes through env.writeAtomic, which does).
       written = known
-        ? this.putBlocks(entries, fields)
+        ? this.env.durable(this.putBlocks(entries, fields))
         : this.atomically(() => {
           // A topic's createdAt is the time of its first message.
           for (let i = 0; i < n; i++) entries[i].topicId = this.topicInTxn(messages[i].topic, `${entries[i].message.createTs}Z`).topicId;
@@ -482,8 +484,9 @@ export class LmdbMessageLog implements MessageLogPort {
 
   /**
    * Encodes numbered entries into blocks (everything that can throw happens before the first
-   * put) and puts them; resolves once they are durable. Outside a transaction the puts join the
-   * commit of this event-loop turn and need no call back into JavaScript inside it.
+   * put) and puts them; resolves once they are committed (the caller waits for their sync).
+   * Outside a transaction the puts join the commit of this event-loop turn and need no call back
+   * into JavaScript inside it.
    */
   private putBlocks(entries: BlockEntry[], fields: ReturnType<TopicTransforms['compute']>): Promise<boolean> {
     const n = entries.length;

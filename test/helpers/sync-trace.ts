@@ -30,10 +30,19 @@ export interface SyncReport {
   dataFiles: number;
 }
 
-interface Call {
+export interface Call {
   name: string;
+  /** The call's arguments as strace printed them (up to the closing parenthesis at its exit). */
   args: string;
+  /** The trace line where the call was entered. */
   entry: number;
+}
+
+export interface TraceVisitor {
+  /** A call entered (its arguments as printed at entry). */
+  onEntry(call: Call): void;
+  /** A call returned `result` at trace line `exit`, with its full arguments. */
+  onExit(call: Call, args: string, result: number, exit: number): void;
 }
 
 const UNFINISHED = /^(\w+)\((.*) <unfinished \.\.\.>$/;
@@ -41,15 +50,14 @@ const RESUMED = /^<\.\.\. (\w+) resumed>(.*)$/;
 const COMPLETE = /^(\w+)\((.*)$/;
 /** The result at the end of a call's text: `...) = 42` or `...) = -1 EBADF (Bad file descriptor)`. */
 const RESULT = /^(.*)\)\s+=\s+(-?\d+)(?:\s.*)?$/;
-const WRITES = new Set(['write', 'writev', 'pwrite64', 'pwritev', 'pwritev2']);
-const FD_SYNCS = new Set(['fdatasync', 'fsync']);
+export const WRITES = new Set(['write', 'writev', 'pwrite64', 'pwritev', 'pwritev2']);
+export const FD_SYNCS = new Set(['fdatasync', 'fsync']);
 const RESPONSE = /^\d+, (?:\[\{iov_base=)?"HTTP\/1\.1 (\d{3})/;
 
 export function checkSyncTrace(trace: string): SyncReport {
   /** data.mdb descriptors → whether writes through them are synchronous. */
   const dataFds = new Map<number, boolean>();
   let dataFiles = 0;
-  const pending = new Map<string, Call>();
   /** Exit positions of data writes not yet synced. */
   let unsynced: number[] = [];
   let writesSinceResponse = 0;
@@ -79,6 +87,13 @@ export function checkSyncTrace(trace: string): SyncReport {
     }
   };
 
+  walkTrace(trace, { onEntry, onExit });
+  return { responses, dataFiles };
+}
+
+/** Walks an `strace -f` trace in order, pairing `<unfinished ...>` entries with their `<... resumed>` exits. */
+export function walkTrace(trace: string, { onEntry, onExit }: TraceVisitor): void {
+  const pending = new Map<string, Call>();
   const lines = trace.split('\n');
   for (let index = 0; index < lines.length; index++) {
     const line = /^(\d+)\s+(.*)$/.exec(lines[index]);
@@ -107,5 +122,4 @@ export function checkSyncTrace(trace: string): SyncReport {
     onEntry(call);
     if (done) onExit(call, done[1], Number(done[2]), index);
   }
-  return { responses, dataFiles };
 }

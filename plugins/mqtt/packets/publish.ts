@@ -142,7 +142,8 @@ export function publishStored(connection: Connection, token: number, ok: boolean
     }
     return;
   }
-  connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion));
+  if (qos === 1) connection.writePuback(packetId);
+  else connection.writeAnswer(encodeAck('pubrec', packetId, connection.protocolVersion));
 }
 
 /** Topic bytes one connection's inbound aliases may hold; beyond, DISCONNECT 0x97 quota exceeded. */
