@@ -4,7 +4,7 @@
  * RSS are its own. Env BENCH_PORT; prints `listening` once it accepts connections; SIGTERM stops it.
  */
 import { createServer } from 'node:net';
-// Aedes 1.x is an ES module; Node 22.12+ loads it through require.
+// Aedes 1.x is an ES module: Node 22.12+ (and 20.19+) load it through require, without a warning.
 import { Aedes } from 'aedes';
 
 async function main(): Promise<void> {

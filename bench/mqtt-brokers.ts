@@ -128,7 +128,7 @@ function spawnBroker(name: BrokerName, port: number, dist: string, dir: string |
     case 'ours-scraped':
       return spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string, metricsPort), stdio });
     case 'aedes':
-      return spawn(process.execPath, ['--no-warnings', join(__dirname, 'aedes-server.js')], { env: { ...process.env, BENCH_PORT: String(port) }, stdio });
+      return spawn(process.execPath, [join(__dirname, 'aedes-server.js')], { env: { ...process.env, BENCH_PORT: String(port) }, stdio });
     case 'mosquitto': {
       const program = mosquittoPath();
       if (!program) throw new Error('mosquitto is not installed (npm run setup installs Debian\'s mosquitto)');

@@ -33,7 +33,7 @@ const EMPTY = Buffer.alloc(0);
 
 /** An LMDB environment opened as the engine opens its own (plugins/storage-lmdb/environment.ts): the references' one setting. */
 export function openAsEngine(dataDir: string): RootDatabase {
-  return open({ path: dataDir, maxDbs: 8192, overlappingSync: true, noMemInit: true, noSubdir: false });
+  return open({ path: dataDir, maxDbs: 8192, overlappingSync: true, noMemInit: false, noSubdir: false });
 }
 
 /**

@@ -72,6 +72,8 @@ export interface Settings {
   log_max_bytes: number;
   /** The age limit of topics without a retention policy, in seconds (0: none). */
   log_default_retention_seconds: number;
+  /** The folder the admin action backupDatabase writes under (null: wherever the server may). */
+  backup_root: string | null;
   // SQL (plugins/sql, docs/sql.md)
   sql_workers: number;
   sql_timeout_ms: number;

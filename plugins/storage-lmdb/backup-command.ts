@@ -2,11 +2,12 @@
  * `server.backup` (the admin action `backupDatabase`): a consistent, compacted copy of the data
  * folder into a folder of the server's filesystem while it serves: the store (backup.ts), the TLS
  * pair and the settings it runs with (lib/backup). Authorized as any command (the built-in admin
- * role has it; docs/roles.md): it writes files where the server may.
+ * role has it; docs/roles.md): it writes files where the server may, or only under `backup_root`
+ * when that is set.
  */
-import { resolve } from 'node:path';
 import type { Engine } from '../../kernel/engine';
 import { writeBackupExtras } from '../../lib/backup/backup-extras';
+import { backupTarget } from './backup-root';
 
 export const BACKUP_COMMAND = 'server.backup';
 
@@ -31,7 +32,8 @@ export function registerBackupCommand(engine: Engine): void {
       properties: { folder: { type: 'string', minLength: 1 } },
     },
     handler: async ({ folder }) => {
-      const target = resolve(folder);
+      // Only under backup_root when it is set (backup-root.ts).
+      const target = backupTarget(folder, engine.settings.backup_root);
       const started = performance.now();
       log.info({ folder: target }, 'backup: started');
       const bytes = await engine.need('storage').backup(target);

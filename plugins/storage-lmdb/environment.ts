@@ -80,7 +80,10 @@ export class LmdbEnvironment {
       // lmdb-js refuses noSync together with overlappingSync (nothing is synced then anyway).
       overlappingSync: !unsafeNoSync,
       noSync: unsafeNoSync,
-      noMemInit: true,
+      // LMDB zeroes the pages it mallocs: with `noMemInit` the unused bytes of a page carry
+      // whatever the process freed there before (request bodies, passwords, certificates) into
+      // data.mdb and every backup of it. Node 24 put the CA bundle's text there on first start.
+      noMemInit: false,
     });
     this.catalog = this.root.openDB<unknown, Key[]>('_catalog', {}) as CatalogDb;
   }
