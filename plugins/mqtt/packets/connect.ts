@@ -115,9 +115,21 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
       // A later CONNECT on another node claimed it meanwhile: this one is taken over at once.
       if (!owned) return takenOver(connection);
       return attach(connection, packet, principal, clientId, keepAlive, assigned);
-    }, (error: unknown) => refused(connection, error, clientId, level));
+    }, (error: unknown) => {
+      // While the stream cannot take writes, a session that ends with its connection is served
+      // unclaimed (docs/cluster.md, "Quorum loss"); one that is kept needs its claim.
+      if (connection.state === 'connecting' && endsWithConnection(connection, packet) && toEngineError(error).id === 'CLUSTER_UNAVAILABLE') {
+        return attach(connection, packet, principal, clientId, keepAlive, assigned);
+      }
+      return refused(connection, error, clientId, level);
+    });
   }
   return attach(connection, packet, principal, clientId, keepAlive, assigned);
+}
+
+/** A clean start whose session ends with the connection (3.1.1 clean session 1; MQTT 5 expiry 0). */
+function endsWithConnection(connection: Connection, packet: IConnectPacket): boolean {
+  return packet.clean !== false && (connection.protocolVersion !== 5 || connection.sessionExpiryInterval === 0);
 }
 
 /**
