@@ -81,12 +81,22 @@ let caller: Transport;
 /** VM instructions between two checks of the deadline (SQLite's progress handler). */
 let progressEvery = 10_000;
 
-/** Sets the runner up in this thread; `checkEvery`: VM instructions between deadline checks. */
-export function startRunner(loaded: Sqlite3, transport: Transport, checkEvery = 10_000): void {
+/** SQLite's limit on a string's or blob's bytes in this thread's connections (undefined: SQLite's own, 1e9). */
+let valueBytesLimit: number | undefined;
+/** sqlite3_limit's id of SQLITE_LIMIT_LENGTH. */
+const SQLITE_LIMIT_LENGTH = 0;
+
+/**
+ * Sets the runner up in this thread; `checkEvery`: VM instructions between deadline checks;
+ * `maxValueBytes`: the longest string or blob a statement may make or read here (beyond it the
+ * statement fails with "string or blob too big").
+ */
+export function startRunner(loaded: Sqlite3, transport: Transport, checkEvery = 10_000, maxValueBytes?: number): void {
   sqlite3 = loaded;
   fast = fastValues(loaded);
   caller = transport;
   progressEvery = checkEvery;
+  valueBytesLimit = maxValueBytes;
 }
 const connections = new Map<string, Connection>();
 let job: SqlJob | undefined;
@@ -150,6 +160,7 @@ function connectionFor(database: string, owner: string): Connection {
   if (found) return found;
   const db = new sqlite3.oo1.DB(':memory:');
   const { capi } = sqlite3;
+  if (valueBytesLimit !== undefined) capi.sqlite3_limit(db.pointer!, SQLITE_LIMIT_LENGTH, valueBytesLimit);
   db.exec(`ATTACH ':memory:' AS ${quote(owner)}`);
   capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host) as never, 0);
   capi.sqlite3_create_module(db.pointer!, 'engine_catalog', catalogModule(sqlite3, host) as never, 0);
