@@ -89,6 +89,15 @@ describe('sql: short reads in a main-thread slice', function () {
     }
   });
 
+  it('moves a SELECT whose instr, replace or LIKE costs the square of its operands (40 kB values) to a worker, which answers it', async function () {
+    const hay = "printf('%.*c', 40000, 'a')";
+    const needle = "printf('%.*c', 20000, 'a') || 'b'";
+    for (const [expression, n] of [[`instr(${hay}, ${needle})`, 0], [`length(replace(${hay}, ${needle}, 'x'))`, 40000], [`${hay} LIKE '%' || printf('%.*c', 1000, 'a') || 'b'`, 0]] as const) {
+      assert.deepEqual(await rows(`SELECT k, ${expression} AS n FROM points WHERE k = 8`), [{ k: 8, n }], expression);
+      assert.deepEqual(scans.at(-1), { inSlice: false, read: 1 }, `${expression} is answered by a worker`);
+    }
+  });
+
   it('answers an unknown table and a syntax error with their codes (the worker reports them)', async function () {
     const unknown = await send(server, query(token, 'SELECT * FROM nowhere'));
     assert.equal(unknown.errorCode, 4023);
