@@ -2,9 +2,9 @@
  * Short reads on the main thread, in a bounded slice. A getRecordsUsingSql SELECT first runs in
  * the main thread's own runner (sql-runner.ts), its virtual tables reading the store directly:
  * no job posted to a worker, no blocking call back, which for a point lookup cost more than the
- * lookup itself. The slice is bounded three times: at most SLICE_RECORDS records read, at most
- * SLICE_INSTRUCTIONS VM instructions (SQLite's progress handler), and `sql_main_slice_ms` of
- * wall time; a statement that goes beyond any (or fails in any way) is run on a worker, which
+ * lookup itself. The slice is bounded four times: at most SLICE_RECORDS records read, at most
+ * SLICE_INSTRUCTIONS VM instructions (SQLite's progress handler), values of at most
+ * SLICE_VALUE_BYTES (and LIKE/GLOB patterns of SLICE_LIKE_PATTERN_BYTES), and `sql_main_slice_ms` of wall time; a statement that goes beyond any (or fails in any way) is run on a worker, which
  * gives the answer (a SELECT changes nothing, so running it again is safe). One that went beyond
  * the records or instructions goes straight to a worker next time (the same statement would
  * again); one that ran out of wall time (a busy machine may be the cause) after STRIKES times,
@@ -30,6 +30,19 @@ export const SLICE_INSTRUCTIONS = 200_000;
 const STRIKES = 3;
 /** A statement sent to workers for running out of time is tried in a slice again every this many calls. */
 const RETRY_EVERY = 32;
+/**
+ * Longest string or blob a slice may make or read. One VM instruction can build a value of any
+ * size (randomblob, zeroblob, printf, group_concat) or read a huge stored one, and some take time
+ * in the square of their operands' length (instr, replace: 1 MiB operands held the thread for
+ * minutes), which neither the instruction nor the record bound sees: beyond this the statement
+ * fails here and a worker (SQLite's own limits) answers it. 4 KiB keeps a quadratic call to a few
+ * milliseconds.
+ */
+export const SLICE_VALUE_BYTES = 4096;
+/** Longest LIKE or GLOB pattern in a slice: matching costs up to the value's length times the pattern's. */
+export const SLICE_LIKE_PATTERN_BYTES = 64;
+/** sqlite3_limit ids: SQLITE_LIMIT_LENGTH, SQLITE_LIMIT_LIKE_PATTERN_LENGTH. */
+const SLICE_LIMITS: ReadonlyArray<readonly [number, number]> = [[0, SLICE_VALUE_BYTES], [8, SLICE_LIKE_PATTERN_BYTES]];
 /** Statements remembered (their strikes); forgotten all at once beyond this. */
 const REMEMBERED = 10_000;
 
@@ -58,7 +71,7 @@ export class MainSlice {
   loaded(): true | Promise<void> {
     if (this.state === 'ready') return true;
     this.loading ??= loadSqlite().then((loaded) => {
-      startRunner(loaded, this.transport(), CHECK_EVERY);
+      startRunner(loaded, this.transport(), CHECK_EVERY, SLICE_LIMITS);
       this.state = 'ready';
     }, () => {
       // Workers report SQLite's failure to load; here it only means every call goes to them.

@@ -81,12 +81,20 @@ let caller: Transport;
 /** VM instructions between two checks of the deadline (SQLite's progress handler). */
 let progressEvery = 10_000;
 
-/** Sets the runner up in this thread; `checkEvery`: VM instructions between deadline checks. */
-export function startRunner(loaded: Sqlite3, transport: Transport, checkEvery = 10_000): void {
+/** SQLite's limits (sqlite3_limit id → value) set on this thread's connections; none: SQLite's own. */
+let connectionLimits: ReadonlyArray<readonly [number, number]> = [];
+
+/**
+ * Sets the runner up in this thread; `checkEvery`: VM instructions between deadline checks;
+ * `limits`: sqlite3_limit values for this thread's connections (beyond one a statement fails,
+ * e.g. "string or blob too big").
+ */
+export function startRunner(loaded: Sqlite3, transport: Transport, checkEvery = 10_000, limits: ReadonlyArray<readonly [number, number]> = []): void {
   sqlite3 = loaded;
   fast = fastValues(loaded);
   caller = transport;
   progressEvery = checkEvery;
+  connectionLimits = limits;
 }
 const connections = new Map<string, Connection>();
 let job: SqlJob | undefined;
@@ -150,6 +158,7 @@ function connectionFor(database: string, owner: string): Connection {
   if (found) return found;
   const db = new sqlite3.oo1.DB(':memory:');
   const { capi } = sqlite3;
+  for (const [id, value] of connectionLimits) capi.sqlite3_limit(db.pointer!, id as Parameters<typeof capi.sqlite3_limit>[1], value);
   db.exec(`ATTACH ':memory:' AS ${quote(owner)}`);
   capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host) as never, 0);
   capi.sqlite3_create_module(db.pointer!, 'engine_catalog', catalogModule(sqlite3, host) as never, 0);

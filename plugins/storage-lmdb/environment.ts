@@ -160,7 +160,24 @@ export class LmdbEnvironment {
     if (this.closed) return;
     this.closed = true;
     // A last commit that failed (a full disk) was answered to its writer; it does not stop the close.
-    await Promise.resolve(this.root.committed).catch(() => undefined);
+    const lastFailed = await Promise.resolve(this.root.committed).then(() => false, () => true);
+    if (lastFailed) this.skipFlushWaitAtClose();
     await this.root.close();
+  }
+
+  /**
+   * lmdb-js's close first waits for the sync of the newest commit (`_endWrites`), but a failed
+   * commit's sync never comes (its flush resolvers run on success only), so the close would
+   * hang for good. Every write was settled above and a failed commit holds nothing to sync:
+   * the close goes on without that wait (writes are still ended, as lmdb-js does).
+   */
+  private skipFlushWaitAtClose(): void {
+    const root = this.root as unknown as { _endWrites?: () => unknown };
+    const endWrites = root._endWrites;
+    if (typeof endWrites !== 'function') return;
+    root._endWrites = function (this: unknown): undefined {
+      Promise.resolve(endWrites.call(this)).catch(ignore);
+      return undefined;
+    };
   }
 }

@@ -14,6 +14,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, unlinkSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
+import { LmdbEnvironment } from '../../plugins/storage-lmdb/environment';
 import { call } from '../helpers/server';
 import { integrationTableName } from '../mqtt/session-helpers';
 import { action, adminToken, assertIntegrity, startEngine, type RunningEngine } from './ops-process';
@@ -42,6 +43,26 @@ function fillWithBallast(file: string, mountPoint: string): void {
     while (freeBytes(mountPoint) - chunk.length >= LEFT_FREE) writeSync(fd, chunk);
     const rest = freeBytes(mountPoint) - LEFT_FREE;
     if (rest > 0) writeSync(fd, chunk.subarray(0, rest));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes `file` until the device has not one byte left (ENOSPC at 512 B). */
+function fillDevice(file: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    for (const size of [1 << 20, 1 << 12, 1 << 9]) {
+      const chunk = Buffer.alloc(size, 1);
+      for (;;) {
+        try {
+          writeSync(fd, chunk);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
+          throw error;
+        }
+      }
+    }
   } finally {
     closeSync(fd);
   }
@@ -276,5 +297,61 @@ describe('ops: a full disk is an error, not a corruption (tmpfs, real process)',
     assert.equal(await running.proc.stop(), 0);
     running = undefined;
     await assertIntegrity(dataDir);
+  });
+
+  // lmdb-js's close waits for the sync of the newest commit, and a failed commit's never comes:
+  // a store whose last commit failed must still close (else the stop ends at shutdown_timeout_seconds, exit 1).
+  it('a server stopped while its device is full (its last commit failed with ENOSPC) closes its store and exits 0', async () => {
+    const dataDir = join(mountPoint!, 'data-stop-full');
+    const ballast = join(mountPoint!, 'ballast-stop-full');
+    running = await startEngine({ ENGINE_DATA_DIR: dataDir, ENGINE_STORAGE_MIN_FREE_BYTES: '0' });
+    const rest = `${running.http}/engine/api/v1`;
+    assert.equal((await call('POST', `${rest}/table/main/small`, { body: { fields: [{ name: 's', type: 'varchar', length: 100 }] } })).status, 200);
+    const acknowledged: number[] = [];
+    const insert = async (): Promise<number> => {
+      const reply = await call('POST', `${rest}/record/main/small`, { body: { s: 'a small value' } });
+      if (reply.status === 200) acknowledged.push(...(reply.json._ids as number[]));
+      else assert.deepEqual({ status: reply.status, errorCode: reply.json?.errorCode }, { status: 507, errorCode: 12050 });
+      return reply.status;
+    };
+    for (let i = 0; i < 5; i++) assert.equal(await insert(), 200);
+    fillDevice(ballast);
+    let refused = false;
+    for (let i = 0; i < MAX_FILL_WRITES && !refused; i++) refused = (await insert()) === 507;
+    assert.ok(refused, 'REST is refused with 507 once the device is full');
+
+    // Stopped while still full: the drain closes the store and the process exits 0.
+    assert.equal(await running.proc.stop(), 0, 'the stop was not cut by shutdown_timeout_seconds');
+    running = undefined;
+    unlinkSync(ballast);
+    await assertIntegrity(dataDir);
+    running = await startEngine({ ENGINE_DATA_DIR: dataDir, ENGINE_STORAGE_MIN_FREE_BYTES: '0' });
+    for (const id of acknowledged) assert.equal((await call('GET', `${running.http}/engine/api/v1/record/main/small/${id}`)).status, 200, `acknowledged record ${id}`);
+    assert.equal(await running.proc.stop(), 0);
+    running = undefined;
+  });
+
+  it('a store whose last commit failed with ENOSPC still closes, and the failed write is refused, not left waiting', async () => {
+    const dataDir = join(mountPoint!, 'data-env-close');
+    const ballast = join(mountPoint!, 'ballast-env-close');
+    const env = new LmdbEnvironment(dataDir);
+    const db = env.openInternal('x:close-test');
+    await env.write(() => { void db.put('before', 'stored'); });
+    fillDevice(ballast);
+    try {
+      // Each value needs new pages: with no byte left on the device its commit fails.
+      const big = 'y'.repeat(256 * 1024);
+      await assert.rejects(env.write(() => { void db.put('too-big', big); }), /Commit failed|space/);
+      // The mocha timeout bounds the close: lmdb-js would wait for the failed commit's sync.
+      await env.close();
+    } finally {
+      unlinkSync(ballast);
+    }
+    const again = new LmdbEnvironment(dataDir);
+    try {
+      assert.equal(again.openInternal('x:close-test').get('before'), 'stored');
+    } finally {
+      await again.close();
+    }
   });
 });

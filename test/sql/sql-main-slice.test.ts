@@ -79,6 +79,25 @@ describe('sql: short reads in a main-thread slice', function () {
     assert.deepEqual(scans, [{ inSlice: false, read: 1 }]);
   });
 
+  it('moves a SELECT that makes a value larger than the slice allows (randomblob, zeroblob, printf) to a worker, which answers it', async function () {
+    // One VM instruction can build a value of any size: the slice's instruction and record bounds
+    // do not see it, its length limit (SLICE_VALUE_BYTES) does.
+    const big = 8 << 20;
+    for (const expression of ['length(randomblob(?))', 'length(zeroblob(?))', "length(printf('%.*c', ?, 'x'))"]) {
+      assert.deepEqual(await rows(`SELECT k, ${expression} AS n FROM points WHERE k = 7`, [big]), [{ k: 7, n: big }], expression);
+      assert.deepEqual(scans.at(-1), { inSlice: false, read: 1 }, `${expression} is answered by a worker`);
+    }
+  });
+
+  it('moves a SELECT whose instr, replace or LIKE costs the square of its operands (40 kB values) to a worker, which answers it', async function () {
+    const hay = "printf('%.*c', 40000, 'a')";
+    const needle = "printf('%.*c', 20000, 'a') || 'b'";
+    for (const [expression, n] of [[`instr(${hay}, ${needle})`, 0], [`length(replace(${hay}, ${needle}, 'x'))`, 40000], [`${hay} LIKE '%' || printf('%.*c', 1000, 'a') || 'b'`, 0]] as const) {
+      assert.deepEqual(await rows(`SELECT k, ${expression} AS n FROM points WHERE k = 8`), [{ k: 8, n }], expression);
+      assert.deepEqual(scans.at(-1), { inSlice: false, read: 1 }, `${expression} is answered by a worker`);
+    }
+  });
+
   it('answers an unknown table and a syntax error with their codes (the worker reports them)', async function () {
     const unknown = await send(server, query(token, 'SELECT * FROM nowhere'));
     assert.equal(unknown.errorCode, 4023);
