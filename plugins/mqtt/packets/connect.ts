@@ -114,14 +114,18 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
       if (connection.state !== 'connecting') return;
       // A later CONNECT on another node claimed it meanwhile: this one is taken over at once.
       if (!owned) return takenOver(connection);
-      attach(connection, packet, principal, clientId, keepAlive, assigned);
+      return attach(connection, packet, principal, clientId, keepAlive, assigned);
     }, (error: unknown) => refused(connection, error, clientId, level));
   }
-  attach(connection, packet, principal, clientId, keepAlive, assigned);
+  return attach(connection, packet, principal, clientId, keepAlive, assigned);
 }
 
-/** A CONNECT authorized (and its client id this node's): attached to its session, answered. */
-function attach(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void {
+/**
+ * A CONNECT authorized (and its client id this node's): attached to its session, answered. A
+ * promise while a new session is being stored: the connection reads the packets after the CONNECT
+ * once it settles (connection.ts), so it must be returned, never dropped.
+ */
+function attach(connection: Connection, packet: IConnectPacket, principal: Principal, clientId: string, keepAlive: number, assigned: string | undefined): void | Promise<void> {
   const { engine } = connection.broker;
   const level = connection.protocolVersion;
   const v5 = level === 5;
@@ -145,9 +149,9 @@ function attach(connection: Connection, packet: IConnectPacket, principal: Princ
 
   // In a cluster, a new persistent session is stored first: while the stream cannot take writes
   // it is refused with 0x88 / 0x03, never confirmed and then lost (docs/cluster.md).
-  const storing = core.storeNewSession(session, connection);
+  const storing = core.storeNewSession(session, present, connection);
   if (storing !== null) {
-    storing.then(
+    return storing.then(
       () => { if (connection.state === 'connecting') confirm(connection, session, present, principal, clientId, keepAlive, assigned); },
       (error: unknown) => refuse(connection, connackRefusal(toEngineError(error), level)),
     );
