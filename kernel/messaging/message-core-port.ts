@@ -57,9 +57,9 @@ export interface MessageCorePort {
    * In a cluster, a NEW persistent session is stored before the protocol confirms it (CONNACK):
    * resolves once it is; rejects when the cluster cannot store it (the session is then ended, so
    * the client's next attempt is a new session again). Null where nothing needs waiting for (one
-   * node, a clean session, a session resumed).
+   * node, a clean session, a session resumed: `present`, as openSession answered).
    */
-  storeNewSession(session: SessionHandle, outlet: SessionOutlet): Promise<void> | null;
+  storeNewSession(session: SessionHandle, present: boolean, outlet: SessionOutlet): Promise<void> | null;
   /** After the protocol's answer to the connect: in-flight messages again, then what the session missed. */
   resume(session: SessionHandle): void;
   setWill(session: SessionHandle, will: WillMessage | undefined): void;

@@ -120,6 +120,13 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
 
   /** Another connection took this client id [MQTT-3.1.4-2]: MQTT 5 hears 0x8E. */
   takeOver(): void {
+    // In a cluster, another node's claim may come first while this CONNECT's new session is being
+    // stored (no CONNACK yet): as if accepted and then taken over, MQTT 5 hears CONNACK then 0x8E,
+    // rather than a closed socket it would take for a network error (and reconnect, taking over the winner).
+    if (this.state === 'connecting' && this.protocolVersion === 5 && this.session !== undefined) {
+      this.send({ cmd: 'connack', sessionPresent: false, reasonCode: REASON.SUCCESS });
+      this.state = 'connected';
+    }
     this.close(REASON.SESSION_TAKEN_OVER, 'another connection took over this client identifier');
   }
 

@@ -161,7 +161,7 @@ function attach(connection: Connection, packet: IConnectPacket, principal: Princ
 
   // In a cluster, a new persistent session is stored first: while the stream cannot take writes
   // it is refused with 0x88 / 0x03, never confirmed and then lost (docs/cluster.md).
-  const storing = core.storeNewSession(session, connection);
+  const storing = core.storeNewSession(session, present, connection);
   if (storing !== null) {
     return storing.then(
       () => { if (connection.state === 'connecting') confirm(connection, session, present, principal, clientId, keepAlive, assigned); },
