@@ -185,6 +185,9 @@ describe('ops: a full disk is an error, not a corruption (tmpfs, real process)',
     assert.deepEqual(mqttRefused, { ok: false, reasonCode: 0x97 });
 
     // Full: every protocol answers its stable error, and the full state is not logged again.
+    // The line comes through the process's stdout pipe: awaited, not read at once (a loaded
+    // machine delivered it after the refusals were answered).
+    await running.proc.logged((line) => String(line.msg).startsWith('storage: FULL'));
     const loggedFull = fullLines(running);
     assert.ok(loggedFull >= 1, 'the full state is logged');
     for (let i = 0; i < 10; i++) {
