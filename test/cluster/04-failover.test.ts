@@ -22,7 +22,10 @@ describe('cluster: the nats-server a node reads through dies', function () {
   let cluster: TestCluster;
 
   before(async function () {
-    cluster = await TestCluster.start(3, { settings: { cluster_request_timeout_ms: 10_000 } });
+    // The lease is long: this test is about the read path. On a loaded machine node1's renewals,
+    // which go through the killed server too, could lapse during the failover, and its subscriber's
+    // session would move to another node (test/cluster/06 tests that).
+    cluster = await TestCluster.start(3, { settings: { cluster_request_timeout_ms: 10_000, cluster_node_lease_ms: 120_000 } });
   });
 
   after(async function () {
@@ -45,7 +48,10 @@ describe('cluster: the nats-server a node reads through dies', function () {
       const n = Number(payload.toString());
       for (let i = lastOne.length - 1; i >= 0; i--) if (n >= lastOne[i].n) lastOne.splice(i, 1)[0].resolve();
     });
-    const receivedUntil = (n: number): Promise<void> => (received.includes(n) ? Promise.resolve() : new Promise((resolve) => lastOne.push({ n, resolve })));
+    // A subscriber that loses its connection would wait for the timeout: it fails at once instead.
+    const subscriberGone = new Promise<never>((_, reject) => subscriber.once('close', () => reject(new Error(`the subscriber's connection closed after ${received.length} messages`))));
+    subscriberGone.catch(() => undefined);
+    const receivedUntil = (n: number): Promise<void> => Promise.race([subscriberGone, received.includes(n) ? Promise.resolve() : new Promise<void>((resolve) => lastOne.push({ n, resolve }))]);
 
     // MQTT 5: a write the cluster surely did not store is answered PUBACK 0x80; one whose outcome
     // is unknown disconnects the publisher (DISCONNECT 0x80 saying it may have been stored), and
