@@ -6,24 +6,13 @@
  * the same tables, indexes, topics, shared state and internal stores.
  */
 import assert from 'node:assert/strict';
-import mqtt, { type MqttClient } from 'mqtt';
+import { connect, end } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 import { digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
 
-const CREDENTIALS = { username: 'admin', password: 'ADMIN' };
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, ...CREDENTIALS, ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
-function end(client: MqttClient): Promise<void> {
-  return new Promise((resolve) => client.end(false, {}, () => resolve()));
-}
 
 describe('cluster: replication through the stream', function () {
   this.timeout(240_000);

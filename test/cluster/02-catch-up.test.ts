@@ -5,22 +5,12 @@
  * record's position is committed with its effects.
  */
 import assert from 'node:assert/strict';
-import mqtt, { type MqttClient } from 'mqtt';
+import { connect, end } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 import { digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
-function end(client: MqttClient): Promise<void> {
-  return new Promise((resolve) => client.end(false, {}, () => resolve()));
-}
 
 async function publishMany(url: string, topic: string, from: number, count: number): Promise<void> {
   const client = await connect(url, { clientId: `pub-${topic.replace(/\W/g, '-')}-${from}` });

@@ -7,17 +7,10 @@
  * servers are back, writes succeed again without anyone restarting the nodes.
  */
 import assert from 'node:assert/strict';
-import mqtt, { type MqttClient } from 'mqtt';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 describe('cluster: quorum loss', function () {
   this.timeout(240_000);

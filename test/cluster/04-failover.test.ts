@@ -6,16 +6,9 @@
  * subscriber on that node, in order.
  */
 import assert from 'node:assert/strict';
-import mqtt, { type MqttClient } from 'mqtt';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 describe('cluster: the nats-server a node reads through dies', function () {
   this.timeout(240_000);

@@ -7,17 +7,11 @@
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
 import { RawClient, connectPacket } from '../mqtt/mqtt-helpers';
 import { call } from '../helpers/server';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 /** A raw client with a persistent session on the node (3.1.1 clean session 0, or MQTT 5 with an expiry). */
 async function rawSession(node: EngineNode, clientId: string, protocolVersion: 4 | 5): Promise<{ raw: RawClient; connack: any }> {

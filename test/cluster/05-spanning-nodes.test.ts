@@ -6,17 +6,11 @@
  * answers NODE_BOUND (12061) naming the node it lives on.
  */
 import assert from 'node:assert/strict';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 /** Resolves when the client has received a message on `topic`. */
 function received(client: MqttClient, topic: string): Promise<void> {

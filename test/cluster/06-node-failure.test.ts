@@ -7,16 +7,10 @@
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
 import { RawClient, connectPacket } from '../mqtt/mqtt-helpers';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 /** Messages a client receives, by topic, with waits for what is to come. */
 class Received {

@@ -7,15 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
+import { connect } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 
-function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 /** Connects; the CONNACK's Session Present and the first message that arrives. */
 function connectAnswer(url: string, options: mqtt.IClientOptions): Promise<{ client: MqttClient; sessionPresent: boolean; message: Promise<string> }> {

@@ -1,0 +1,15 @@
+/** MQTT clients of the cluster tests: the admin account, no automatic reconnect, a generous connect timeout. */
+import mqtt, { type MqttClient } from 'mqtt';
+
+export function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
+    client.once('connect', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+/** Ends the client cleanly (a DISCONNECT), resolving once it has. */
+export function end(client: MqttClient): Promise<void> {
+  return new Promise((resolve) => client.end(false, {}, () => resolve()));
+}
