@@ -20,10 +20,11 @@ async function someTopic(signal: AbortSignal): Promise<string | undefined> {
   const overview = await call<Overview>('mq', 'getMqOverview', {}, signal);
   const busiest = overview.busiestTopics?.[0]?.topic;
   if (busiest) return busiest;
-  // The first topic of the tree: down its first branch, a level (one node) at a time.
+  // The first topic of the tree: down its first branch, a level at a time. A few nodes per level,
+  // because the server's own `$SYS` branch sorts first and is skipped.
   let prefix: string | null = null;
   for (let depth = 0; depth < 16; depth++) {
-    const level: BrowseTopicsResult = await call<BrowseTopicsResult>('mq', 'browseTopics', { prefix, limit: 1 }, signal);
+    const level: BrowseTopicsResult = await call<BrowseTopicsResult>('mq', 'browseTopics', { prefix, limit: 8 }, signal);
     const node = level.nodes.find((candidate) => !candidate.path.startsWith('$'));
     if (!node) return undefined;
     if (node.isTopic) return node.path;
