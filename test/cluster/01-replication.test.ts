@@ -22,6 +22,10 @@ describe('cluster: replication through the stream', function () {
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

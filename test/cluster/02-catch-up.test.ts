@@ -35,6 +35,10 @@ describe('cluster: a restarted node catches up from the stream', function () {
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

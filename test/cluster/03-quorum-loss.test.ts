@@ -20,6 +20,10 @@ describe('cluster: quorum loss', function () {
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

@@ -13,12 +13,18 @@ import { TestCluster } from '../helpers/nats-cluster';
 describe('cluster: the nats-server a node reads through dies', function () {
   this.timeout(240_000);
   let cluster: TestCluster;
+  /** Where the test is, printed if it fails. */
+  const progress = { stage: 'starting', received: 0, acknowledged: 0, disconnect: null as string | null };
 
   before(async function () {
     // The lease is long: this test is about the read path. On a loaded machine node1's renewals,
     // which go through the killed server too, could lapse during the failover, and its subscriber's
     // session would move to another node (test/cluster/06 tests that).
     cluster = await TestCluster.start(3, { settings: { cluster_request_timeout_ms: 10_000, cluster_node_lease_ms: 120_000 } });
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(JSON.stringify(progress), cluster?.report());
   });
 
   after(async function () {
@@ -33,6 +39,7 @@ describe('cluster: the nats-server a node reads through dies', function () {
     const waiting: Array<{ count: number; resolve: () => void }> = [];
     subscriber.on('message', (_topic, payload) => {
       received.push(Number(payload.toString()));
+      progress.received = received.length;
       for (let i = waiting.length - 1; i >= 0; i--) if (received.length >= waiting[i].count) waiting.splice(i, 1)[0].resolve();
     });
     const receivedAtLeast = (count: number): Promise<void> => (received.length >= count ? Promise.resolve() : new Promise((resolve) => waiting.push({ count, resolve })));
@@ -51,27 +58,36 @@ describe('cluster: the nats-server a node reads through dies', function () {
     // the publisher stops there.
     const publisher = await connect(node2.mqtt, { clientId: 'failover-pub', protocolVersion: 5 });
     let disconnect: string | null = null;
-    publisher.on('disconnect', (packet) => { disconnect = `${packet.reasonCode} ${packet.properties?.reasonString ?? ''}`; });
+    publisher.on('disconnect', (packet) => { disconnect = progress.disconnect = `${packet.reasonCode} ${packet.properties?.reasonString ?? ''}`; });
+    // Its QoS 1 publishes would wait for ever on a connection closed without a DISCONNECT (no
+    // automatic reconnect): that fails the test at once.
+    const publisherGone = new Promise<never>((_, reject) => publisher.once('close', () => { if (disconnect === null) reject(new Error(`the publisher's connection closed without a DISCONNECT after ${acknowledged.length} acknowledgements`)); }));
+    publisherGone.catch(() => undefined);
     const TOTAL = 3000;
     const acknowledged: number[] = [];
     const publishing = (async () => {
       for (let n = 0; n < TOTAL && disconnect === null; n += 100) {
         // 100 in flight at a time, so the stream goes on while the server dies.
         await Promise.all(Array.from({ length: 100 }, (_, i) => publisher.publishAsync('failover/t', String(n + i), { qos: 1 }).then(
-          () => { acknowledged.push(n + i); },
+          () => { acknowledged.push(n + i); progress.acknowledged = acknowledged.length; },
           (error: { code?: number }) => { if (disconnect === null) assert.equal(error.code, 0x80); },
         )));
       }
     })();
-    await receivedAtLeast(500);
+    progress.stage = 'publishing, before the kill';
+    await Promise.race([subscriberGone, publisherGone, receivedAtLeast(500)]);
+    progress.stage = 'killing node1\'s nats-server';
     await cluster.nats.servers[0].stop('SIGKILL');
-    await publishing;
+    progress.stage = 'publishing, after the kill';
+    await Promise.race([publisherGone, publishing]);
     // A PUBACK 0x80 may still have been stored (outcome unknown): the subscriber gets every
     // acknowledged message, and each message at most once, in order.
     if (disconnect !== null) assert.match(disconnect, /^128 .*(may have been stored|was stored)/);
     assert.ok(acknowledged.length > 0, `acknowledged ${acknowledged.length} of ${TOTAL}, received ${received.length}`);
     const last = Math.max(...acknowledged);
+    progress.stage = `publishing ended; waiting for the last acknowledged message, ${last}`;
     await receivedUntil(last);
+    progress.stage = 'checking';
     const seen = new Set(received);
     assert.deepEqual(acknowledged.filter((n) => !seen.has(n)), [], 'every acknowledged message is delivered');
     assert.deepEqual(received, [...received].sort((x, y) => x - y), 'in order');

@@ -60,6 +60,10 @@ describe('cluster: sessions resumable on any node', function () {
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

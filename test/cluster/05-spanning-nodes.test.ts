@@ -32,6 +32,10 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

@@ -74,6 +74,10 @@ describe('cluster: a node dies', function () {
     cluster = await TestCluster.start(3, { settings: { cluster_node_lease_ms: 6000 } });
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

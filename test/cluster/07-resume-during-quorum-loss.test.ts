@@ -32,6 +32,10 @@ describe('cluster: resuming a session while quorum is lost', function () {
     cluster = await TestCluster.start(3);
   });
 
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+  });
+
   after(async function () {
     await cluster?.stop();
   });

@@ -206,6 +206,21 @@ export class TestCluster {
     return cluster;
   }
 
+  /**
+   * What each node logged at warn level and above, and its last lines: printed when a cluster
+   * test fails, because a failure on a loaded CI machine cannot be rerun to watch it.
+   */
+  report(): string {
+    const parts: string[] = [];
+    for (const node of this.nodes) {
+      const lines = node.process?.logs() ?? [];
+      const notable = lines.filter((line) => typeof line.level === 'number' && line.level >= 40);
+      const shown = [...new Set([...notable.slice(-20), ...lines.slice(-10)])];
+      parts.push(`--- ${node.name}: ${lines.length} log lines, ${notable.length} at warn or above; these:`, ...shown.map((line) => JSON.stringify(line)));
+    }
+    return parts.join('\n');
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.stop('SIGTERM')));
     await this.nats.stop();
