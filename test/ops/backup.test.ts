@@ -86,12 +86,20 @@ function connectMqtt(url: string): Promise<MqttClient> {
 /** Asserts every acknowledged write is on the server at `http`. */
 async function assertHolds(http: string, acked: Acknowledged, what: string): Promise<void> {
   const rest = `${http}/engine/api/v1`;
+  // Every missing record is collected before failing: whether they are the newest ones (an older
+  // snapshot) or scattered says where to look.
+  const missing: string[] = [];
   for (const [ids, source] of [[acked.restIds, 'rest'], [acked.actionIds, 'action']] as const) {
     for (const id of ids) {
       const reply = await call('GET', `${rest}/record/main/t/${id}`);
-      assert.equal(reply.status, 200, `${what}: acknowledged ${source} record ${id}: ${reply.text}`);
-      assert.equal(reply.json.source, source);
+      if (reply.status !== 200) missing.push(`${source} ${id} (${reply.status} ${reply.json?.errorCode ?? reply.text})`);
+      else assert.equal(reply.json.source, source);
     }
+  }
+  if (missing.length > 0) {
+    const there = await call('POST', `${rest}/query/main/t/by_n?top=1000000`, { body: { find: { n: { operator: '>=', value: 0 } } } });
+    const ids = ((there.json?._records ?? []) as Array<{ _id: number }>).map((record) => record._id);
+    assert.fail(`${what}: ${missing.length} acknowledged records missing: ${missing.slice(0, 10).join(', ')}; ${ids.length} records there, the highest id ${Math.max(...ids)}`);
   }
   const found = await call('POST', `${rest}/query/main/${integrationTableName(TOPIC)}/create_ts_idx?top=1000000`, {
     body: { find: { create_ts: { operator: '>=', value: '2000-01-01T00:00:00.000' } } },
