@@ -77,7 +77,7 @@ const figures = (m: Measured): Figures | undefined => (m.error === undefined ? m
 interface FloodProbes { during: ProbeResult; after: ProbeResult }
 
 /** The disk's bound of a QoS 1 scenario (acknowledged durable messages per second), or why there is none. */
-type Bound = { rate: number; error?: undefined } | { error: string };
+type Bound = { rate: number; p50Ms: number; p99Ms: number; error?: undefined } | { error: string };
 
 export interface MqttReport {
   settings: Settings;
@@ -89,7 +89,7 @@ async function measureBound(window: number, seconds: number): Promise<Bound> {
   const dataDir = tempDir('bench-mqtt-bound');
   try {
     const result = await runChildJson<WindowResult>('raw LMDB window', join(__dirname, 'raw-lmdb-window.js'), [String(window), String(seconds), dataDir]);
-    return { rate: result.putsPerSecond };
+    return { rate: result.putsPerSecond, p50Ms: result.p50Ms, p99Ms: result.p99Ms };
   } catch (error) {
     return { error: (error as Error).message.split('\n')[0] };
   } finally {
@@ -324,6 +324,17 @@ function rowsOf(scenario: MqttScenario, measured: Brokers, settings: Settings, b
     vsAedes: formatRatio((boundRate ?? NaN) / (f.aedes?.rate ?? NaN)), vsMosquitto: formatRatio((boundRate ?? NaN) / (f.mosquitto?.rate ?? NaN)),
     target: '—', verdict: '',
   });
+  // The latency floor of a durable PUBACK on this disk, beside Mosquitto's (which stores nothing).
+  const boundLatencyRow = (window: number, label: string, pick: (b: { p50Ms: number; p99Ms: number }) => number, ofMosquitto: (m: Figures) => number | undefined): Row => {
+    const value = bound === undefined || bound.error !== undefined ? undefined : pick(bound);
+    const mosquitto = f.mosquitto ? ofMosquitto(f.mosquitto) : undefined;
+    return {
+      label: `QoS 1: the disk's bound, ${label} put → durable (${formatNumber(window)} in flight)`,
+      ours: value === undefined ? '—' : ms(value), aedes: '', mosquitto: '',
+      vsAedes: '', vsMosquitto: formatRatio(value !== undefined && mosquitto !== undefined ? value / mosquitto : NaN),
+      target: '—', verdict: '',
+    };
+  };
   const p99 = (m: Figures): number | undefined => m.p99;
   const p50 = (m: Figures): number | undefined => m.p50;
   switch (scenario) {
@@ -340,6 +351,8 @@ function rowsOf(scenario: MqttScenario, measured: Brokers, settings: Settings, b
       boundRow(QOS1_PUBLISHERS * QOS1_WINDOW),
       latencyRow(`QoS 1, ${QOS1_PUBLISHERS} publishers: p50 PUBLISH → PUBACK`, p50),
       latencyRow(`QoS 1, ${QOS1_PUBLISHERS} publishers: p99 PUBLISH → PUBACK`, p99, 1.5),
+      boundLatencyRow(QOS1_PUBLISHERS * QOS1_WINDOW, 'p50', (b) => b.p50Ms, p50),
+      boundLatencyRow(QOS1_PUBLISHERS * QOS1_WINDOW, 'p99', (b) => b.p99Ms, p99),
     ];
     case 'idle': {
       const kib = (m: Figures): string => (m.kibPerConnection == null ? '—' : `${m.kibPerConnection.toFixed(2)} KiB`);

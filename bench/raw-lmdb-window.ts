@@ -7,7 +7,8 @@
  *
  *   node dist/bench/raw-lmdb-window.js <window> <seconds> <dataDir>
  *
- * prints one JSON line `{window, puts, seconds, putsPerSecond}`. The environment is opened with
+ * prints one JSON line `{window, puts, seconds, putsPerSecond, p50Ms, p99Ms}` (the percentiles are
+ * of each measured put's time from issue to durable: the latency floor of a durable PUBACK). The environment is opened with
  * the engine's options (plugins/storage-lmdb/environment.ts: `overlappingSync: true`, each put
  * awaited until synced as the engine awaits its appends: `durably`), and each
  * value is a 16-byte payload with the ~24 bytes of fields the log keeps with it.
@@ -19,6 +20,12 @@ export interface WindowResult {
   puts: number;
   seconds: number;
   putsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
 }
 
 const VALUE = Buffer.alloc(40, 0x61);
@@ -32,18 +39,25 @@ export function rawWindowedPuts(window: number, seconds: number, dataDir: string
   let start = 0n;
   let stopAt = 0n;
   let inFlight = 0;
+  const latencies: number[] = [];
   return new Promise((resolve, reject) => {
     const measuring = (): boolean => start !== 0n;
     const finish = (): void => {
       const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-      root.close().then(() => resolve({ window, puts: counted, seconds: elapsed, putsPerSecond: counted / elapsed }), reject);
+      const sorted = Float64Array.from(latencies).sort();
+      root.close().then(() => resolve({
+        window, puts: counted, seconds: elapsed, putsPerSecond: counted / elapsed, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+      }), reject);
     };
     const issue = (): void => {
       inFlight++;
+      const issued = process.hrtime.bigint();
       durably(root, db.put(++key, VALUE)).then(() => {
         inFlight--;
         const now = process.hrtime.bigint();
         if (measuring()) counted++;
+        // Latency of the puts issued inside the measurement only (not the warm-up's).
+        if (measuring() && issued >= start) latencies.push(Number(now - issued) / 1e6);
         if (measuring() && now >= stopAt) {
           if (inFlight === 0) finish();
           return;
