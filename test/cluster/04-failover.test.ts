@@ -59,9 +59,13 @@ describe('cluster: the nats-server a node reads through dies', function () {
     const publisher = await connect(node2.mqtt, { clientId: 'failover-pub', protocolVersion: 5 });
     let disconnect: string | null = null;
     publisher.on('disconnect', (packet) => { disconnect = progress.disconnect = `${packet.reasonCode} ${packet.properties?.reasonString ?? ''}`; });
-    // Its QoS 1 publishes would wait for ever on a connection closed without a DISCONNECT (no
-    // automatic reconnect): that fails the test at once.
-    const publisherGone = new Promise<never>((_, reject) => publisher.once('close', () => { if (disconnect === null) reject(new Error(`the publisher's connection closed without a DISCONNECT after ${acknowledged.length} acknowledgements`)); }));
+    // mqtt.js keeps a QoS 1 publish that is in flight when the connection closes waiting for a
+    // reconnect that never comes (reconnectPeriod 0): a forced end settles them as failed, so the
+    // publishing stops after the server's DISCONNECT. A close without a DISCONNECT fails the test.
+    const publisherGone = new Promise<never>((_, reject) => publisher.once('close', () => {
+      if (disconnect === null) reject(new Error(`the publisher's connection closed without a DISCONNECT after ${acknowledged.length} acknowledgements`));
+      publisher.end(true);
+    }));
     publisherGone.catch(() => undefined);
     const TOTAL = 3000;
     const acknowledged: number[] = [];
