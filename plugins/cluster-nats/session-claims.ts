@@ -60,6 +60,18 @@ export class SessionClaims implements SessionOwnershipPort {
     return new Set(this.owners.values());
   }
 
+  /** The nodes whose leases matter: those that own a session or hold the message core's node-local state. */
+  watchedNodes(): Set<string> {
+    const nodes = this.owningNodes();
+    if (this.listener !== null) for (const node of this.listener.nodesHoldingState()) nodes.add(node);
+    return nodes;
+  }
+
+  /** A dead node's node-local state goes (this node adopts its sessions): see SessionOwnershipListener.nodeDied. */
+  async handOver(node: string): Promise<number> {
+    return this.listener === null ? 0 : this.listener.nodeDied(node);
+  }
+
   /** Client ids a node owns (a survivor adopting a dead node's sessions). */
   ownedBy(node: string): string[] {
     const ids: string[] = [];

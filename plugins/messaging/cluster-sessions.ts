@@ -73,6 +73,14 @@ export class ClusterSessions implements SessionOwnershipListener {
     else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) this.sendStoredWill(clientId);
   }
 
+  nodesHoldingState(): Iterable<string> {
+    return this.core.shares?.nodes() ?? [];
+  }
+
+  nodeDied(node: string): Promise<number> {
+    return this.core.shares?.removeNode(node) ?? Promise.resolve(0);
+  }
+
   /** The will of a session that is not stored, set or cleared at CONNECT (SessionLifecycle.setWill). */
   storeWill(session: Session): void {
     const will = session.will;
