@@ -116,7 +116,7 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     await Promise.all([...clients, watcher].map((client) => client.endAsync()));
   });
 
-  it('a transaction, cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
+  it('a transaction, cursor, SQL cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
     const [node1, node2] = cluster.nodes;
     const action = async (node: typeof node1, api: string, name: string, authToken: string | undefined, params: object = {}): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api, action: name, authToken, params } });
@@ -148,6 +148,15 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     const cursorId = opened.result.cursorId as string;
     assert.match(cursorId, /^node1\./, JSON.stringify(opened));
     boundToNode1(await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId }), 'cursor');
+    // A SQL cursor of node1 (its id `sql-node1.…`), on node2: fetched and closed.
+    const sqlOpened = await action(node1, 'db', 'getRecordsUsingSql', token1, { sql: 'SELECT v FROM bound', returnCursor: true });
+    const sqlCursorId = sqlOpened.result.cursorId as string;
+    assert.match(sqlCursorId, /^sql-node1\./, JSON.stringify(sqlOpened));
+    boundToNode1(await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: sqlCursorId }), 'SQL cursor');
+    boundToNode1(await action(node2, 'db', 'closeCursor', token2, { cursorId: sqlCursorId }), 'SQL cursor');
+    assert.equal((await action(node1, 'db', 'getRecordsFromCursor', token1, { cursorId: sqlCursorId })).errorCode, 0);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'sql-node2.unknown' })).errorCode, 4080);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'sql-unknown' })).errorCode, 4080);
     // They still work on node1; ids no node made answer as they always did.
     assert.equal((await action(node1, 'db', 'getRecordsFromCursor', token1, { cursorId })).errorCode, 0);
     assert.equal((await action(node1, 'db', 'commitTransaction', token1, { transactionId })).errorCode, 0);
