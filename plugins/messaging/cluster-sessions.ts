@@ -14,7 +14,8 @@ import type { SessionOwnershipListener, SessionOwnershipPort } from '../../kerne
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import type { Session, StoredWill } from './session';
+import { Session, type StoredWill } from './session';
+import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
 const WILL_PREFIX = 'will/';
@@ -47,6 +48,37 @@ export class ClusterSessions implements SessionOwnershipListener {
       const clientId = key.slice(WILL_PREFIX.length);
       if (this.ownership.owns(clientId) && !core.sessions.has(clientId)) this.sendStoredWill(clientId);
     }
+  }
+
+  /**
+   * An MQ API action on a session this node does not hold (docs/cluster.md, "MQ API sessions"):
+   * an MQ API session another node owns is claimed here, like an MQTT session resumed here, and
+   * is loaded from its stored state once the claim is applied; an MQTT session another node owns
+   * stays with its connection, and the answer is NODE_BOUND naming that node. Nothing happens
+   * when no node holds the name, or when the caller may not use the stored session (`mayUse`):
+   * the action then answers "not found" as on one node.
+   */
+  async bringHere(clientName: string, mayUse: (session: Session) => boolean): Promise<void> {
+    const owner = this.ownership.ownerOf(clientName);
+    if (owner === undefined || owner === this.ownership.node) return;
+    const stored = this.core.state.storedSession(clientName);
+    if (stored === undefined || !mayUse(Session.fromStored(stored))) return;
+    const here = this.ownership.node;
+    if (stored.kind !== 'mqApi') throw new EngineError('NODE_BOUND', { what: 'MQTT session', node: owner, here });
+    if (!(await this.ownership.claim(clientName))) {
+      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
+    }
+  }
+
+  /**
+   * A new MQ API session's name is claimed for this node before the session is made, so that one
+   * client name has one session in the whole cluster: a name another node owns (a session or a
+   * connection there) is CLIENT_NAME_IN_USE, as a claim overtaken by another node's is.
+   */
+  async claimName(clientName: string): Promise<void> {
+    const owner = this.ownership.ownerOf(clientName);
+    if (owner === this.ownership.node) return;
+    if (owner !== undefined || !(await this.ownership.claim(clientName))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
   }
 
   /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */

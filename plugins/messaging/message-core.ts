@@ -427,7 +427,7 @@ export class MessageCore implements MessageCorePort {
     return this.apiSessions.reposition(session, startFrom);
   }
 
-  deleteSession(clientName: string): boolean {
+  deleteSession(clientName: string): Promise<void> | undefined {
     return this.apiSessions.delete(clientName);
   }
 
