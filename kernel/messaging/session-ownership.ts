@@ -52,6 +52,12 @@ export interface SessionOwnershipPort {
    * goes, so claims do not pile up. Applied only while this node still owns it.
    */
   release(clientId: string): void;
+  /**
+   * Client ids this node owns with no claim of its own on its way (a CONNECT whose claim is being
+   * applied is not listed): the message core releases those it holds nothing for (a CONNECT that
+   * went away or was refused after its claim, an adopted session that ended at once).
+   */
+  ownedSettled(): string[];
   /** The message core: told of claims as they are applied. */
   listen(listener: SessionOwnershipListener): void;
 }

@@ -19,6 +19,8 @@ import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
 const WILL_PREFIX = 'will/';
+/** The claims this node holds nothing for are looked for every this many sweeps (10 s). */
+const CLAIM_SWEEP_EVERY = 10;
 
 /** `will/<clientId>`: the will of a connection whose session is not stored. */
 interface StoredConnectionWill {
@@ -30,6 +32,8 @@ interface StoredConnectionWill {
 export class ClusterSessions implements SessionOwnershipListener {
   /** Client ids whose `will/<clientId>` this node wrote and has not removed. */
   private readonly storedWills = new Set<string>();
+  /** Sweeps so far (the claims are looked over every CLAIM_SWEEP_EVERY-th). */
+  private sweeps = 0;
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -79,6 +83,26 @@ export class ClusterSessions implements SessionOwnershipListener {
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
     if (owner !== undefined || !(await this.ownership.claim(clientName))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+  }
+
+  /**
+   * From the message core's sweep: a claim of this node that holds nothing here (no session, no
+   * connection, no claim of this node on its way) is released, so claims do not pile up. That
+   * happens when a CONNECT went away or was refused after its claim, when a refused or
+   * abandoned CONNECT's claim was stored although it reported failure, when a release could not
+   * be stored (quorum lost), and when an adopted session of a dead node ended at once (a clean
+   * session: its will sent).
+   */
+  sweep(): void {
+    if (++this.sweeps % CLAIM_SWEEP_EVERY !== 0) return;
+    const core = this.core;
+    const released: string[] = [];
+    for (const clientId of this.ownership.ownedSettled()) {
+      if (core.sessions.has(clientId) || core.engine.clientConnections.holder(clientId) !== undefined) continue;
+      this.ownership.release(clientId);
+      released.push(clientId);
+    }
+    if (released.length > 0) core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
   /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */

@@ -172,6 +172,7 @@ export class MessageCore implements MessageCorePort {
     this.state.flushLazy();
     this.catchUp.dropEmptyGroups();
     this.shares?.retry();
+    this.cluster?.sweep();
     this.lifecycle.sweep(now);
   }
 

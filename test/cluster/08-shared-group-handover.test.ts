@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 import { connect } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
+import { call } from '../helpers/server';
 
 /** Resolves when the client has received a message on `topic`. */
 function received(client: MqttClient, topic: string): Promise<void> {
@@ -44,6 +45,10 @@ async function publishAndDrain(publisher: MqttClient, members: MqttClient[], pre
 describe('cluster: a dead node\'s share of a shared subscription group', function () {
   this.timeout(240_000);
   let cluster: TestCluster;
+  // node1's member of the group, its messages, and the publisher on node3, across the cases.
+  let member1: MqttClient;
+  let publisher: MqttClient;
+  const got1: string[] = [];
 
   before(async function () {
     // A short lease for this cluster only: a dead node is judged dead about 6 s after it died.
@@ -58,11 +63,10 @@ describe('cluster: a dead node\'s share of a shared subscription group', functio
     await cluster?.stop();
   });
 
-  it('after node2 is SIGKILLed and its lease lapses, each of 200 messages reaches the group exactly once on node1\'s member; node2 restarted with a member shares the group again, once each', async function () {
+  it('after node2 is SIGKILLed and its lease lapses, each of 200 messages published afterwards reaches the group exactly once, on node1\'s member', async function () {
     const [node1, node2, node3] = cluster.nodes;
-    const got1: string[] = [];
     const got2: string[] = [];
-    const member1 = await connect(node1.mqtt, { clientId: 'handover-m1' });
+    member1 = await connect(node1.mqtt, { clientId: 'handover-m1' });
     const member2 = await connect(node2.mqtt, { clientId: 'handover-m2' });
     member1.on('message', (topic, payload) => { if (topic === 'handover/t') got1.push(payload.toString()); });
     member2.on('message', (topic, payload) => { if (topic === 'handover/t') got2.push(payload.toString()); });
@@ -71,7 +75,7 @@ describe('cluster: a dead node\'s share of a shared subscription group', functio
       await client.subscribeAsync('barrier/#', { qos: 1 });
     }
     await barrierAll([member1, member2], 'joined');
-    const publisher = await connect(node3.mqtt, { clientId: 'handover-pub' });
+    publisher = await connect(node3.mqtt, { clientId: 'handover-pub' });
     // Both nodes hold the group: each gets a share.
     await publishAndDrain(publisher, [member1, member2], 'before', 100);
     assert.equal(new Set([...got1, ...got2]).size, 100);
@@ -90,6 +94,29 @@ describe('cluster: a dead node\'s share of a shared subscription group', functio
     assert.equal(new Set(got1).size, got1.length, 'no message twice after node2 died');
     assert.equal(got1.length, 200, `every message once on node1's member after node2 died (${got1.length})`);
     assert.ok(!node3.process!.logs().some((line) => /share of the shared subscription groups/.test(String(line.msg))), 'one survivor removed node2\'s members');
+  });
+
+  it('the claim of node2\'s clean session, adopted by node1 when node2 died, is released by node1\'s sweep: its client name is free for an MQ API session on node3', async function () {
+    const [node1, , node3] = cluster.nodes;
+    // node1 adopted `handover-m2` (a clean session: nothing stored, its claim holds nothing).
+    await node1.process!.logged((line) => /released the claims of client ids/.test(String(line.msg))
+      && Array.isArray(line.clientIds) && (line.clientIds as string[]).includes('handover-m2'));
+    // node3 has applied the release once it has a message node1 published after it.
+    const watcher = await connect(node3.mqtt, { clientId: 'release-watch' });
+    await watcher.subscribeAsync('barrier/released', { qos: 1 });
+    const seen = received(watcher, 'barrier/released');
+    const sender = await connect(node1.mqtt, { clientId: 'release-send' });
+    await sender.publishAsync('barrier/released', 'x', { qos: 1 });
+    await seen;
+    const login = await call('POST', `${node3.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+    const authToken = login.json.result.authToken as string;
+    const created = await call('POST', `${node3.http}/api`, { auth: null, body: { api: 'mq', action: 'createMqApiSession', authToken, params: { clientName: 'handover-m2' } } });
+    assert.equal(created.json.errorCode, 0, created.text);
+    await Promise.all([watcher, sender].map((client) => client.endAsync()));
+  });
+
+  it('node2 restarted with a member shares the group again with node1\'s member, each message once', async function () {
+    const node2 = cluster.nodes[1];
 
     // node2 comes back with a member: it announces it, and the group is shared again.
     await node2.start();
