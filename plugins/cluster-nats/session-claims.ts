@@ -38,7 +38,7 @@ export class SessionClaims implements SessionOwnershipPort {
   /** Client ids whose claim by this node is on its way (ownedSettled leaves them out). */
   private readonly claiming = new Map<string, number>();
   private listener: SessionOwnershipListener | null = null;
-  /** Owners changed by the record being applied: [clientId, node] pairs, told once it is. */
+  /** Owners changed by the record being reviewed: [clientId, node] pairs, told once it is applied. */
   private changed: string[] = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
@@ -161,16 +161,22 @@ export class SessionClaims implements SessionOwnershipPort {
     return true;
   }
 
-  /** The record was applied: the message core hears of its claims, in order. */
-  applied(): void {
-    if (this.changed.length === 0) return;
+  /**
+   * The record just reviewed: the message core hears of its claims, in order, once it is applied
+   * (a record held back by a trim is applied later: the new owner reads the session as the
+   * records before its claim left it, never before).
+   */
+  reviewed(): (() => void) | undefined {
+    if (this.changed.length === 0) return undefined;
     const changed = this.changed;
     this.changed = [];
-    const listener = this.listener;
-    if (listener === null) return;
-    for (let i = 0; i < changed.length; i += 2) {
-      if (changed[i + 1] === this.node) listener.gained(changed[i]);
-      else listener.lost(changed[i]);
-    }
+    return () => {
+      const listener = this.listener;
+      if (listener === null) return;
+      for (let i = 0; i < changed.length; i += 2) {
+        if (changed[i + 1] === this.node) listener.gained(changed[i]);
+        else listener.lost(changed[i]);
+      }
+    };
   }
 }
