@@ -106,8 +106,16 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     handler: async (p, ctx) => {
       const found = await sessionHere(engine, core, ctx, p.clientName);
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
+      const before = found.position;
       const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
-      await stored(core, found);
+      try {
+        await stored(core, found);
+      } catch (error) {
+        // Not stored (the stream cannot take writes now): the caller is refused, so the messages
+        // are read again next time rather than lost.
+        found.position = Math.min(found.position, before);
+        throw error;
+      }
       // Transform fields (and the error / log they explain) are looked up only when asked for.
       const log = p.includeTransformFields || p.includeMessageMetadata ? engine.need('storage').messageLog : undefined;
       return {
