@@ -21,6 +21,17 @@ export interface SessionOwnershipListener {
    * left it, every earlier write of the former owner included; the session is read from it.
    */
   gained(clientId: string): void;
+  /**
+   * Nodes that hold node-local shared state of the message core besides sessions (their members
+   * of shared subscription groups): their leases are watched like those of session owners.
+   */
+  nodesHoldingState(): Iterable<string>;
+  /**
+   * `node`'s lease has lapsed and this node is the survivor that adopts what it held: the
+   * node-local shared state it announced (its shared-group members) is removed through the log.
+   * Resolves with how many entries were removed, once they are applied here.
+   */
+  nodeDied(node: string): Promise<number>;
 }
 
 export interface SessionOwnershipPort {
@@ -41,6 +52,12 @@ export interface SessionOwnershipPort {
    * goes, so claims do not pile up. Applied only while this node still owns it.
    */
   release(clientId: string): void;
+  /**
+   * Client ids this node owns with no claim of its own on its way (a CONNECT whose claim is being
+   * applied is not listed): the message core releases those it holds nothing for (a CONNECT that
+   * went away or was refused after its claim, an adopted session that ended at once).
+   */
+  ownedSettled(): string[];
   /** The message core: told of claims as they are applied. */
   listen(listener: SessionOwnershipListener): void;
 }

@@ -140,9 +140,11 @@ export interface OperationsPort {
    * applied before a restart), never forwarded; the record's position is written in the same
    * commit as their effects, so a record is applied once even across a crash. Returns one
    * promise per entry applied (what its write answers, or its refusal). A trim runs over several
-   * commits: records after it wait until it has finished.
+   * commits: records after it wait until it has finished. `applied` is called once the record's
+   * entries are applied (readable, not yet durable): before applyAt returns, or, for a record
+   * that waits for a trim, once it has been applied in its turn.
    */
-  applyAt(sequence: number, entries: readonly OperationEntry[], from?: number): Array<Promise<unknown>>;
+  applyAt(sequence: number, entries: readonly OperationEntry[], from?: number, applied?: () => void): Array<Promise<unknown>>;
   /** The position `applyAt` last made durable (undefined when nothing was applied that way). */
   appliedPosition(): LogPosition | undefined;
 }

@@ -5,7 +5,9 @@
  * has lapsed is dead: the first live node by name claims each session the dead node owned, with
  * a claim that holds only while the dead node still owns it (session-claims.ts), so every session
  * is adopted once even when two survivors see the cluster differently for a moment. The adopter
- * loads the session as one whose connection ended: its will is sent, its expiry runs there.
+ * loads the session as one whose connection ended: its will is sent, its expiry runs there. The
+ * same survivor removes the dead node's members of shared subscription groups (their messages go
+ * to the live members from then on).
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { ClusterLink } from './stream';
@@ -23,6 +25,8 @@ export class NodeLiveness {
   private stopped = false;
   /** Client ids whose adoption claim is on its way (not claimed again meanwhile). */
   private readonly adopting = new Set<string>();
+  /** Dead nodes whose node-local state is being removed (not removed again meanwhile). */
+  private readonly handingOver = new Set<string>();
   /** Nodes whose key this node has seen. */
   private readonly seen = new Set<string>();
   /** Nodes never seen, by when this node first looked for their key (performance.now()). */
@@ -90,7 +94,7 @@ export class NodeLiveness {
    * started, or it died before) counts as dead only after a whole lease without its key.
    */
   private async adoptFromDeadNodes(kv: KV): Promise<void> {
-    const owners = this.claims.owningNodes();
+    const owners = this.claims.watchedNodes();
     owners.delete(this.node);
     if (owners.size === 0) return;
     const maybeAlive = [this.node];
@@ -114,6 +118,7 @@ export class NodeLiveness {
     }
     if (dead.length === 0 || maybeAlive.sort()[0] !== this.node || this.stopped) return;
     for (const node of dead) {
+      this.handOver(node);
       const sessions = this.claims.ownedBy(node).filter((clientId) => !this.adopting.has(clientId));
       if (sessions.length === 0) continue;
       this.log.info({ node, sessions: sessions.length }, 'cluster: a node\'s lease has lapsed; this node takes over its sessions');
@@ -124,5 +129,20 @@ export class NodeLiveness {
         }).finally(() => this.adopting.delete(clientId));
       }
     }
+  }
+
+  /**
+   * The dead node's share of the shared subscription groups goes to the live members: its
+   * announcements are removed through the stream, so the messages after that removal are picked
+   * among the others (a node that restarts announces its members again).
+   */
+  private handOver(node: string): void {
+    if (this.handingOver.has(node)) return;
+    this.handingOver.add(node);
+    this.claims.handOver(node).then((removed) => {
+      if (removed > 0) this.log.info({ node, groups: removed }, 'cluster: a dead node\'s share of the shared subscription groups goes to the live members');
+    }, (error: unknown) => {
+      this.log.warn({ err: error, node }, 'cluster: a dead node\'s shared group members could not be removed now; trying again');
+    }).finally(() => this.handingOver.delete(node));
   }
 }

@@ -33,8 +33,12 @@ export interface StoredClaim {
 
 export class SessionClaims implements SessionOwnershipPort {
   private readonly owners = new Map<string, string>();
+  /** Client ids this node owns (kept with `owners`). */
+  private readonly mine = new Set<string>();
+  /** Client ids whose claim by this node is on its way (ownedSettled leaves them out). */
+  private readonly claiming = new Map<string, number>();
   private listener: SessionOwnershipListener | null = null;
-  /** Owners changed by the record being applied: [clientId, node] pairs, told once it is. */
+  /** Owners changed by the record being reviewed: [clientId, node] pairs, told once it is applied. */
   private changed: string[] = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
@@ -43,7 +47,7 @@ export class SessionClaims implements SessionOwnershipPort {
     // As this node's store left them at its applied position: the stream goes on from there.
     for (const [key, value] of state.entries(OWNER_PREFIX)) {
       const node = (value as StoredClaim | undefined)?.node;
-      if (typeof node === 'string') this.owners.set(key.slice(OWNER_PREFIX.length), node);
+      if (typeof node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), node);
     }
   }
 
@@ -60,6 +64,18 @@ export class SessionClaims implements SessionOwnershipPort {
     return new Set(this.owners.values());
   }
 
+  /** The nodes whose leases matter: those that own a session or hold the message core's node-local state. */
+  watchedNodes(): Set<string> {
+    const nodes = this.owningNodes();
+    if (this.listener !== null) for (const node of this.listener.nodesHoldingState()) nodes.add(node);
+    return nodes;
+  }
+
+  /** A dead node's node-local state goes (this node adopts its sessions): see SessionOwnershipListener.nodeDied. */
+  async handOver(node: string): Promise<number> {
+    return this.listener === null ? 0 : this.listener.nodeDied(node);
+  }
+
   /** Client ids a node owns (a survivor adopting a dead node's sessions). */
   ownedBy(node: string): string[] {
     const ids: string[] = [];
@@ -69,8 +85,28 @@ export class SessionClaims implements SessionOwnershipPort {
 
   async claim(clientId: string, expect?: string): Promise<boolean> {
     const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect } : {}) };
-    await this.state.put(OWNER_PREFIX + clientId, claim);
+    this.claiming.set(clientId, (this.claiming.get(clientId) ?? 0) + 1);
+    try {
+      await this.state.put(OWNER_PREFIX + clientId, claim);
+    } finally {
+      const left = this.claiming.get(clientId)! - 1;
+      if (left === 0) this.claiming.delete(clientId);
+      else this.claiming.set(clientId, left);
+    }
     return this.owns(clientId);
+  }
+
+  ownedSettled(): string[] {
+    const ids: string[] = [];
+    for (const clientId of this.mine) if (!this.claiming.has(clientId)) ids.push(clientId);
+    return ids;
+  }
+
+  private setOwner(clientId: string, node: string | undefined): void {
+    if (node === undefined) this.owners.delete(clientId);
+    else this.owners.set(clientId, node);
+    if (node === this.node) this.mine.add(clientId);
+    else this.mine.delete(clientId);
   }
 
   release(clientId: string): void {
@@ -113,28 +149,34 @@ export class SessionClaims implements SessionOwnershipPort {
     if (entry.op === 'state.remove') {
       // Only the owner lets go of a client id.
       if (owner !== undefined && writer !== undefined && owner !== writer) return false;
-      this.owners.delete(clientId);
+      this.setOwner(clientId, undefined);
       return true;
     }
     const claim = entry.value as StoredClaim | undefined;
     if (typeof claim?.node !== 'string') return false;
     if (claim.expect !== undefined && owner !== claim.expect) return false;
-    this.owners.set(clientId, claim.node);
+    this.setOwner(clientId, claim.node);
     // A claim of the node that owns it already changes nothing.
     if (owner !== claim.node) this.changed.push(clientId, claim.node);
     return true;
   }
 
-  /** The record was applied: the message core hears of its claims, in order. */
-  applied(): void {
-    if (this.changed.length === 0) return;
+  /**
+   * The record just reviewed: the message core hears of its claims, in order, once it is applied
+   * (a record held back by a trim is applied later: the new owner reads the session as the
+   * records before its claim left it, never before).
+   */
+  reviewed(): (() => void) | undefined {
+    if (this.changed.length === 0) return undefined;
     const changed = this.changed;
     this.changed = [];
-    const listener = this.listener;
-    if (listener === null) return;
-    for (let i = 0; i < changed.length; i += 2) {
-      if (changed[i + 1] === this.node) listener.gained(changed[i]);
-      else listener.lost(changed[i]);
-    }
+    return () => {
+      const listener = this.listener;
+      if (listener === null) return;
+      for (let i = 0; i < changed.length; i += 2) {
+        if (changed[i + 1] === this.node) listener.gained(changed[i]);
+        else listener.lost(changed[i]);
+      }
+    };
   }
 }

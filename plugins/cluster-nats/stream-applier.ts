@@ -18,10 +18,14 @@ const RECORDS_PER_COMMIT_WAIT = 512;
 /** Heartbeats the consumer may miss before it is re-created (the server it read from is gone). */
 const MISSED_HEARTBEATS = 2;
 
-/** Sees each record before it is applied (session-claims.ts): may pass some of its entries over; told once it is applied. */
+/**
+ * Sees each record before it is applied (session-claims.ts): may pass some of its entries over.
+ * `reviewed` returns what to run once that record is applied (undefined: nothing), so that what
+ * follows from it reads the state with the record in it, also when a trim delays the record.
+ */
 export interface RecordReviewer {
   review(writer: string | undefined, entries: OperationEntry[]): OperationEntry[];
-  applied(): void;
+  reviewed(): (() => void) | undefined;
 }
 
 type Log = { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
@@ -166,9 +170,12 @@ export class StreamApplier {
     const from = sequence === this.start.sequence ? this.start.applied : 0;
     // The node that wrote it: the first part of its Nats-Msg-Id (node.boot.turn; names have no dots).
     const reviewer = this.reviewer;
-    if (reviewer !== null) entries = reviewer.review(id?.split('.', 1)[0], entries);
-    const answers = this.operations.applyAt(sequence, entries, from);
-    reviewer?.applied();
+    let applied: (() => void) | undefined;
+    if (reviewer !== null) {
+      entries = reviewer.review(id?.split('.', 1)[0], entries);
+      applied = reviewer.reviewed();
+    }
+    const answers = this.operations.applyAt(sequence, entries, from, applied);
     this.applied = sequence;
     if (answers.length > 0) this.durable = answers[answers.length - 1];
     if (own !== undefined) this.writer.applied(id!, answers);

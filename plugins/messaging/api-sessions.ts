@@ -76,16 +76,18 @@ export class ApiSessions {
     return position;
   }
 
-  /** Ends a session by name; a connected MQTT client holding it is disconnected (0x8E). */
-  delete(clientName: string): boolean {
+  /**
+   * Ends a session by name; a connected MQTT client holding it is disconnected (0x8E). Resolves
+   * once its removal is stored (undefined: no session had the name).
+   */
+  delete(clientName: string): Promise<void> | undefined {
     const core = this.core;
     core.engine.clientConnections.holder(clientName)?.takeOver();
     const session = core.sessions.get(clientName);
-    if (!session) return false;
+    if (!session) return undefined;
     if (session.outlet) core.lifecycle.detachOutlet(session);
     session.will = undefined;
-    core.lifecycle.endSession(session);
-    return true;
+    return core.lifecycle.endSession(session);
   }
 
   /**

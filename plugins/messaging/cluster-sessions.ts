@@ -14,10 +14,13 @@ import type { SessionOwnershipListener, SessionOwnershipPort } from '../../kerne
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import type { Session, StoredWill } from './session';
+import { Session, type StoredWill } from './session';
+import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
 const WILL_PREFIX = 'will/';
+/** The claims this node holds nothing for are looked for every this many sweeps (10 s). */
+const CLAIM_SWEEP_EVERY = 10;
 
 /** `will/<clientId>`: the will of a connection whose session is not stored. */
 interface StoredConnectionWill {
@@ -29,6 +32,8 @@ interface StoredConnectionWill {
 export class ClusterSessions implements SessionOwnershipListener {
   /** Client ids whose `will/<clientId>` this node wrote and has not removed. */
   private readonly storedWills = new Set<string>();
+  /** Sweeps so far (the claims are looked over every CLAIM_SWEEP_EVERY-th). */
+  private sweeps = 0;
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -47,6 +52,57 @@ export class ClusterSessions implements SessionOwnershipListener {
       const clientId = key.slice(WILL_PREFIX.length);
       if (this.ownership.owns(clientId) && !core.sessions.has(clientId)) this.sendStoredWill(clientId);
     }
+  }
+
+  /**
+   * An MQ API action on a session this node does not hold (docs/cluster.md, "MQ API sessions"):
+   * an MQ API session another node owns is claimed here, like an MQTT session resumed here, and
+   * is loaded from its stored state once the claim is applied; an MQTT session another node owns
+   * stays with its connection, and the answer is NODE_BOUND naming that node. Nothing happens
+   * when no node holds the name, or when the caller may not use the stored session (`mayUse`):
+   * the action then answers "not found" as on one node.
+   */
+  async bringHere(clientName: string, mayUse: (session: Session) => boolean): Promise<void> {
+    const owner = this.ownership.ownerOf(clientName);
+    if (owner === undefined || owner === this.ownership.node) return;
+    const stored = this.core.state.storedSession(clientName);
+    if (stored === undefined || !mayUse(Session.fromStored(stored))) return;
+    const here = this.ownership.node;
+    if (stored.kind !== 'mqApi') throw new EngineError('NODE_BOUND', { what: 'MQTT session', node: owner, here });
+    if (!(await this.ownership.claim(clientName))) {
+      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
+    }
+  }
+
+  /**
+   * A new MQ API session's name is claimed for this node before the session is made, so that one
+   * client name has one session in the whole cluster: a name another node owns (a session or a
+   * connection there) is CLIENT_NAME_IN_USE, as a claim overtaken by another node's is.
+   */
+  async claimName(clientName: string): Promise<void> {
+    const owner = this.ownership.ownerOf(clientName);
+    if (owner === this.ownership.node) return;
+    if (owner !== undefined || !(await this.ownership.claim(clientName))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+  }
+
+  /**
+   * From the message core's sweep: a claim of this node that holds nothing here (no session, no
+   * connection, no claim of this node on its way) is released, so claims do not pile up. That
+   * happens when a CONNECT went away or was refused after its claim, when a refused or
+   * abandoned CONNECT's claim was stored although it reported failure, when a release could not
+   * be stored (quorum lost), and when an adopted session of a dead node ended at once (a clean
+   * session: its will sent).
+   */
+  sweep(): void {
+    if (++this.sweeps % CLAIM_SWEEP_EVERY !== 0) return;
+    const core = this.core;
+    const released: string[] = [];
+    for (const clientId of this.ownership.ownedSettled()) {
+      if (core.sessions.has(clientId) || core.engine.clientConnections.holder(clientId) !== undefined) continue;
+      this.ownership.release(clientId);
+      released.push(clientId);
+    }
+    if (released.length > 0) core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
   /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */
@@ -71,6 +127,14 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (session !== undefined) core.lifecycle.loaded([session]);
     // The connection it had elsewhere has ended (taken over, or its node died): its will is due.
     else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) this.sendStoredWill(clientId);
+  }
+
+  nodesHoldingState(): Iterable<string> {
+    return this.core.shares?.nodes() ?? [];
+  }
+
+  nodeDied(node: string): Promise<number> {
+    return this.core.shares?.removeNode(node) ?? Promise.resolve(0);
   }
 
   /** The will of a session that is not stored, set or cleared at CONNECT (SessionLifecycle.setWill). */

@@ -14,8 +14,9 @@
  *   by a hash of S over the members (nodes holding more members get more messages).
  *
  * A node picked for a message it has no member for (its last member left, the withdrawal not yet
- * applied) drops it; a node that died keeps its share until it restarts, removes what it no longer
- * holds, and serves its persistent members from their position (or someone removes its entries).
+ * applied) drops it. A node that died keeps its share until the survivor that adopts its sessions
+ * removes its announcements (`removeNode`, once its lease lapsed); a node whose announcement was
+ * removed while it still holds members (it restarted, or was only cut off) announces them again.
  */
 import type { Engine } from '../../kernel/engine';
 import type { LogStatePort, MessageLogPort } from '../../kernel/storage/message-log-port';
@@ -110,6 +111,25 @@ export class ClusterShares {
     this.scheduleFlush();
   };
 
+  /** The nodes whose announcements are applied now (their leases are watched: docs/cluster.md). */
+  nodes(): Set<string> {
+    const nodes = new Set<string>();
+    for (const members of this.current.values()) for (const node of members.keys()) nodes.add(node);
+    return nodes;
+  }
+
+  /**
+   * A dead node's announcements are removed through the log (by the one survivor that adopts its
+   * sessions): the messages numbered after the removal are picked among the live members.
+   * Resolves with how many were removed, once they are applied here.
+   */
+  async removeNode(node: string): Promise<number> {
+    const keys: string[] = [];
+    for (const [group, members] of this.current) if (members.has(node)) keys.push(`${SHARE_MEMBERS_PREFIX}${node}/${group}`);
+    await Promise.all(keys.map((key) => this.state.remove(key)));
+    return keys.length;
+  }
+
   /** Is this node the one that delivers message `sequence` to the group? (`$SYS`, sequence 0: each node its own.) */
   mine(share: string, filter: string, sequence: number): boolean {
     if (sequence === 0) return true;
@@ -133,7 +153,15 @@ export class ClusterShares {
     if (entry.op === 'state.put') {
       if (entry.key.startsWith(SHARE_MEMBERS_PREFIX)) this.note(entry.key, typeof entry.value === 'number' ? entry.value : 0, this.messageLog.assignedSequence());
     } else if (entry.op === 'state.remove') {
-      if (entry.key.startsWith(SHARE_MEMBERS_PREFIX)) this.note(entry.key, 0, this.messageLog.assignedSequence());
+      if (!entry.key.startsWith(SHARE_MEMBERS_PREFIX)) return;
+      this.note(entry.key, 0, this.messageLog.assignedSequence());
+      // This node's own announcement removed by another (it was taken for dead) while it holds
+      // members: they are announced again.
+      const own = `${SHARE_MEMBERS_PREFIX}${this.node}/`;
+      if (entry.key.startsWith(own) && this.local.has(entry.key.slice(own.length))) {
+        this.unannounced.add(entry.key.slice(own.length));
+        this.scheduleFlush();
+      }
     }
   }
 

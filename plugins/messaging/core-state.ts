@@ -176,10 +176,12 @@ export class CoreState {
     this.sendAfterCommit.push(session, packetId);
   }
 
-  /** The session's stored record goes (the session ended). */
-  removeSession(session: Session): void {
+  /** The session's stored record goes (the session ended); resolves once that is stored (failures are logged here). */
+  removeSession(session: Session): Promise<void> {
     this.dirty.delete(session);
-    this.stateWrite(this.state.remove(`session/${session.clientId}`));
+    const written = this.state.remove(`session/${session.clientId}`);
+    this.stateWrite(written);
+    return written;
   }
 
   /** Writes changed persistent sessions (into the commit of this turn's appends). */

@@ -172,6 +172,7 @@ export class MessageCore implements MessageCorePort {
     this.state.flushLazy();
     this.catchUp.dropEmptyGroups();
     this.shares?.retry();
+    this.cluster?.sweep();
     this.lifecycle.sweep(now);
   }
 
@@ -427,7 +428,7 @@ export class MessageCore implements MessageCorePort {
     return this.apiSessions.reposition(session, startFrom);
   }
 
-  deleteSession(clientName: string): boolean {
+  deleteSession(clientName: string): Promise<void> | undefined {
     return this.apiSessions.delete(clientName);
   }
 

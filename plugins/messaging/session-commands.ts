@@ -49,6 +49,27 @@ export function sessionFor(engine: Engine, core: MessageCore, ctx: CommandContex
 
 const clientResource = (p: { clientName: string }) => ({ kind: 'client' as const, clientName: p.clientName });
 
+/**
+ * sessionFor, in a cluster first bringing an MQ API session another node owns to this node
+ * (ClusterSessions.bringHere); another node's MQTT session answers NODE_BOUND.
+ */
+async function sessionHere(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string): Promise<Session> {
+  const cluster = core.cluster;
+  if (cluster !== undefined && !core.sessions.has(clientName)) {
+    engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+    await cluster.bringHere(clientName, (session) => core.mayUseSession(ctx, session));
+  }
+  return sessionFor(engine, core, ctx, clientName);
+}
+
+/**
+ * In a cluster, an MQ API session's change is in the stream before the caller hears of it, so
+ * that the next call, on any node, claims it after that change and loads it with it.
+ */
+async function stored(core: MessageCore, session: Session): Promise<void> {
+  if (core.cluster !== undefined && session.kind === 'mqApi') await core.state.whenStored(session);
+}
+
 export function registerSessionCommands(engine: Engine, core: MessageCore): void {
   const bus = engine.bus;
 
@@ -57,9 +78,12 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     summary: 'Create an MQ API session (a client name read through mq.readSession); 14221 when the name is in use.',
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
-    handler: (p, ctx) => {
+    handler: async (p, ctx) => {
       engine.authorize(ctx, CONNECT_COMMAND, clientResource(p));
-      return summary(core.createApiSession(p.clientName, ctx.principal));
+      await core.cluster?.claimName(p.clientName);
+      const session = core.createApiSession(p.clientName, ctx.principal);
+      await stored(core, session);
+      return summary(session);
     },
   });
 
@@ -79,10 +103,19 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       },
     },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      const found = sessionFor(engine, core, ctx, p.clientName);
+    handler: async (p, ctx) => {
+      const found = await sessionHere(engine, core, ctx, p.clientName);
       if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
+      const before = found.position;
       const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
+      try {
+        await stored(core, found);
+      } catch (error) {
+        // Not stored (the stream cannot take writes now): the caller is refused, so the messages
+        // are read again next time rather than lost.
+        found.position = Math.min(found.position, before);
+        throw error;
+      }
       // Transform fields (and the error / log they explain) are looked up only when asked for.
       const log = p.includeTransformFields || p.includeMessageMetadata ? engine.need('storage').messageLog : undefined;
       return {
@@ -121,10 +154,12 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       },
     },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      const target = sessionFor(engine, core, ctx, p.clientName);
+    handler: async (p, ctx) => {
+      const target = await sessionHere(engine, core, ctx, p.clientName);
       const topics = new KnownTopics(engine);
-      return { subscriptions: p.changes.map((change) => changeOne(core, topics, target, change, ctx)) };
+      const subscriptions = p.changes.map((change) => changeOne(core, topics, target, change, ctx));
+      await stored(core, target);
+      return { subscriptions };
     },
   });
 
@@ -145,9 +180,10 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       },
     },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      const target = sessionFor(engine, core, ctx, p.clientName);
+    handler: async (p, ctx) => {
+      const target = await sessionHere(engine, core, ctx, p.clientName);
       const position = core.repositionSession(target, p.startFrom);
+      await stored(core, target);
       return { ...summary(target), position };
     },
   });
@@ -157,9 +193,12 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     summary: 'End a session (MQTT or MQ API); a connected MQTT client holding it is disconnected.',
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      sessionFor(engine, core, ctx, p.clientName);
-      core.deleteSession(p.clientName);
+    handler: async (p, ctx) => {
+      const target = await sessionHere(engine, core, ctx, p.clientName);
+      const removed = core.deleteSession(p.clientName);
+      // In a cluster the removal is in the stream before the answer: a call on another node then
+      // finds the session gone (a claim ahead of it would keep the session alive there).
+      if (core.cluster !== undefined && target.kind === 'mqApi') await removed;
       return { deleted: true };
     },
   });
@@ -225,10 +264,10 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       properties: { clientNames: { type: 'array', items: CLIENT_NAME, maxItems: 1000 } },
     },
     access: 'authenticated',
-    handler: (p, ctx) => {
+    handler: async (p, ctx) => {
       const chosen = p.clientNames === undefined
         ? visible(core, ctx)
-        : p.clientNames.map((clientName) => sessionFor(engine, core, ctx, clientName));
+        : await Promise.all(p.clientNames.map((clientName) => sessionHere(engine, core, ctx, clientName)));
       return { sessions: chosen.map((s) => describe(engine, core, s)) };
     },
   });

@@ -213,14 +213,14 @@ export class SessionLifecycle {
     this.core.state.forget(session);
   }
 
-  /** Ends a session: its subscriptions and state go; a will still pending is sent now. */
-  endSession(session: Session): void {
+  /** Ends a session: its subscriptions and state go; a will still pending is sent now. Resolves once its removal is stored. */
+  endSession(session: Session): Promise<void> {
     if (session.will) this.publishWill(session);
     this.core.cluster?.sessionEnded(session);
     this.core.tree.removeAll(session);
     this.core.sessions.delete(session.clientId);
     this.offline.delete(session);
-    this.core.state.removeSession(session);
+    return this.core.state.removeSession(session);
   }
 
   setWill(session: Session, will: WillMessage | undefined): void {

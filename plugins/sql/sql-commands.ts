@@ -54,7 +54,7 @@ function failure(outcome: StatementOutcome): EngineError | undefined {
 }
 
 export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCursors {
-  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000, () => engine.settings.sql_max_cursors_per_session);
+  const cursors = new SqlCursors(engine.clock, () => engine.settings.cursor_idle_timeout_seconds * 1000, () => engine.settings.sql_max_cursors_per_session, engine.nodeIds);
   engine.apiSessions.onEnd((session) => cursors.closeOwner(`session:${session.id}`));
   const settings = engine.settings;
 

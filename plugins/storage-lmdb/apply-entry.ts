@@ -110,15 +110,15 @@ export class OperationLog implements OperationsPort {
     return this.targets.log.localState.get(POSITION_KEY) as LogPosition | undefined;
   }
 
-  applyAt(sequence: number, entries: readonly OperationEntry[], from = 0): Array<Promise<unknown>> {
+  applyAt(sequence: number, entries: readonly OperationEntry[], from = 0, applied?: () => void): Array<Promise<unknown>> {
     const answers = new Array<Promise<unknown>>(Math.max(0, entries.length - from));
     if (this.waiting === null) {
-      this.applyRecord(sequence, entries, from, from, answers, null);
+      this.applyRecord(sequence, entries, from, from, answers, null, applied);
       return answers;
     }
     const settle = new Array<(answer: Promise<unknown>) => void>(answers.length);
     for (let k = 0; k < answers.length; k++) answers[k] = new Promise((resolve) => { settle[k] = resolve; });
-    this.waiting.push(() => this.applyRecord(sequence, entries, from, from, answers, settle));
+    this.waiting.push(() => this.applyRecord(sequence, entries, from, from, answers, settle, applied));
     return answers;
   }
 
@@ -130,6 +130,7 @@ export class OperationLog implements OperationsPort {
   private applyRecord(
     sequence: number, entries: readonly OperationEntry[], from: number, i: number,
     answers: Array<Promise<unknown>>, settle: Array<(answer: Promise<unknown>) => void> | null,
+    applied: (() => void) | undefined,
   ): void {
     const answer = (k: number, value: Promise<unknown>): void => {
       value.catch(() => undefined); // the caller reads it, or it was refused on every node alike
@@ -143,7 +144,10 @@ export class OperationLog implements OperationsPort {
       answer(i, this.applyNow(entry));
     }
     void this.targets.log.localState.put(POSITION_KEY, { sequence, applied: i } satisfies LogPosition);
-    if (i === entries.length) return;
+    if (i === entries.length) {
+      applied?.();
+      return;
+    }
     const trimmed = this.applyNow(entries[i]);
     answer(i, trimmed);
     // The rest of the record is applied after the trim: its answers are promised now.
@@ -156,7 +160,7 @@ export class OperationLog implements OperationsPort {
     void trimmed.catch(() => undefined).then(() => {
       const waiting = this.waiting ?? [];
       this.waiting = null;
-      this.applyRecord(sequence, entries, from, next, answers, settle);
+      this.applyRecord(sequence, entries, from, next, answers, settle, applied);
       // Later records run in order until one meets a trim again (and waits for it in turn).
       while (waiting.length > 0 && this.waiting === null) waiting.shift()!();
       if (waiting.length > 0) this.waiting = [...waiting, ...(this.waiting ?? [])];

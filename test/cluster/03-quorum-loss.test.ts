@@ -38,6 +38,12 @@ describe('cluster: quorum loss', function () {
     const authToken = login.json.result.authToken as string;
     const v5 = await connect(node.mqtt, { clientId: 'quorum-v5', protocolVersion: 5 });
     const v311 = await connect(node.mqtt, { clientId: 'quorum-311', protocolVersion: 4 });
+    // An MQ API session with one message to read.
+    const mq = async (name: string, params: object): Promise<{ errorCode: number; result: { messages?: Array<{ payload: string }> } }> =>
+      (await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: name, authToken, params } })).json;
+    assert.equal((await mq('createMqApiSession', { clientName: 'quorum-reader' })).errorCode, 0);
+    assert.equal((await mq('subscribeToMq', { clientName: 'quorum-reader', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'quorum/api', qos: 1 }] })).errorCode, 0);
+    await v5.publishAsync('quorum/api', 'a1', { qos: 1 });
 
     const [, n2, n3] = cluster.nats.servers;
     await Promise.all([n2.stop('SIGKILL'), n3.stop('SIGKILL')]);
@@ -70,6 +76,8 @@ describe('cluster: quorum loss', function () {
       (error: { code?: number }) => error.code === 3);
     const clean = await connect(node.mqtt, { clientId: 'quorum-clean', protocolVersion: 4, clean: true });
     clean.end(true);
+    // An MQ API read whose new position cannot be stored is refused, and reads the message again later.
+    assert.equal((await mq('getMessagesFromMqApiSession', { clientName: 'quorum-reader' })).errorCode, 12060);
 
     // Reads are the node's own.
     const read = await call('GET', `${B}/record/main/things/${first.json._ids?.[0] ?? 1}`);
@@ -92,6 +100,9 @@ describe('cluster: quorum loss', function () {
     // Once quorum is back the new persistent session is accepted, as a new session.
     const persistent = await connect(node.mqtt, { clientId: 'quorum-new-v5', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 300 } });
     persistent.end(true);
+    const reread = await mq('getMessagesFromMqApiSession', { clientName: 'quorum-reader' });
+    assert.equal(reread.errorCode, 0, JSON.stringify(reread));
+    assert.deepEqual(reread.result.messages!.map((m) => Buffer.from(m.payload, 'hex').toString()), ['a1'], 'the refused read\'s message comes again');
     // Nothing refused as "was not stored" was stored. A write whose stream request timed out is
     // refused as "may have been stored" (the stream's leader may hold it and commit it once
     // quorum returns): only those may show up.

@@ -116,7 +116,60 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     await Promise.all([...clients, watcher].map((client) => client.endAsync()));
   });
 
-  it('a transaction, cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
+  it('an MQ API session is one session in the cluster: read on any node without repeats, its name in use on every node, changed and deleted from another node; another node\'s MQTT session answers 12061', async function () {
+    const [node1, node2, node3] = cluster.nodes;
+    const action = async (node: typeof node1, name: string, authToken: string, params: object): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
+      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: name, authToken, params } });
+      assert.equal(r.status, 200, r.text);
+      return r.json;
+    };
+    const tokens = await Promise.all(cluster.nodes.map(async (node) => {
+      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+      return r.json.result.authToken as string;
+    }));
+    const [token1, token2, token3] = tokens;
+    const succeeded = (answer: { errorCode: number }): void => assert.equal(answer.errorCode, 0, JSON.stringify(answer));
+    const read = async (node: typeof node1, token: string, maxMessages: number): Promise<string[]> => {
+      const answer = await action(node, 'getMessagesFromMqApiSession', token, { clientName: 'api-reader', maxMessages });
+      succeeded(answer);
+      // Payloads that are not JSON come as hex.
+      return (answer.result.messages as Array<{ payload: string }>).map((m) => Buffer.from(m.payload, 'hex').toString());
+    };
+
+    succeeded(await action(node1, 'createMqApiSession', token1, { clientName: 'api-reader' }));
+    succeeded(await action(node1, 'subscribeToMq', token1, { clientName: 'api-reader', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'mqapi/#', qos: 1 }] }));
+    // The name is taken cluster-wide: another node refuses a second session with it.
+    assert.equal((await action(node3, 'createMqApiSession', token3, { clientName: 'api-reader' })).errorCode, 14221);
+
+    const publisher = await connect(node3.mqtt, { clientId: 'mqapi-pub' });
+    for (const payload of ['m0', 'm1', 'm2', 'm3']) await publisher.publishAsync('mqapi/t', payload, { qos: 1 });
+    // Read on node2, then on node1, then on node3: each read goes on where the last one stopped.
+    assert.deepEqual(await read(node2, token2, 2), ['m0', 'm1']);
+    assert.deepEqual(await read(node1, token1, 1), ['m2']);
+    assert.deepEqual(await read(node3, token3, 10), ['m3']);
+
+    // Changed on node2, described on node1: one session.
+    succeeded(await action(node2, 'subscribeToMq', token2, { clientName: 'api-reader', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'other/#', qos: 0 }] }));
+    const described = await action(node1, 'describeMqSessions', token1, { clientNames: ['api-reader'] });
+    succeeded(described);
+    assert.match(JSON.stringify(described.result), /other\/#/);
+    assert.match(JSON.stringify(described.result), /mqapi\/#/);
+    // Deleted on node3: gone on every node.
+    succeeded(await action(node3, 'deleteMqSession', token3, { clientName: 'api-reader' }));
+    for (const [node, token] of [[node1, token1], [node2, token2]] as const) {
+      assert.equal((await action(node, 'getMessagesFromMqApiSession', token, { clientName: 'api-reader' })).errorCode, 14237);
+    }
+
+    // A kept MQTT session connected to node1 stays with its connection: node2 says where it is.
+    const held = await connect(node1.mqtt, { clientId: 'mqtt-held', clean: false });
+    const subscribed = await action(node2, 'subscribeToMq', token2, { clientName: 'mqtt-held', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'x/#' }] });
+    assert.equal(subscribed.errorCode, 12061, JSON.stringify(subscribed));
+    assert.match(subscribed.errorMessage, /MQTT session was opened on node "node1".*this is node "node2"/);
+    succeeded(await action(node1, 'subscribeToMq', token1, { clientName: 'mqtt-held', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'x/#' }] }));
+    await Promise.all([held, publisher].map((client) => client.endAsync()));
+  });
+
+  it('a transaction, cursor, SQL cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
     const [node1, node2] = cluster.nodes;
     const action = async (node: typeof node1, api: string, name: string, authToken: string | undefined, params: object = {}): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api, action: name, authToken, params } });
@@ -148,6 +201,15 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     const cursorId = opened.result.cursorId as string;
     assert.match(cursorId, /^node1\./, JSON.stringify(opened));
     boundToNode1(await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId }), 'cursor');
+    // A SQL cursor of node1 (its id `sql-node1.…`), on node2: fetched and closed.
+    const sqlOpened = await action(node1, 'db', 'getRecordsUsingSql', token1, { sql: 'SELECT v FROM bound', returnCursor: true });
+    const sqlCursorId = sqlOpened.result.cursorId as string;
+    assert.match(sqlCursorId, /^sql-node1\./, JSON.stringify(sqlOpened));
+    boundToNode1(await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: sqlCursorId }), 'SQL cursor');
+    boundToNode1(await action(node2, 'db', 'closeCursor', token2, { cursorId: sqlCursorId }), 'SQL cursor');
+    assert.equal((await action(node1, 'db', 'getRecordsFromCursor', token1, { cursorId: sqlCursorId })).errorCode, 0);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'sql-node2.unknown' })).errorCode, 4080);
+    assert.equal((await action(node2, 'db', 'getRecordsFromCursor', token2, { cursorId: 'sql-unknown' })).errorCode, 4080);
     // They still work on node1; ids no node made answer as they always did.
     assert.equal((await action(node1, 'db', 'getRecordsFromCursor', token1, { cursorId })).errorCode, 0);
     assert.equal((await action(node1, 'db', 'commitTransaction', token1, { transactionId })).errorCode, 0);

@@ -74,6 +74,27 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
     }
   });
 
+  it('applyAt calls `applied` once the record is readable: at once without a trim, and only after the trim for a record held back by one, in order', async function () {
+    const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+    try {
+      const state = store.messageLog.state;
+      const seen: string[] = [];
+      const owner = (record: number) => () => seen.push(`${record}: ${String(state.get('session/c'))}`);
+      store.operations.applyAt(1, [append('t', 0, 5), { op: 'state.put', key: 'session/c', value: 'v1' }], 0, owner(1));
+      // No trim in the way: told before applyAt returns, the record's write readable.
+      assert.deepEqual(seen, ['1: v1']);
+      const trimRecord = store.operations.applyAt(2, [{ op: 'topic.trim', topic: 't', upToSequence: 3 }, { op: 'state.put', key: 'session/c', value: 'v2' }], 0, owner(2));
+      const after = store.operations.applyAt(3, [{ op: 'state.put', key: 'session/c', value: 'v3' }], 0, owner(3));
+      // Both wait for the trim: neither is told yet (a claim in record 3, acted on now, would read
+      // the session without the writes of the records ahead of it).
+      assert.deepEqual(seen, ['1: v1']);
+      await Promise.all([...trimRecord, ...after]);
+      assert.deepEqual(seen, ['1: v1', '2: v2', '3: v3']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('while a forwarder is set, writes go to it and are answered by it; nothing is applied', async function () {
     const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
     try {
