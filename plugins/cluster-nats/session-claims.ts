@@ -24,7 +24,11 @@ const WILL_PREFIX = 'will/';
  */
 const PASSED_OVER: OperationEntry = Object.freeze({ op: 'state.remove', key: 'cluster/passed-over' }) as OperationEntry;
 
-/** A claim as stored. `expect`: it holds only while that node owns the client id (a survivor adopting a dead node's session). */
+/**
+ * A claim as stored. `expect`: it holds only while that node owns the client id (a survivor
+ * adopting a dead node's session, an MQ API session moved here); `''`: only while no node owns it
+ * (a new MQ API session's name; no node is named '').
+ */
 export interface StoredClaim {
   node: string;
   claim: string;
@@ -79,8 +83,8 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  async claim(clientId: string, expect?: string): Promise<boolean> {
-    const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect } : {}) };
+  async claim(clientId: string, expect?: string | null): Promise<boolean> {
+    const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect: expect ?? '' } : {}) };
     await this.state.put(OWNER_PREFIX + clientId, claim);
     return this.owns(clientId);
   }
@@ -130,7 +134,7 @@ export class SessionClaims implements SessionOwnershipPort {
     }
     const claim = entry.value as StoredClaim | undefined;
     if (typeof claim?.node !== 'string') return false;
-    if (claim.expect !== undefined && owner !== claim.expect) return false;
+    if (claim.expect !== undefined && (owner ?? '') !== claim.expect) return false;
     this.owners.set(clientId, claim.node);
     // A claim of the node that owns it already changes nothing.
     if (owner !== claim.node) this.changed.push(clientId, claim.node);

@@ -65,7 +65,9 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (stored === undefined || !mayUse(Session.fromStored(stored))) return;
     const here = this.ownership.node;
     if (stored.kind !== 'mqApi') throw new EngineError('NODE_BOUND', { what: 'MQTT session', node: owner, here });
-    if (!(await this.ownership.claim(clientName))) {
+    // Only while `owner` still has it: of two nodes moving it at once one wins, the other answers
+    // NODE_BOUND (each would otherwise load it and read the same messages).
+    if (!(await this.ownership.claim(clientName, owner))) {
       throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
     }
   }
@@ -78,7 +80,9 @@ export class ClusterSessions implements SessionOwnershipListener {
   async claimName(clientName: string): Promise<void> {
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
-    if (owner !== undefined || !(await this.ownership.claim(clientName))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+    // Only while no node owns it: of two nodes creating it at once one wins (the last claim
+    // would otherwise win there, after the first node had answered success too).
+    if (owner !== undefined || !(await this.ownership.claim(clientName, null))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
   }
 
   /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */
