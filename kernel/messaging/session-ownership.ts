@@ -22,6 +22,12 @@ export interface SessionOwnershipListener {
    */
   gained(clientId: string): void;
   /**
+   * A write of this node's of the client id's stored session (`session/<clientId>`) was passed
+   * over where the log applied it (another node's claim came first): called while that record is
+   * applied, before the write's promise resolves.
+   */
+  passedOver(clientId: string): void;
+  /**
    * Nodes that hold node-local shared state of the message core besides sessions (their members
    * of shared subscription groups): their leases are watched like those of session owners.
    */

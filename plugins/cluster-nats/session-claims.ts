@@ -114,8 +114,11 @@ export class SessionClaims implements SessionOwnershipPort {
       let keep = true;
       if (key.startsWith(OWNER_PREFIX)) keep = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
       else if (key.startsWith(SESSION_PREFIX) || key.startsWith(WILL_PREFIX)) {
-        const owner = this.owners.get(key.slice(key.indexOf('/') + 1));
+        const clientId = key.slice(key.indexOf('/') + 1);
+        const owner = this.owners.get(clientId);
         keep = owner === undefined || writer === undefined || owner === writer;
+        // This node's own write did not count: a caller waiting for it must not answer as if it had.
+        if (!keep && writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
       }
       if (keep) continue;
       if (reviewed === entries) reviewed = entries.slice();
