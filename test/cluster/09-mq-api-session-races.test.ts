@@ -59,6 +59,7 @@ describe('cluster: MQ API sessions asked for on several nodes at once', function
       const answers = await Promise.all([1, 2].map((i) => action(i, 'getMessagesFromMqApiSession', { clientName, maxMessages: 100 })));
       const payloads = answers.flatMap((a) => a.errorCode === 0 ? (a.result.messages as Array<{ payload: string }>).map((m) => Buffer.from(m.payload, 'hex').toString()) : []);
       assert.ok(answers.some((a) => a.errorCode === 0), JSON.stringify(answers));
+      for (const a of answers) assert.ok(a.errorCode === 0 || a.errorCode === 12061, JSON.stringify(a));
       assert.equal(new Set(payloads).size, payloads.length, `round ${round}: a message returned twice (${JSON.stringify(payloads)})`);
     }
     await publisher.endAsync();
