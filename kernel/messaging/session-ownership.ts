@@ -22,6 +22,12 @@ export interface SessionOwnershipListener {
    */
   gained(clientId: string): void;
   /**
+   * A write of this node's of the client id's stored session (`session/<clientId>`) was passed
+   * over where the log applied it (another node's claim came first): called while that record is
+   * applied, before the write's promise resolves.
+   */
+  passedOver(clientId: string): void;
+  /**
    * Nodes that hold node-local shared state of the message core besides sessions (their members
    * of shared subscription groups): their leases are watched like those of session owners.
    */
@@ -44,9 +50,12 @@ export interface SessionOwnershipPort {
   /**
    * Claims the client id for this node. Resolves once the claim is applied here: true when this
    * node still owns it then, false when a later claim of another node came first. Rejects
-   * CLUSTER_UNAVAILABLE when the log cannot store the claim.
+   * CLUSTER_UNAVAILABLE when the log cannot store the claim. `expect` makes it a compare-and-set
+   * decided where the log applies it, the same on every node: it holds only if that node owns the
+   * client id then (null: only if no node owns it), else it is passed over (false). Without it the
+   * last claim wins (a CONNECT takes the client id over).
    */
-  claim(clientId: string): Promise<boolean>;
+  claim(clientId: string, expect?: string | null): Promise<boolean>;
   /**
    * This node's session of the client id has ended (nothing of it is stored any more): the claim
    * goes, so claims do not pile up. Applied only while this node still owns it.

@@ -24,7 +24,11 @@ const WILL_PREFIX = 'will/';
  */
 const PASSED_OVER: OperationEntry = Object.freeze({ op: 'state.remove', key: 'cluster/passed-over' }) as OperationEntry;
 
-/** A claim as stored. `expect`: it holds only while that node owns the client id (a survivor adopting a dead node's session). */
+/**
+ * A claim as stored. `expect`: it holds only while that node owns the client id (a survivor
+ * adopting a dead node's session, an MQ API session moved here); `''`: only while no node owns it
+ * (a new MQ API session's name; no node is named '').
+ */
 export interface StoredClaim {
   node: string;
   claim: string;
@@ -83,8 +87,8 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  async claim(clientId: string, expect?: string): Promise<boolean> {
-    const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect } : {}) };
+  async claim(clientId: string, expect?: string | null): Promise<boolean> {
+    const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect: expect ?? '' } : {}) };
     this.claiming.set(clientId, (this.claiming.get(clientId) ?? 0) + 1);
     try {
       await this.state.put(OWNER_PREFIX + clientId, claim);
@@ -134,8 +138,11 @@ export class SessionClaims implements SessionOwnershipPort {
       let keep = true;
       if (key.startsWith(OWNER_PREFIX)) keep = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
       else if (key.startsWith(SESSION_PREFIX) || key.startsWith(WILL_PREFIX)) {
-        const owner = this.owners.get(key.slice(key.indexOf('/') + 1));
+        const clientId = key.slice(key.indexOf('/') + 1);
+        const owner = this.owners.get(clientId);
         keep = owner === undefined || writer === undefined || owner === writer;
+        // This node's own write did not count: a caller waiting for it must not answer as if it had.
+        if (!keep && writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
       }
       if (keep) continue;
       if (reviewed === entries) reviewed = entries.slice();
@@ -154,7 +161,7 @@ export class SessionClaims implements SessionOwnershipPort {
     }
     const claim = entry.value as StoredClaim | undefined;
     if (typeof claim?.node !== 'string') return false;
-    if (claim.expect !== undefined && owner !== claim.expect) return false;
+    if (claim.expect !== undefined && (owner ?? '') !== claim.expect) return false;
     this.setOwner(clientId, claim.node);
     // A claim of the node that owns it already changes nothing.
     if (owner !== claim.node) this.changed.push(clientId, claim.node);

@@ -34,6 +34,8 @@ export class ClusterSessions implements SessionOwnershipListener {
   private readonly storedWills = new Set<string>();
   /** Sweeps so far (the claims are looked over every CLAIM_SWEEP_EVERY-th). */
   private sweeps = 0;
+  /** MQ API calls waiting for their session's write (storeChange): passed over yet? */
+  private readonly awaitingWrite = new Map<string, Array<{ passedOver: boolean }>>();
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -69,7 +71,9 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (stored === undefined || !mayUse(Session.fromStored(stored))) return;
     const here = this.ownership.node;
     if (stored.kind !== 'mqApi') throw new EngineError('NODE_BOUND', { what: 'MQTT session', node: owner, here });
-    if (!(await this.ownership.claim(clientName))) {
+    // Only while `owner` still has it: of two nodes moving it at once one wins, the other answers
+    // NODE_BOUND (each would otherwise load it and read the same messages).
+    if (!(await this.ownership.claim(clientName, owner))) {
       throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
     }
   }
@@ -82,7 +86,51 @@ export class ClusterSessions implements SessionOwnershipListener {
   async claimName(clientName: string): Promise<void> {
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
-    if (owner !== undefined || !(await this.ownership.claim(clientName))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+    // Only while no node owns it: of two nodes creating it at once one wins (the last claim
+    // would otherwise win there, after the first node had answered success too).
+    if (owner !== undefined || !(await this.ownership.claim(clientName, null))) throw new EngineError('CLIENT_NAME_IN_USE', { clientName });
+  }
+
+  /**
+   * Resolves once the change an MQ API call made to `session` is stored, so the next call on any
+   * node loads it with that change. Rejects NODE_BOUND naming the new owner when the change did
+   * not count: another node's claim was applied before it (its write was passed over, or never
+   * made because the session left this node first), so that node serves the session from its
+   * state before this change, and the caller must not be answered as if it had been made (a read
+   * would hand out messages the other node hands out again).
+   */
+  storeChange(session: Session): Promise<void> {
+    return this.counted(session.clientId, () => this.core.state.whenStored(session));
+  }
+
+  /** Resolves once the MQ API session's removal (deleteMqSession) is stored and counted; rejects NODE_BOUND as storeChange. */
+  storeRemoval(clientId: string, removed: Promise<void>): Promise<void> {
+    return this.counted(clientId, () => removed.then(() => true));
+  }
+
+  /** `write` (true: made and stored) counted where the log applied it, or NODE_BOUND naming the node whose claim came first. */
+  private async counted(clientId: string, write: () => Promise<boolean>): Promise<void> {
+    const waiting = { passedOver: false };
+    let list = this.awaitingWrite.get(clientId);
+    if (list === undefined) this.awaitingWrite.set(clientId, list = []);
+    list.push(waiting);
+    let written: boolean;
+    try {
+      written = await write();
+    } finally {
+      list.splice(list.indexOf(waiting), 1);
+      if (list.length === 0 && this.awaitingWrite.get(clientId) === list) this.awaitingWrite.delete(clientId);
+    }
+    const owner = this.ownership.ownerOf(clientId);
+    const here = this.ownership.node;
+    if (waiting.passedOver || (!written && owner !== undefined && owner !== here)) {
+      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: owner ?? 'another node', here });
+    }
+  }
+
+  passedOver(clientId: string): void {
+    const list = this.awaitingWrite.get(clientId);
+    if (list !== undefined) for (const waiting of list) waiting.passedOver = true;
   }
 
   /**

@@ -32,7 +32,7 @@ export class CoreState {
   /** The sequence up to which retained pointers are durable (see replayRetained). */
   private retainedCheckpoint = 0;
   /** Sessions whose next write someone waits for (whenStored). */
-  private storedWaiters: Map<Session, Array<{ resolve(): void; reject(error: unknown): void }>> | null = null;
+  private storedWaiters: Map<Session, Array<{ resolve(written: boolean): void; reject(error: unknown): void }>> | null = null;
 
   constructor(
     private readonly core: MessageCore,
@@ -142,8 +142,12 @@ export class CoreState {
     setImmediate(() => this.flushDirty());
   }
 
-  /** The session is written in this turn's commit; resolves once that write is stored, rejects when it is not. */
-  whenStored(session: Session): Promise<void> {
+  /**
+   * The session is written in this turn's commit; resolves once that write is stored (true), or
+   * at once when it is not written (false: it is no longer persistent, or left this node), and
+   * rejects when the write fails.
+   */
+  whenStored(session: Session): Promise<boolean> {
     this.markDirty(session);
     return new Promise((resolve, reject) => {
       this.storedWaiters ??= new Map();
@@ -204,13 +208,13 @@ export class CoreState {
       const waiting = this.storedWaiters?.get(session);
       if (waiting !== undefined) {
         this.storedWaiters!.delete(session);
-        for (const w of waiting) written.then(w.resolve, w.reject);
+        for (const w of waiting) written.then(() => w.resolve(true), w.reject);
       }
     }
     this.dirty.clear();
     if (this.storedWaiters !== null && this.storedWaiters.size > 0) {
       // Not written (no longer persistent, or replaced): nothing to wait for.
-      for (const waiting of this.storedWaiters.values()) for (const w of waiting) w.resolve();
+      for (const waiting of this.storedWaiters.values()) for (const w of waiting) w.resolve(false);
       this.storedWaiters.clear();
     }
     const waiting = this.sendAfterCommit;

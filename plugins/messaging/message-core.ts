@@ -298,7 +298,7 @@ export class MessageCore implements MessageCorePort {
   storeNewSession(session: Session, present: boolean, outlet: SessionOutlet): Promise<void> | null {
     // A resumed session is stored already: refusing it (and ending it) would lose what it holds.
     if (this.shares === null || present || !session.persistent) return null;
-    return this.state.whenStored(session).catch((error: unknown) => {
+    return this.state.whenStored(session).then(() => undefined, (error: unknown) => {
       // Not stored (quorum lost): the client is refused, and its next attempt starts anew.
       if (this.sessions.get(session.clientId) === session && session.outlet === outlet) {
         this.lifecycle.detachOutlet(session);

@@ -64,10 +64,11 @@ async function sessionHere(engine: Engine, core: MessageCore, ctx: CommandContex
 
 /**
  * In a cluster, an MQ API session's change is in the stream before the caller hears of it, so
- * that the next call, on any node, claims it after that change and loads it with it.
+ * that the next call, on any node, claims it after that change and loads it with it; a change
+ * another node's claim overtook answers NODE_BOUND (ClusterSessions.storeChange).
  */
 async function stored(core: MessageCore, session: Session): Promise<void> {
-  if (core.cluster !== undefined && session.kind === 'mqApi') await core.state.whenStored(session);
+  if (core.cluster !== undefined && session.kind === 'mqApi') await core.cluster.storeChange(session);
 }
 
 export function registerSessionCommands(engine: Engine, core: MessageCore): void {
@@ -197,8 +198,9 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const target = await sessionHere(engine, core, ctx, p.clientName);
       const removed = core.deleteSession(p.clientName);
       // In a cluster the removal is in the stream before the answer: a call on another node then
-      // finds the session gone (a claim ahead of it would keep the session alive there).
-      if (core.cluster !== undefined && target.kind === 'mqApi') await removed;
+      // finds the session gone. A claim of another node applied ahead of it keeps the session
+      // alive there: then the answer is NODE_BOUND, not `deleted`.
+      if (core.cluster !== undefined && target.kind === 'mqApi' && removed !== undefined) await core.cluster.storeRemoval(p.clientName, removed);
       return { deleted: true };
     },
   });
