@@ -23,6 +23,9 @@ import type { ColumnDefinition, TableDefinition } from '../../kernel/storage/typ
 import type { ValueFormat } from '../../lib/values/wire-format';
 import type { RecordEncoder } from './record-codec';
 
+/** How SQL cursors' ids begin (plugins/sql): never a data cursor's. */
+const SQL_CURSOR_IDS = 'sql-';
+
 export interface CursorEntry {
   readonly id: string;
   readonly owner: string;
@@ -71,7 +74,12 @@ export class CursorRegistry {
   }
 
   add(cursor: NewCursor): CursorEntry {
-    const entry: CursorEntry = { ...cursor, id: this.nodeIds.make(randomBytes(18).toString('base64url')), lastUsedAt: 0, busy: undefined };
+    let id: string;
+    // Ids starting `sql-` are SQL cursors' (the cursor actions route by it): drawn again (a node
+    // name cannot start so, config/schema.json; a random id does once in 64⁴).
+    do id = this.nodeIds.make(randomBytes(18).toString('base64url'));
+    while (id.startsWith(SQL_CURSOR_IDS));
+    const entry: CursorEntry = { ...cursor, id, lastUsedAt: 0, busy: undefined };
     return this.cursors.add(entry.id, entry);
   }
 

@@ -54,6 +54,8 @@ describe('kernel/settings', () => {
     ['an unknown setting', { ENGINE_NO_SUCH_THING: '1' }, /no_such_thing/],
     ['a wrong enum value', { ENGINE_LOG_LEVEL: 'loud' }, /log_level/],
     ['a wrong type', { ENGINE_MQTT_ALLOW_ANONYMOUS: 'maybe' }, /mqtt_allow_anonymous/],
+    // Its data cursors' ids would begin `sql-east.`, which the cursor actions take for SQL cursors.
+    ['a node name starting sql-', { ENGINE_CLUSTER_NODE_NAME: 'sql-east' }, /cluster_node_name/],
   ];
   for (const [what, env, pattern] of rejected) {
     it(`rejects ${what}, naming the setting`, () => {
