@@ -36,6 +36,9 @@ export interface FastValues {
   step(stmt: number, db: number): boolean;
 }
 
+/** Buffer's own UTF-8 methods (what write() and toString() call after checking their arguments; the offsets here are SQLite's). */
+type Utf8Buffer = Buffer & { utf8Write(text: string, offset: number, max: number): number; utf8Slice(start: number, end: number): string };
+
 /** SQLite copies a value handed with this destructor (SQLITE_TRANSIENT) before the call returns. */
 const TRANSIENT = -1;
 /** Bytes of the scratch area a string is written into on its way into SQLite (a longer one gets its own allocation). */
@@ -52,9 +55,9 @@ export function fastValues(sqlite3: Sqlite3): FastValues {
   const memory = (sqlite3.wasm as unknown as { memory: { buffer: ArrayBuffer } }).memory;
   // A Buffer over the WebAssembly memory writes and reads UTF-8 in place (no intermediate copy);
   // memory.grow() detaches it (its length drops to 0), then it is made again.
-  let heapBuffer = Buffer.from(memory.buffer);
-  const buffer = (): Buffer => {
-    if (heapBuffer.length === 0 || heapBuffer.buffer !== memory.buffer) heapBuffer = Buffer.from(memory.buffer);
+  let heapBuffer = Buffer.from(memory.buffer) as Utf8Buffer;
+  const buffer = (): Utf8Buffer => {
+    if (heapBuffer.length === 0) heapBuffer = Buffer.from(memory.buffer) as Utf8Buffer;
     return heapBuffer;
   };
   const scratch = e.sqlite3_malloc(SCRATCH_BYTES);
@@ -79,7 +82,7 @@ export function fastValues(sqlite3: Sqlite3): FastValues {
       else if (typeof value === 'string') {
         if (value.length * 3 <= SCRATCH_BYTES) {
           // Written in place into the scratch area, which SQLite copies (no allocation per value).
-          const written = buffer().write(value, scratch, SCRATCH_BYTES, 'utf8');
+          const written = buffer().utf8Write(value, scratch, SCRATCH_BYTES);
           e.sqlite3_result_text(ctx, scratch, written, TRANSIENT);
         } else {
           const bytes = encoder.encode(value);
@@ -119,7 +122,7 @@ export function fastValues(sqlite3: Sqlite3): FastValues {
           case 3: {
             const pointer = e.sqlite3_column_text(stmt, i);
             const length = e.sqlite3_column_bytes(stmt, i);
-            row[i] = buffer().toString('utf8', pointer, pointer + length);
+            row[i] = buffer().utf8Slice(pointer, pointer + length);
             break;
           }
           case 4: {
