@@ -383,7 +383,8 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
         if (cached && !described.inferred) cached.columns = described.columns;
       }
       // Encoded here, off the main thread, when the caller's format is known.
-      if (current.format) outcome.encoded = encodeRowValues(resultFields(outcome.columns), rows, current.format);
+      // The rows are this statement's own (and described above): encoded where they are.
+      if (current.format) outcome.encoded = encodeRowValues(resultFields(outcome.columns), rows, current.format, true);
       else outcome.rows = rows;
       outcome.more = more;
       if (current.countAll) outcome.total = seen;
