@@ -58,17 +58,49 @@ function plain(value: SqlValue, format: ValueFormat): unknown {
   return value;
 }
 
-export function encodeRows(fields: ColumnDefinition[], rows: SqlValue[][], format: ValueFormat): EncodedRecord[] {
-  return rows.map((row) => {
-    const record: Record<string, unknown> = {};
-    fields.forEach((field, i) => {
+/**
+ * Rows encoded as the caller's format, each an array of values in field order: a worker sends
+ * these (an array crosses to the main thread in about half the time an object with its keys does).
+ * `inPlace`: the rows are the caller's own and are encoded where they are (no second array per row).
+ */
+export function encodeRowValues(fields: ColumnDefinition[], rows: SqlValue[][], format: ValueFormat, inPlace = false): unknown[][] {
+  // Arrays grown by push (or filled in order) stay packed: V8 clones a holey one (new Array(n)) about three times slower.
+  const count = fields.length;
+  const encoded: unknown[][] = inPlace ? rows : [];
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r];
+    const values: unknown[] = inPlace ? row : [];
+    for (let i = 0; i < count; i++) {
       const value = row[i];
-      try {
-        record[field.name] = value === null ? null : encodeValue(field, canonical(field.type, value), format);
-      } catch {
-        record[field.name] = plain(value, format);
+      let out: unknown = null;
+      if (value !== null && value !== undefined) {
+        const field = fields[i];
+        try {
+          out = encodeValue(field, canonical(field.type, value), format);
+        } catch {
+          out = plain(value, format);
+        }
       }
-    });
-    return record as EncodedRecord;
-  });
+      values[i] = out;
+    }
+    if (!inPlace) encoded.push(values);
+  }
+  return encoded;
+}
+
+/** Encoded value arrays (encodeRowValues) as records keyed by field name. */
+export function recordsOf(fields: ColumnDefinition[], encoded: unknown[][]): EncodedRecord[] {
+  const names = fields.map((field) => field.name);
+  const records = new Array<EncodedRecord>(encoded.length);
+  for (let r = 0; r < encoded.length; r++) {
+    const values = encoded[r];
+    const record: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) record[names[i]] = values[i];
+    records[r] = record as EncodedRecord;
+  }
+  return records;
+}
+
+export function encodeRows(fields: ColumnDefinition[], rows: SqlValue[][], format: ValueFormat): EncodedRecord[] {
+  return recordsOf(fields, encodeRowValues(fields, rows, format));
 }

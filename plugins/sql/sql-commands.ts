@@ -11,7 +11,7 @@ import { EngineError } from '../../kernel/errors';
 import type { TransactionResult } from '../../lib/data/command-types';
 import { ISO_FORMAT, type ValueFormat } from '../../lib/values/wire-format';
 import type { SqlJob, StatementOutcome } from './sql-protocol';
-import { encodeRows, resultFields } from './result-rows';
+import { encodeRows, recordsOf, resultFields } from './result-rows';
 import { SqlCursors } from './sql-cursors';
 import type { SqlWorkerPool } from './worker-pool';
 
@@ -91,7 +91,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         const cursor = cursors.add(ownerOf(ctx), fields, rows);
         return { cursorId: cursor.id, fields };
       }
-      return { fields, records: outcome.records ?? encodeRows(fields, rows, formatOf(p.format)), more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
+      return { fields, records: outcome.encoded ? recordsOf(fields, outcome.encoded) : encodeRows(fields, rows, formatOf(p.format)), more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
     },
   });
 
@@ -155,7 +155,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
             errorCode: outcome.error ? new EngineError(outcome.error.id as never, outcome.error.details).code : 0,
             errorMessage: outcome.error ? new EngineError(outcome.error.id as never, outcome.error.details).message : '',
             affectedRows: outcome.affectedRows,
-            ...(fields ? { fields, records: outcome.records ?? encodeRows(fields, outcome.rows ?? [], format), more: outcome.more === true } : {}),
+            ...(fields ? { fields, records: outcome.encoded ? recordsOf(fields, outcome.encoded) : encodeRows(fields, outcome.rows ?? [], format), more: outcome.more === true } : {}),
           };
         }),
       };

@@ -56,8 +56,8 @@ export interface StatementOutcome {
   affectedRows: number;
   columns?: ResultColumn[];
   rows?: SqlValue[][];
-  /** The rows as encoded records (result-rows.ts), when the job named a format. */
-  records?: Array<Record<string, unknown>>;
+  /** The rows encoded in the job's format, values in field order (result-rows.ts encodeRowValues), when the job named a format. */
+  encoded?: unknown[][];
   more?: boolean;
   total?: number;
 }

