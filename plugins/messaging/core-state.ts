@@ -180,6 +180,13 @@ export class CoreState {
     this.sendAfterCommit.push(session, packetId);
   }
 
+  /** whenStored callers whose session was not written (no longer persistent, replaced, or gone from this node): nothing to wait for. */
+  private settleUnwritten(): void {
+    if (this.storedWaiters === null || this.storedWaiters.size === 0) return;
+    for (const waiting of this.storedWaiters.values()) for (const w of waiting) w.resolve(false);
+    this.storedWaiters.clear();
+  }
+
   /** The session's stored record goes (the session ended); resolves once that is stored (failures are logged here). */
   removeSession(session: Session): Promise<void> {
     this.dirty.delete(session);
@@ -191,7 +198,11 @@ export class CoreState {
   /** Writes changed persistent sessions (into the commit of this turn's appends). */
   flushDirty(): void {
     this.flushScheduled = false;
-    if (this.dirty.size === 0) return;
+    if (this.dirty.size === 0) {
+      // Those waiting for a session that left the dirty set unwritten (forget, removeSession).
+      this.settleUnwritten();
+      return;
+    }
     for (const session of this.dirty) this.lazyDirty.delete(session);
     const routedUpTo = this.core.router.routedUpTo;
     const sessions = this.core.sessions;
@@ -212,11 +223,7 @@ export class CoreState {
       }
     }
     this.dirty.clear();
-    if (this.storedWaiters !== null && this.storedWaiters.size > 0) {
-      // Not written (no longer persistent, or replaced): nothing to wait for.
-      for (const waiting of this.storedWaiters.values()) for (const w of waiting) w.resolve(false);
-      this.storedWaiters.clear();
-    }
+    this.settleUnwritten();
     const waiting = this.sendAfterCommit;
     if (waiting.length === 0) return;
     this.sendAfterCommit = [];

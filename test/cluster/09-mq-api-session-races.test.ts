@@ -12,12 +12,17 @@ import { call } from '../helpers/server';
 type Answer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
 
 describe('cluster: MQ API sessions asked for on several nodes at once', function () {
-  this.timeout(240_000);
+  this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
   let cluster: TestCluster;
   let tokens: string[];
 
+  /** The calls sent and not answered yet: printed if a test fails (a hang shows which call). */
+  const pending = new Set<string>();
   const action = async (i: number, name: string, params: object): Promise<Answer> => {
+    const what = `node${i + 1} ${name} ${JSON.stringify(params)}`;
+    pending.add(what);
     const r = await call('POST', `${cluster.nodes[i].http}/api`, { auth: null, body: { api: 'mq', action: name, authToken: tokens[i], params } });
+    pending.delete(what);
     assert.equal(r.status, 200, r.text);
     return r.json;
   };
@@ -31,7 +36,7 @@ describe('cluster: MQ API sessions asked for on several nodes at once', function
   });
 
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
+    if (this.currentTest?.state === 'failed') console.log(`calls not answered: ${JSON.stringify([...pending])}`, cluster?.report());
   });
 
   after(async function () {
