@@ -289,7 +289,7 @@ export class Router {
         return;
       }
     }
-    const delivery: Delivery = { message, qos, retain, packetId, dup, subscriptionIds };
+    const delivery = deliveryOf(message, qos, retain, packetId, dup, subscriptionIds);
     // Not sent (larger than the client accepts): as if delivered [MQTT-3.1.2-25].
     if (!outlet.deliver(delivery) && qos > 0) session.inflight.delete(packetId);
   }
@@ -303,13 +303,30 @@ export class Router {
       const outlet = session.outlet;
       if (!entry || entry.sent || entry.state !== 'publish' || !entry.message || !outlet) continue;
       entry.sent = true;
-      const delivery: Delivery = { message: entry.message, qos: entry.qos, retain: entry.retain, packetId, dup: false, subscriptionIds: entry.subscriptionIds };
+      const delivery = deliveryOf(entry.message, entry.qos, entry.retain, packetId, false, entry.subscriptionIds);
       if (!outlet.deliver(delivery)) {
         session.inflight.delete(packetId);
         this.core.state.markDirty(session);
       }
     }
   }
+}
+
+/**
+ * The one Delivery handed to outlets, filled in for each delivery: an outlet reads it during the
+ * call and keeps nothing of it (SessionOutlet.deliver), so a fan-out to many sessions makes no
+ * object per delivery.
+ */
+const delivery: Delivery = { message: undefined as unknown as CoreMessage, qos: 0, retain: false, packetId: 0, dup: false, subscriptionIds: undefined };
+
+function deliveryOf(message: CoreMessage, qos: QoS, retain: boolean, packetId: number, dup: boolean, subscriptionIds: number[] | undefined): Delivery {
+  delivery.message = message;
+  delivery.qos = qos;
+  delivery.retain = retain;
+  delivery.packetId = packetId;
+  delivery.dup = dup;
+  delivery.subscriptionIds = subscriptionIds;
+  return delivery;
 }
 
 function includes(entry: DirectMatch<Session, SubscriptionOptions>, message: CoreMessage): boolean {
