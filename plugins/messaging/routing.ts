@@ -223,8 +223,9 @@ export class Router {
     const direct = matches.direct;
     const stamp = ++this.routeStamp;
     let repeated = false;
-    for (const entry of direct) {
-      const session = entry.subscriber;
+    // Indexed: the for-of iterator's results were ~40 bytes a delivery in a fan-out.
+    for (let i = 0; i < direct.length; i++) {
+      const session = direct[i].subscriber;
       if (session.routeStamp === stamp) { repeated = true; break; }
       session.routeStamp = stamp;
     }
