@@ -117,7 +117,8 @@ export class Router {
     const state = core.state;
     core.activity.record(messages);
     const storedByQos = core.stats.storedByQos;
-    for (const message of messages) {
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i];
       storedByQos[message.qos]++;
       if (message.retain) state.retain(message);
       const matches = this.route(message);
@@ -149,7 +150,9 @@ export class Router {
       this.routeMany(matches, message);
     }
     const shares = this.core.shares;
-    for (const group of matches.groups) {
+    const groups = matches.groups;
+    for (let i = 0; i < groups.length; i++) {
+      const group = groups[i];
       // In a cluster, one node delivers each message of a group (cluster-shares.ts).
       if (shares === null || shares.mine(group.share, group.filter, message.sequence)) this.offerShared(group, message);
     }
