@@ -40,8 +40,13 @@ export interface CoreMessage {
   createdAt: number;
   /** Its message id in the log, set once stored (0: not stored, e.g. `$SYS`). */
   sequence: number;
-  /** Encodings cached by the protocol plugins, so a message is encoded once per form. */
-  wire?: Array<Buffer | undefined>;
+  /**
+   * Encodings cached by the protocol plugins, so a message is encoded once per form: the first
+   * form's bytes alone (its form in `wireForm`), an array by form once there are several. Set
+   * `wire: undefined, wireForm: 0` where a message is made, so caching adds no property.
+   */
+  wire?: Buffer | Array<Buffer | undefined>;
+  wireForm?: number;
 }
 
 /** Seconds left before the message expires (undefined: it never does; ≤ 0: it has). */

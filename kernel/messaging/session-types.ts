@@ -36,7 +36,11 @@ export interface SessionOutlet {
   readonly receiveMaximum: number;
   /** false while the client's unsent output is over its high-water mark. */
   writable(): boolean;
-  /** false when it was not sent (larger than the client accepts [MQTT-3.1.2-25]). */
+  /**
+   * false when it was not sent (larger than the client accepts [MQTT-3.1.2-25]). `delivery` is
+   * the core's one object, filled in again for the next delivery: read it during the call, keep
+   * nothing of it (copy what must be kept).
+   */
   deliver(delivery: Delivery): boolean;
   /** A QoS 2 message whose PUBREC came before a reconnect: PUBREL again [MQTT-4.4.0-1]. */
   resendPubrel(packetId: number): void;

@@ -246,7 +246,7 @@ export class ClusterSessions implements SessionOwnershipListener {
       if (core.decisions.mayPublish(principal, will.topic)) {
         this.publishWill({
           topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
-          publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0,
+          publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
         });
       } else {
         core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');

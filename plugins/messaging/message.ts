@@ -90,5 +90,8 @@ export function fromLogged(logged: LoggedMessage): CoreMessage {
     publisher: logged.publisher ?? null,
     createdAt: timestampToMs(logged.createTs),
     sequence: logged.sequence,
+    // Complete at creation: the protocols' encoding cache adds no property.
+    wire: undefined,
+    wireForm: 0,
   };
 }

@@ -94,6 +94,8 @@ export function registerPublishCommand(engine: Engine, core: MessageCore): void 
           publisher: params.clientName ?? ctx.clientId ?? null,
           createdAt: now,
           sequence: 0,
+          wire: undefined,
+          wireForm: 0,
         };
       });
       const ids = await core.publishAll(messages);

@@ -117,7 +117,8 @@ export class Router {
     const state = core.state;
     core.activity.record(messages);
     const storedByQos = core.stats.storedByQos;
-    for (const message of messages) {
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i];
       storedByQos[message.qos]++;
       if (message.retain) state.retain(message);
       const matches = this.route(message);
@@ -149,7 +150,9 @@ export class Router {
       this.routeMany(matches, message);
     }
     const shares = this.core.shares;
-    for (const group of matches.groups) {
+    const groups = matches.groups;
+    for (let i = 0; i < groups.length; i++) {
+      const group = groups[i];
       // In a cluster, one node delivers each message of a group (cluster-shares.ts).
       if (shares === null || shares.mine(group.share, group.filter, message.sequence)) this.offerShared(group, message);
     }
@@ -223,8 +226,9 @@ export class Router {
     const direct = matches.direct;
     const stamp = ++this.routeStamp;
     let repeated = false;
-    for (const entry of direct) {
-      const session = entry.subscriber;
+    // Indexed: the for-of iterator's results were ~40 bytes a delivery in a fan-out.
+    for (let i = 0; i < direct.length; i++) {
+      const session = direct[i].subscriber;
       if (session.routeStamp === stamp) { repeated = true; break; }
       session.routeStamp = stamp;
     }
@@ -289,7 +293,7 @@ export class Router {
         return;
       }
     }
-    const delivery: Delivery = { message, qos, retain, packetId, dup, subscriptionIds };
+    const delivery = deliveryOf(message, qos, retain, packetId, dup, subscriptionIds);
     // Not sent (larger than the client accepts): as if delivered [MQTT-3.1.2-25].
     if (!outlet.deliver(delivery) && qos > 0) session.inflight.delete(packetId);
   }
@@ -303,13 +307,30 @@ export class Router {
       const outlet = session.outlet;
       if (!entry || entry.sent || entry.state !== 'publish' || !entry.message || !outlet) continue;
       entry.sent = true;
-      const delivery: Delivery = { message: entry.message, qos: entry.qos, retain: entry.retain, packetId, dup: false, subscriptionIds: entry.subscriptionIds };
+      const delivery = deliveryOf(entry.message, entry.qos, entry.retain, packetId, false, entry.subscriptionIds);
       if (!outlet.deliver(delivery)) {
         session.inflight.delete(packetId);
         this.core.state.markDirty(session);
       }
     }
   }
+}
+
+/**
+ * The one Delivery handed to outlets, filled in for each delivery: an outlet reads it during the
+ * call and keeps nothing of it (SessionOutlet.deliver), so a fan-out to many sessions makes no
+ * object per delivery.
+ */
+const delivery: Delivery = { message: undefined as unknown as CoreMessage, qos: 0, retain: false, packetId: 0, dup: false, subscriptionIds: undefined };
+
+function deliveryOf(message: CoreMessage, qos: QoS, retain: boolean, packetId: number, dup: boolean, subscriptionIds: number[] | undefined): Delivery {
+  delivery.message = message;
+  delivery.qos = qos;
+  delivery.retain = retain;
+  delivery.packetId = packetId;
+  delivery.dup = dup;
+  delivery.subscriptionIds = subscriptionIds;
+  return delivery;
 }
 
 function includes(entry: DirectMatch<Session, SubscriptionOptions>, message: CoreMessage): boolean {

@@ -294,7 +294,7 @@ export class Session {
         delay: will.delay,
         message: {
           topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
-          publisher: will.publisher, createdAt: 0, sequence: 0,
+          publisher: will.publisher, createdAt: 0, sequence: 0, wire: undefined, wireForm: 0,
         },
       };
       session.willDueAt = will.dueAt ?? undefined;

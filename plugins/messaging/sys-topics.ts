@@ -95,7 +95,7 @@ export class SysTopics {
 
   private publishOne(topic: string, value: string): void {
     this.core.publish({
-      topic, payload: Buffer.from(value), qos: 0, retain: true, publisher: null, createdAt: this.core.engine.clock.now(), sequence: 0,
+      topic, payload: Buffer.from(value), qos: 0, retain: true, publisher: null, createdAt: this.core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
     });
   }
 }

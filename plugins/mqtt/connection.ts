@@ -18,7 +18,7 @@ import type { Broker } from './broker';
 import { attachStream } from './stream-listeners';
 import { REASON, RETURN_CODE_311 } from './reason-codes';
 import { CONNACK_SENT, ConnectionFields, DRAINING, HELD_FOR_SHUTDOWN, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
-import { connack311, encodeAck, encodePublish } from './outbound';
+import { connack311, encodeAck, encodePublish, type OutboundOptions } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
@@ -33,6 +33,9 @@ import { connectViolation, type Violation } from './packets/packet-rules';
 mqttPacket.writeToStream.cacheNumbers = false;
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
+
+/** Filled in for each delivery and passed to encodePublish, which keeps nothing of it (writeDelivery). */
+const deliveryOptions: OutboundOptions = { level: 4, qos: 0, retain: false, dup: false, packetId: 0, subscriptionIds: undefined, alias: undefined, aliasOnly: false, now: 0 };
 
 /**
  * Bytes that may wait unsent for one client: a client that sends requests but does not read the
@@ -287,10 +290,20 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
         this.outboundAliases.set(message.topic, alias);
       }
     }
-    const bytes = encodePublish(message, {
-      level: this.protocolVersion, qos: delivery.qos, retain: delivery.retain, dup: delivery.dup, packetId: delivery.packetId,
-      subscriptionIds: this.protocolVersion === 5 ? delivery.subscriptionIds : undefined, alias, aliasOnly, now: this.broker.engine.clock.now(),
-    });
+    // One options object for every delivery (no object, no boxed clock reading per delivery);
+    // the clock is read only for a message that expires.
+    const o = deliveryOptions;
+    o.level = this.protocolVersion;
+    o.qos = delivery.qos;
+    o.retain = delivery.retain;
+    o.dup = delivery.dup;
+    o.packetId = delivery.packetId;
+    o.subscriptionIds = this.protocolVersion === 5 ? delivery.subscriptionIds : undefined;
+    o.alias = alias;
+    o.aliasOnly = aliasOnly;
+    o.now = message.properties?.messageExpiryInterval === undefined ? 0 : this.broker.engine.clock.now();
+    const bytes = encodePublish(message, o);
+    o.subscriptionIds = undefined;
     if (bytes.length > this.clientMaxPacketSize) {
       if (alias !== undefined && !aliasOnly) this.outboundAliases.delete(message.topic);
       return false;

@@ -9,6 +9,9 @@ import { remainingLifetime, type CoreMessage, type QoS } from '../../kernel/mess
 import { RETURN_CODE_311 } from './reason-codes';
 import { encodePublish as encodePublishPacket } from './wire/publish-encoder';
 
+/** Forms a message may be encoded in (formSlot's range). */
+const FORMS = 12;
+
 /** The cache slot of a form: level 4/5 × QoS 0..2 × RETAIN. */
 function formSlot(level: number, qos: QoS, retain: boolean): number {
   return (level === 5 ? 6 : 0) + qos * 2 + (retain ? 1 : 0);
@@ -41,13 +44,12 @@ export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer 
     }, 5);
   }
   const slot = formSlot(o.level, o.qos, o.retain);
-  const wire = (message.wire ??= []);
-  let bytes = wire[slot];
+  let bytes = cachedForm(message, slot);
   if (bytes === undefined) {
     bytes = encodePublishPacket({
       topic: message.topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: false, packetId: 1, properties: message.properties,
     }, o.level);
-    wire[slot] = bytes;
+    keepForm(message, slot, bytes);
   }
   if (o.qos === 0) return bytes;
   const copy = Buffer.allocUnsafe(bytes.length);
@@ -57,6 +59,38 @@ export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer 
   copy[at] = o.packetId >> 8;
   copy[at + 1] = o.packetId & 0xff;
   return copy;
+}
+
+/** The cached bytes of a form of the message, if encoded before. */
+function cachedForm(message: CoreMessage, slot: number): Buffer | undefined {
+  const wire = message.wire;
+  if (wire === undefined) return undefined;
+  if (Array.isArray(wire)) return wire[slot];
+  return message.wireForm === slot ? wire : undefined;
+}
+
+/** Caches a form: most messages go out in one form, kept without an array. */
+function keepForm(message: CoreMessage, slot: number, bytes: Buffer): void {
+  const wire = message.wire;
+  if (wire === undefined) {
+    message.wire = bytes;
+    message.wireForm = slot;
+  } else if (Array.isArray(wire)) {
+    wire[slot] = bytes;
+  } else {
+    const forms = new Array<Buffer | undefined>(FORMS);
+    forms[message.wireForm!] = wire;
+    forms[slot] = bytes;
+    message.wire = forms;
+  }
+}
+
+/** The cached forms of a message (tests). */
+export function cachedForms(message: CoreMessage): Buffer[] {
+  const wire = message.wire;
+  if (wire === undefined) return [];
+  if (!Array.isArray(wire)) return [wire];
+  return wire.filter((bytes): bytes is Buffer => bytes !== undefined);
 }
 
 /** Where a PUBLISH's packet identifier sits: after the fixed header and the topic name. */

@@ -22,7 +22,8 @@ export class FakeOutlet implements SessionOutlet {
   }
 
   deliver(delivery: Delivery): boolean {
-    this.deliveries.push(delivery);
+    // Copied: the core fills the same object in for the next delivery (SessionOutlet.deliver).
+    this.deliveries.push({ ...delivery });
     if (this.closeAfter !== undefined && this.deliveries.length >= this.closeAfter) this.open = false;
     for (const wake of this.waiters.splice(0)) wake();
     return true;

@@ -10,7 +10,7 @@ import mqttPacket, { type IPublishPacket, type Packet } from 'mqtt-packet';
 import type { CoreMessage, UserProperties } from '../../plugins/messaging/message';
 import { encodePublish, type PublishFields } from '../../plugins/mqtt/wire/publish-encoder';
 import { orderedUserPropertiesParser, userPropertiesInOrder } from '../../plugins/mqtt/wire/ordered-user-properties';
-import { encodePublish as encodeOutbound } from '../../plugins/mqtt/outbound';
+import { cachedForms, encodePublish as encodeOutbound } from '../../plugins/mqtt/outbound';
 
 type Level = 4 | 5;
 
@@ -392,11 +392,10 @@ describe('mqtt wire: outbound forms (outbound.ts)', () => {
     for (const level of [4, 5] as const) {
       const m = message();
       const first = encodeOutbound(m, { ...options, level });
-      const cached = m.wire?.find((bytes) => bytes !== undefined);
-      assert.ok(cached, 'the form is cached on the message');
+      assert.equal(cachedForms(m).length, 1, 'the form is cached on the message');
       const second = encodeOutbound(m, { ...options, level, packetId: 0x1234, dup: true });
       assert.notEqual(first, second);
-      assert.equal(m.wire?.filter((bytes) => bytes !== undefined).length, 1, 'still one form');
+      assert.equal(cachedForms(m).length, 1, 'still one form');
       const a = parseOne(first, level, true);
       const b = parseOne(second, level, true);
       assert.equal(a.messageId, 513);
@@ -407,6 +406,24 @@ describe('mqtt wire: outbound forms (outbound.ts)', () => {
       if (level === 5) assert.deepEqual(userPropertiesInOrder(b.properties!), m.properties!.userProperties);
       else assert.equal(b.properties, undefined);
     }
+  });
+
+  it('a message delivered in several forms keeps each form (the first one too) and sends the same bytes again', () => {
+    const m = message();
+    const forms = [
+      { level: 4 as const, qos: 0 as const, retain: false },
+      { level: 5 as const, qos: 0 as const, retain: true },
+      { level: 4 as const, qos: 1 as const, retain: false },
+    ];
+    const first = forms.map((f) => encodeOutbound(m, { ...options, ...f }));
+    assert.equal(cachedForms(m).length, 3, 'three forms cached');
+    forms.forEach((f, i) => {
+      const again = encodeOutbound(m, { ...options, ...f });
+      assert.deepEqual(again, first[i], `form ${i} again`);
+      assert.deepEqual(again, encodePublish({ topic: 'forms/t', payload: Buffer.from('body'), qos: f.qos, retain: f.retain, dup: false, packetId: 513, properties: m.properties }, f.level));
+    });
+    assert.equal(encodeOutbound(m, { ...options, level: 4, qos: 0, retain: false }), first[0], 'a QoS 0 form is the cached buffer itself');
+    assert.equal(cachedForms(m).length, 3, 'still three forms');
   });
 
   it('a delivery with its own properties (alias, subscription identifiers, remaining expiry) is encoded for itself', () => {

@@ -90,6 +90,9 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     publisher: connection.clientId ?? null,
     createdAt: connection.broker.now,
     sequence: 0,
+    // Complete at creation: the delivery's encoding cache (outbound.ts) adds no property.
+    wire: undefined,
+    wireForm: 0,
   };
   if (qos > 0) {
     connection.unacknowledged++;
