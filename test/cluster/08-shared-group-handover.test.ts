@@ -6,21 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
-import { connect } from '../helpers/cluster-clients';
+import { connect, received } from '../helpers/cluster-clients';
 import { TestCluster } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 
-/** Resolves when the client has received a message on `topic`. */
-function received(client: MqttClient, topic: string): Promise<void> {
-  return new Promise((resolve) => {
-    const listener = (t: string): void => {
-      if (t !== topic) return;
-      client.off('message', listener);
-      resolve();
-    };
-    client.on('message', listener);
-  });
-}
 
 /**
  * Each member publishes a barrier after its SUBACK (so after its node's announcement in the

@@ -13,3 +13,15 @@ export function connect(url: string, options: mqtt.IClientOptions = {}): Promise
 export function end(client: MqttClient): Promise<void> {
   return new Promise((resolve) => client.end(false, {}, () => resolve()));
 }
+
+/** Resolves when the client has received a message on `topic`. */
+export function received(client: MqttClient, topic: string): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (t: string): void => {
+      if (t !== topic) return;
+      client.off('message', listener);
+      resolve();
+    };
+    client.on('message', listener);
+  });
+}
