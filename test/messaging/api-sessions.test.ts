@@ -53,6 +53,13 @@ describe('message core: MQ API sessions', function () {
     assert.deepEqual(core.readSession(session, 10, ADMIN), [], 'nothing twice');
   });
 
+  it('a session forgotten while its write is awaited (another cluster node took it): whenStored settles as not written, in the next flush', async () => {
+    const session = core.createApiSession(uniqueName('api'), ADMIN);
+    const stored = core.state.whenStored(session);
+    core.state.forget(session);
+    assert.equal(await stored, false);
+  });
+
   it('keeps its owner, subscriptions and position across a restart; deleteSession ends it once (its removal stored), and a second one finds nothing', async () => {
     const name = uniqueName('api');
     const topic = uniqueName('api/r');
