@@ -7,31 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { connect, end } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
 
-
-
-
 describe('cluster: replication through the stream', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('3 publishers, one per node, 2,000 QoS 1 messages each: a subscriber on one node gets exactly 6,000, in order per publisher', async function () {
-    const [a, b, c] = cluster.nodes;
+    const [a, b, c] = cluster().nodes;
     const subscriber = await connect(b.mqtt, { clientId: 'fan-sub', clean: true });
     await subscriber.subscribeAsync('fan/#', { qos: 1 });
     const PER = 2000;
@@ -61,7 +46,7 @@ describe('cluster: replication through the stream', function () {
   });
 
   it('a message retained on one node is sent to a new subscriber on another node', async function () {
-    const [a, , c] = cluster.nodes;
+    const [a, , c] = cluster().nodes;
     const publisher = await connect(a.mqtt, { clientId: 'retain-pub' });
     // Another node applies a write a moment after the writing node acknowledged it: a message
     // published after the retained one, delivered on that node, says it has applied both.
@@ -82,7 +67,7 @@ describe('cluster: replication through the stream', function () {
   });
 
   it('a table and a record written through one node are found at once through a node that has not applied them yet (it catches up, then answers)', async function () {
-    const [a, b] = cluster.nodes;
+    const [a, b] = cluster().nodes;
     const child = b.process!.child;
     const answers: Array<[string, number, string]> = [];
     for (let round = 0; round < 5; round++) {
@@ -109,7 +94,7 @@ describe('cluster: replication through the stream', function () {
   });
 
   it('REST inserts racing for unique keys on three nodes: one winner per key, the same on every node, and every node holds the same tables, indexes, topics and state', async function () {
-    const nodes = cluster.nodes;
+    const nodes = cluster().nodes;
     const B = (i: number): string => `${nodes[i].http}/engine/api/v1`;
     assert.equal((await call('POST', `${B(0)}/table/main/claims`, { body: { fields: [{ name: 'k', type: 'varchar', length: 20 }, { name: 'node', type: 'varchar', length: 20 }] } })).status, 200);
     const index = await call('POST', `${B(1)}/index/main/claims/by_k`, { body: { fields: [{ name: 'k' }], unique: true } });

@@ -6,11 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { connect, end } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
-
-
 
 async function publishMany(url: string, topic: string, from: number, count: number): Promise<void> {
   const client = await connect(url, { clientId: `pub-${topic.replace(/\W/g, '-')}-${from}` });
@@ -29,22 +27,10 @@ async function newestPayload(http: string, table: string): Promise<unknown> {
 
 describe('cluster: a restarted node catches up from the stream', function () {
   this.timeout(300_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('a node stopped for 10,000 messages has applied them all when its listeners open, and holds what the others hold', async function () {
-    const [a, b, c] = cluster.nodes;
+    const [a, b, c] = cluster().nodes;
     await publishMany(a.mqtt, 'catchup/one', 0, 100);
     await c.stop('SIGTERM');
     await Promise.all([publishMany(a.mqtt, 'catchup/one', 100, 5000), publishMany(b.mqtt, 'catchup/two', 0, 5000)]);
@@ -62,7 +48,7 @@ describe('cluster: a restarted node catches up from the stream', function () {
   });
 
   it('killed three times while catching up, a node still converges with the others', async function () {
-    const [a, b, c] = cluster.nodes;
+    const [a, b, c] = cluster().nodes;
     await c.stop('SIGTERM');
     await Promise.all([publishMany(a.mqtt, 'catchup/three', 0, 5000), publishMany(b.mqtt, 'catchup/three', 5000, 5000)]);
     for (let kill = 0; kill < 3; kill++) {
@@ -75,18 +61,18 @@ describe('cluster: a restarted node catches up from the stream', function () {
     assert.equal(typeof await newestPayload(c.http, 'mqtt_msg_catchup_three'), 'number');
 
     // A marker published last: a node that delivers it has applied everything before it.
-    const subscribers = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `marker-${i}` })));
+    const subscribers = await Promise.all(cluster().nodes.map((node, i) => connect(node.mqtt, { clientId: `marker-${i}` })));
     const markers = subscribers.map((s) => new Promise<void>((resolve) => s.on('message', () => resolve())));
     await Promise.all(subscribers.map((s) => s.subscribeAsync('marker', { qos: 1 })));
     await publishMany(a.mqtt, 'marker', 0, 1);
     await Promise.all(markers);
     await Promise.all(subscribers.map(end));
-    await Promise.all(cluster.nodes.map((node) => node.stop('SIGTERM')));
+    await Promise.all(cluster().nodes.map((node) => node.stop('SIGTERM')));
     const digests = [];
-    for (const node of cluster.nodes) digests.push(await digestFolder(node.dataDir));
+    for (const node of cluster().nodes) digests.push(await digestFolder(node.dataDir));
     for (let i = 1; i < digests.length; i++) {
       for (const part of ['tables', 'topics', 'state', 'internal'] as const) {
-        assert.deepEqual(digests[i][part], digests[0][part], `${cluster.nodes[i].name}'s ${part} equal ${cluster.nodes[0].name}'s`);
+        assert.deepEqual(digests[i][part], digests[0][part], `${cluster().nodes[i].name}'s ${part} equal ${cluster().nodes[0].name}'s`);
       }
     }
   });

@@ -8,28 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
-
 
 describe('cluster: quorum loss', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('with two of three nats-servers down, writes fail with 503 / 12060 / PUBACK 0x80 or DISCONNECT by outcome / CONNACK 0x88 for a new persistent session, reads work, and writes succeed again once the servers are back', async function () {
-    const node = cluster.nodes[0];
+    const node = cluster().nodes[0];
     const B = `${node.http}/engine/api/v1`;
     assert.equal((await call('POST', `${B}/table/main/things`, { body: { fields: [{ name: 'name', type: 'varchar', length: 20 }] } })).status, 200);
     const first = await call('POST', `${B}/record/main/things`, { body: { name: 'before' } });
@@ -45,7 +32,7 @@ describe('cluster: quorum loss', function () {
     assert.equal((await mq('subscribeToMq', { clientName: 'quorum-reader', subscriptionActions: [{ subscriptionAction: 'add', topicFilter: 'quorum/api', qos: 1 }] })).errorCode, 0);
     await v5.publishAsync('quorum/api', 'a1', { qos: 1 });
 
-    const [, n2, n3] = cluster.nats.servers;
+    const [, n2, n3] = cluster().nats.servers;
     await Promise.all([n2.stop('SIGKILL'), n3.stop('SIGKILL')]);
 
     const refused = await call('POST', `${B}/record/main/things`, { body: { name: 'during' } });

@@ -7,32 +7,19 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
-
+import { clusterForSuite } from '../helpers/nats-cluster';
 
 describe('cluster: the nats-server a node reads through dies', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
+  // The lease is long: this test is about the read path. On a loaded machine node1's renewals,
+  // which go through the killed server too, could lapse during the failover, and its subscriber's
+  // session would move to another node (test/cluster/06 tests that).
+  const cluster = clusterForSuite({ settings: { cluster_request_timeout_ms: 10_000, cluster_node_lease_ms: 120_000 } }, () => JSON.stringify(progress));
   /** Where the test is, printed if it fails. */
   const progress = { stage: 'starting', received: 0, acknowledged: 0, disconnect: null as string | null };
 
-  before(async function () {
-    // The lease is long: this test is about the read path. On a loaded machine node1's renewals,
-    // which go through the killed server too, could lapse during the failover, and its subscriber's
-    // session would move to another node (test/cluster/06 tests that).
-    cluster = await TestCluster.start(3, { settings: { cluster_request_timeout_ms: 10_000, cluster_node_lease_ms: 120_000 } });
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(JSON.stringify(progress), cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
-
   it('SIGKILL of node1\'s nats-server during a QoS 1 stream: every acknowledged message reaches node1\'s subscriber, in order', async function () {
-    const [node1, node2] = cluster.nodes;
+    const [node1, node2] = cluster().nodes;
     const subscriber = await connect(node1.mqtt, { clientId: 'failover-sub' });
     await subscriber.subscribeAsync('failover/#', { qos: 1 });
     const received: number[] = [];
@@ -81,7 +68,7 @@ describe('cluster: the nats-server a node reads through dies', function () {
     progress.stage = 'publishing, before the kill';
     await Promise.race([subscriberGone, publisherGone, receivedAtLeast(500)]);
     progress.stage = 'killing node1\'s nats-server';
-    await cluster.nats.servers[0].stop('SIGKILL');
+    await cluster().nats.servers[0].stop('SIGKILL');
     progress.stage = 'publishing, after the kill';
     await Promise.race([publisherGone, publishing]);
     // A PUBACK 0x80 may still have been stored (outcome unknown): the subscriber gets every

@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
+import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 import { RawClient, connectPacket } from '../mqtt/mqtt-helpers';
 import { call } from '../helpers/server';
-
 
 /** A raw client with a persistent session on the node (3.1.1 clean session 0, or MQTT 5 with an expiry). */
 async function rawSession(node: EngineNode, clientId: string, protocolVersion: 4 | 5): Promise<{ raw: RawClient; connack: any }> {
@@ -54,22 +53,10 @@ async function sessionsHeld(node: EngineNode, clientName: string): Promise<strin
 
 describe('cluster: sessions resumable on any node', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('QoS 1 and QoS 2 subscribers that hold back their acks reconnect to another node: the former connection is closed (0x8E), the in-flight messages come again with DUP and the same packet ids, PUBRELs again where PUBREC was sent, and QoS 2 arrives once', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const N = 20;
     const q1 = await rawSession(node1, 'resume-q1', 5);
     const q2 = await rawSession(node1, 'resume-q2', 4);
@@ -142,7 +129,7 @@ describe('cluster: sessions resumable on any node', function () {
   });
 
   it('only the owner of a kept session sends its will: nodes restarted after the session was stored do not load it', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const watcher = await connect(node1.mqtt, { clientId: 'owner-will-watch' });
     await watcher.subscribeAsync('owner-will/#', { qos: 1 });
     const wills: string[] = [];
@@ -189,7 +176,7 @@ describe('cluster: sessions resumable on any node', function () {
   });
 
   it('two CONNECTs with one client id on two nodes at once leave exactly one connection, 20 rounds', async function () {
-    const nodes = cluster.nodes;
+    const nodes = cluster().nodes;
     const checker = await connect(nodes[2].mqtt, { clientId: 'race-checker' });
     for (let round = 0; round < 20; round++) {
       const clientId = `race-${round}`;

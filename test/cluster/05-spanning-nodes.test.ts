@@ -7,29 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { connect, received } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
-
-
 
 describe('cluster: shared subscriptions, $SYS and node-bound state across nodes', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('a $share group with members on three nodes gets each of 600 QoS 1 messages exactly once across the cluster, every member gets some, and once one leaves the other two share the next 300 once each', async function () {
-    const members = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `share-member-${i}` })));
+    const members = await Promise.all(cluster().nodes.map((node, i) => connect(node.mqtt, { clientId: `share-member-${i}` })));
     const got: string[][] = members.map(() => []);
     members.forEach((client, i) => client.on('message', (topic, payload) => {
       if (topic === 'shared/t') got[i].push(payload.toString());
@@ -46,7 +32,7 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     await Promise.all(barriers);
 
     const TOTAL = 600;
-    const publisher = await connect(cluster.nodes[0].mqtt, { clientId: 'share-pub' });
+    const publisher = await connect(cluster().nodes[0].mqtt, { clientId: 'share-pub' });
     const sends: Array<Promise<unknown>> = [];
     for (let n = 0; n < TOTAL; n++) sends.push(publisher.publishAsync('shared/t', String(n), { qos: 1 }));
     await Promise.all(sends);
@@ -62,7 +48,7 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     const twice = [...counts].filter(([, count]) => count > 1).map(([payload]) => payload);
     assert.deepEqual(twice, [], 'no message delivered twice');
     assert.equal(counts.size, TOTAL, `every message delivered once (${got.map((g) => g.length).join(' + ')})`);
-    for (let i = 0; i < members.length; i++) assert.ok(got[i].length > 0, `the member on ${cluster.nodes[i].name} got some`);
+    for (let i = 0; i < members.length; i++) assert.ok(got[i].length > 0, `the member on ${cluster().nodes[i].name} got some`);
 
     // node2's only member leaves the group: its withdrawal reaches every node before the next
     // barrier, and from then on the other two members share every message, still once each.
@@ -85,8 +71,8 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
 
   it('$SYS/cluster/... on any node counts the three nodes and their clients, beside the node\'s own $SYS/broker/...', async function () {
     // One client connected to each node, then a subscriber on node3 reads the cluster's figures.
-    const clients = await Promise.all(cluster.nodes.map((node, i) => connect(node.mqtt, { clientId: `sys-client-${i}` })));
-    const watcher = await connect(cluster.nodes[2].mqtt, { clientId: 'sys-watcher' });
+    const clients = await Promise.all(cluster().nodes.map((node, i) => connect(node.mqtt, { clientId: `sys-client-${i}` })));
+    const watcher = await connect(cluster().nodes[2].mqtt, { clientId: 'sys-watcher' });
     const figures = new Map<string, string>();
     const waiting: Array<{ check: () => boolean; resolve: () => void }> = [];
     watcher.on('message', (topic, payload) => {
@@ -97,21 +83,21 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
     await watcher.subscribeAsync(['$SYS/cluster/#', '$SYS/broker/clients/connected'], { qos: 0 });
     // Each node reports every 10 s and at start; another node's report is published at once where it is applied.
     await until(() => figures.get('$SYS/cluster/nodes') === '3'
-      && cluster.nodes.every((node) => figures.get(`$SYS/cluster/node/${node.name}/clients/connected`) !== undefined));
+      && cluster().nodes.every((node) => figures.get(`$SYS/cluster/node/${node.name}/clients/connected`) !== undefined));
     assert.ok(figures.has('$SYS/broker/clients/connected'), 'the node\'s own figures are still published');
     assert.ok(Number(figures.get('$SYS/cluster/messages/stored')) >= 0);
-    for (const node of cluster.nodes) assert.match(figures.get(`$SYS/cluster/node/${node.name}/uptime`) ?? '', /^\d+ seconds$/);
+    for (const node of cluster().nodes) assert.match(figures.get(`$SYS/cluster/node/${node.name}/uptime`) ?? '', /^\d+ seconds$/);
     await Promise.all([...clients, watcher].map((client) => client.endAsync()));
   });
 
   it('an MQ API session is one session in the cluster: read on any node without repeats, its name in use on every node, changed and deleted from another node; another node\'s MQTT session answers 12061', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const action = async (node: typeof node1, name: string, authToken: string, params: object): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: name, authToken, params } });
       assert.equal(r.status, 200, r.text);
       return r.json;
     };
-    const tokens = await Promise.all(cluster.nodes.map(async (node) => {
+    const tokens = await Promise.all(cluster().nodes.map(async (node) => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
       return r.json.result.authToken as string;
     }));
@@ -158,7 +144,7 @@ describe('cluster: shared subscriptions, $SYS and node-bound state across nodes'
   });
 
   it('a transaction, cursor, SQL cursor or action session of node1 used on node2 answers 12061 naming node1; unknown ids still answer as before', async function () {
-    const [node1, node2] = cluster.nodes;
+    const [node1, node2] = cluster().nodes;
     const action = async (node: typeof node1, api: string, name: string, authToken: string | undefined, params: object = {}): Promise<{ errorCode: number; errorMessage: string; result: Record<string, unknown> }> => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api, action: name, authToken, params } });
       assert.equal(r.status, 200, r.text);

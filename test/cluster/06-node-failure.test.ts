@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Packet } from 'mqtt-packet';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
+import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 import { RawClient, connectPacket } from '../mqtt/mqtt-helpers';
-
 
 /** Messages a client receives, by topic, with waits for what is to come. */
 class Received {
@@ -67,23 +66,11 @@ async function barrier(from: EngineNode, to: EngineNode, name: string): Promise<
 
 describe('cluster: a node dies', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    // A short lease: a dead node's sessions are adopted about 6 s after it died.
-    cluster = await TestCluster.start(3, { settings: { cluster_node_lease_ms: 6000 } });
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  // A short lease: a dead node's sessions are adopted about 6 s after it died.
+  const cluster = clusterForSuite({ settings: { cluster_node_lease_ms: 6000 } });
 
   it('SIGKILL of an engine node: a survivor sends the wills of its clients (a clean session and a kept one) exactly once', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const watcher = await connect(node1.mqtt, { clientId: 'will-watch' });
     await watcher.subscribeAsync('wills/#', { qos: 1 });
     const received = new Received(watcher);
@@ -121,7 +108,7 @@ describe('cluster: a node dies', function () {
   });
 
   it('a QoS 2 PUBLISH acknowledged by a node that then died, sent again to another node, is stored once', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const watcher = await connect(node1.mqtt, { clientId: 'dedupe-watch', protocolVersion: 5 });
     await watcher.subscribeAsync('dedupe/#', { qos: 2 });
     const received = new Received(watcher);
@@ -157,7 +144,7 @@ describe('cluster: a node dies', function () {
   });
 
   it('an engine node and its nats-server SIGKILLed during a QoS 1 and QoS 2 stream: every acknowledged message is delivered on the other nodes', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const subscriber = await connect(node1.mqtt, { clientId: 'crash-sub', protocolVersion: 5 });
     await subscriber.subscribeAsync('crash/#', { qos: 2 });
     const received = new Received(subscriber);
@@ -187,7 +174,7 @@ describe('cluster: a node dies', function () {
     })();
     // Killed mid-stream, with 200 QoS 2 messages acknowledged.
     await acknowledgedEnough;
-    await Promise.all([node3.stop('SIGKILL'), cluster.nats.servers[2].stop('SIGKILL')]);
+    await Promise.all([node3.stop('SIGKILL'), cluster().nats.servers[2].stop('SIGKILL')]);
     stop = true;
     publisher.end(true);
     await publishing;
@@ -207,7 +194,7 @@ describe('cluster: a node dies', function () {
     assert.equal(new Set(received.of('crash/q2')).size, received.of('crash/q2').length);
     subscriber.end(true);
     other.end(true);
-    await cluster.nats.servers[2].start();
+    await cluster().nats.servers[2].start();
     await node3.start();
   });
 });

@@ -8,8 +8,7 @@
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
-
+import { clusterForSuite } from '../helpers/nats-cluster';
 
 /** Connects; the CONNACK's Session Present and the first message that arrives. */
 function connectAnswer(url: string, options: mqtt.IClientOptions): Promise<{ client: MqttClient; sessionPresent: boolean; message: Promise<string> }> {
@@ -26,22 +25,10 @@ function connectAnswer(url: string, options: mqtt.IClientOptions): Promise<{ cli
 
 describe('cluster: resuming a session while quorum is lost', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async function () {
-    cluster = await TestCluster.start(3);
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
+  const cluster = clusterForSuite();
 
   it('a persistent session resumed with two of three nats-servers down is accepted with Session Present (CONNACK 0x88 only for a new one)', async function () {
-    const node = cluster.nodes[0];
+    const node = cluster().nodes[0];
     const options = { clientId: 'resume-quorum', protocolVersion: 5 as const, clean: false, properties: { sessionExpiryInterval: 3600 } };
     const subscriber = await connect(node.mqtt, options);
     const disconnects: string[] = [];
@@ -54,7 +41,7 @@ describe('cluster: resuming a session while quorum is lost', function () {
     await publisher.publishAsync('resume-quorum/t', 'queued', { qos: 1 });
     publisher.end(true);
 
-    const [, n2, n3] = cluster.nats.servers;
+    const [, n2, n3] = cluster().nats.servers;
     await Promise.all([n2.stop('SIGKILL'), n3.stop('SIGKILL')]);
 
     // Resumed on the node that owns it: nothing new to store, so it is accepted with Session Present.

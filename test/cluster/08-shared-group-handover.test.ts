@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 import { connect, received } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
-
 
 /**
  * Each member publishes a barrier after its SUBACK (so after its node's announcement in the
@@ -33,27 +32,15 @@ async function publishAndDrain(publisher: MqttClient, members: MqttClient[], pre
 
 describe('cluster: a dead node\'s share of a shared subscription group', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
+  // A short lease for this cluster only: a dead node is judged dead about 6 s after it died.
+  const cluster = clusterForSuite({ settings: { cluster_node_lease_ms: 6000 } });
   // node1's member of the group, its messages, and the publisher on node3, across the cases.
   let member1: MqttClient;
   let publisher: MqttClient;
   const got1: string[] = [];
 
-  before(async function () {
-    // A short lease for this cluster only: a dead node is judged dead about 6 s after it died.
-    cluster = await TestCluster.start(3, { settings: { cluster_node_lease_ms: 6000 } });
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
-  });
-
   it('after node2 is SIGKILLed and its lease lapses, each of 200 messages published afterwards reaches the group exactly once, on node1\'s member', async function () {
-    const [node1, node2, node3] = cluster.nodes;
+    const [node1, node2, node3] = cluster().nodes;
     const got2: string[] = [];
     member1 = await connect(node1.mqtt, { clientId: 'handover-m1' });
     const member2 = await connect(node2.mqtt, { clientId: 'handover-m2' });
@@ -86,7 +73,7 @@ describe('cluster: a dead node\'s share of a shared subscription group', functio
   });
 
   it('the claim of node2\'s clean session, adopted by node1 when node2 died, is released by node1\'s sweep: its client name is free for an MQ API session on node3', async function () {
-    const [node1, , node3] = cluster.nodes;
+    const [node1, , node3] = cluster().nodes;
     // node1 adopted `handover-m2` (a clean session: nothing stored, its claim holds nothing).
     await node1.process!.logged((line) => /released the claims of client ids/.test(String(line.msg))
       && Array.isArray(line.clientIds) && (line.clientIds as string[]).includes('handover-m2'));
@@ -105,7 +92,7 @@ describe('cluster: a dead node\'s share of a shared subscription group', functio
   });
 
   it('node2 restarted with a member shares the group again with node1\'s member, each message once', async function () {
-    const node2 = cluster.nodes[1];
+    const node2 = cluster().nodes[1];
 
     // node2 comes back with a member: it announces it, and the group is shared again.
     await node2.start();

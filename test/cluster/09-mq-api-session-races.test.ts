@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from '../helpers/cluster-clients';
-import { TestCluster } from '../helpers/nats-cluster';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 
 type Answer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
 
 describe('cluster: MQ API sessions asked for on several nodes at once', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
-  let cluster: TestCluster;
+  const cluster = clusterForSuite({}, () => `calls not answered: ${JSON.stringify([...pending])}`);
   let tokens: string[];
 
   /** The calls sent and not answered yet: printed if a test fails (a hang shows which call). */
@@ -21,26 +21,17 @@ describe('cluster: MQ API sessions asked for on several nodes at once', function
   const action = async (i: number, name: string, params: object): Promise<Answer> => {
     const what = `node${i + 1} ${name} ${JSON.stringify(params)}`;
     pending.add(what);
-    const r = await call('POST', `${cluster.nodes[i].http}/api`, { auth: null, body: { api: 'mq', action: name, authToken: tokens[i], params } });
+    const r = await call('POST', `${cluster().nodes[i].http}/api`, { auth: null, body: { api: 'mq', action: name, authToken: tokens[i], params } });
     pending.delete(what);
     assert.equal(r.status, 200, r.text);
     return r.json;
   };
 
   before(async function () {
-    cluster = await TestCluster.start(3);
-    tokens = await Promise.all(cluster.nodes.map(async (node) => {
+    tokens = await Promise.all(cluster().nodes.map(async (node) => {
       const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
       return r.json.result.authToken as string;
     }));
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(`calls not answered: ${JSON.stringify([...pending])}`, cluster?.report());
-  });
-
-  after(async function () {
-    await cluster?.stop();
   });
 
   it('createMqApiSession of one name on three nodes at once: exactly one node creates it, the other two answer 14221 (10 names)', async function () {
@@ -54,7 +45,7 @@ describe('cluster: MQ API sessions asked for on several nodes at once', function
   });
 
   it('an MQ API session of node1 read on node2 and node3 at once: no message is returned by both reads (5 rounds)', async function () {
-    const publisher = await connect(cluster.nodes[0].mqtt, { clientId: 'race-pub' });
+    const publisher = await connect(cluster().nodes[0].mqtt, { clientId: 'race-pub' });
     for (let round = 0; round < 5; round++) {
       const clientName = `race-read-${round}`;
       assert.equal((await action(0, 'createMqApiSession', { clientName })).errorCode, 0);
@@ -71,7 +62,7 @@ describe('cluster: MQ API sessions asked for on several nodes at once', function
   });
 
   it('an MQ API session read on node1, which holds it, and on node2 at once: no message is returned by both reads, and none read is lost (10 rounds)', async function () {
-    const publisher = await connect(cluster.nodes[0].mqtt, { clientId: 'race-pub-owner' });
+    const publisher = await connect(cluster().nodes[0].mqtt, { clientId: 'race-pub-owner' });
     for (let round = 0; round < 10; round++) {
       const clientName = `race-owner-${round}`;
       assert.equal((await action(0, 'createMqApiSession', { clientName })).errorCode, 0);

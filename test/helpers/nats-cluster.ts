@@ -227,3 +227,25 @@ export class TestCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The cluster of one describe block: started before its tests, stopped after them, and its
+ * report (TestCluster.report) printed when a test fails, after `extra()` when given (where the
+ * test had got to). Returns the cluster's accessor.
+ */
+export function clusterForSuite(options: EngineNodeOptions = {}, extra?: () => string): () => TestCluster {
+  let cluster: TestCluster | undefined;
+  before(async function () {
+    cluster = await TestCluster.start(3, options);
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') console.log(...(extra ? [extra()] : []), cluster?.report());
+  });
+  after(async function () {
+    await cluster?.stop();
+  });
+  return () => {
+    if (cluster === undefined) throw new Error('the cluster has not started');
+    return cluster;
+  };
+}
