@@ -58,6 +58,29 @@ describe('explorer: transform fields', function () {
     await page.locator('.chart-points', { hasText: '5 points' }).waitFor();
   });
 
+  it('keeps the payload column readable beside a wide message detail: the History table scrolls sideways instead of squeezing it', async () => {
+    const page = await suite.page({ viewport: { width: 1100, height: 900 } });
+    await logIn(page, undefined, `#/topics/${TOPIC}?tab=history`);
+    const table = page.getByRole('table', { name: 'Stored messages' });
+    await table.locator('td.transform-cell').first().waitFor();
+    await table.locator('tbody tr').first().click();
+    await page.getByRole('dialog', { name: /^Message \d+$/ }).waitFor();
+    // Widen the detail as far as the divider allows.
+    await page.locator('[role="separator"]').focus();
+    for (let i = 0; i < 40; i++) await page.keyboard.press('ArrowLeft');
+    const payload = await table.locator('th.col-payload').boundingBox();
+    assert.ok(payload, 'the payload column is laid out');
+    assert.ok(payload.width >= 100, `the payload column is ${payload.width} px wide`);
+    // What does not fit is reached by scrolling the table's box, the Publisher column included.
+    const scroll = page.locator('.messages-scroll');
+    const sizes = await scroll.evaluate((element) => ({ scrollWidth: element.scrollWidth, clientWidth: element.clientWidth }));
+    assert.ok(sizes.scrollWidth > sizes.clientWidth, `the table scrolls sideways (${sizes.scrollWidth} > ${sizes.clientWidth})`);
+    await table.locator('th.col-publisher').scrollIntoViewIfNeeded();
+    const publisher = await table.locator('th.col-publisher').boundingBox();
+    const box = await scroll.boundingBox();
+    assert.ok(publisher && box && publisher.x + publisher.width <= box.x + box.width + 1, 'the Publisher column scrolls into view');
+  });
+
   it('charts a numeric transform field from stored messages and from live ones read back from the log', async () => {
     const page = await suite.page();
     await logIn(page, undefined, `#/topics/${TOPIC}?tab=chart`);

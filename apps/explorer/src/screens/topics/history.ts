@@ -137,7 +137,8 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
       </nav>
       ${state && state.messages.length === 0 && !loading && html`<p class="muted">${state.total === 0 ? 'No stored messages on this topic.' : 'No messages on this page.'}</p>`}
       ${state && state.messages.length > 0 && html`
-        <table class="messages" aria-label="Stored messages">
+        <div class="messages-scroll">
+        <table class="messages" aria-label="Stored messages" style=${`--transform-columns:${transformNames.length}`}>
           <thead><tr><th class="col-id">Id</th><th class="col-time">Stored</th><th class="col-qos">QoS</th><th class="col-retain" title="Retain">R</th><th class="col-payload">Payload</th>${transformNames.map((name) => html`<th class="col-transform" title="Transform field">${visible(name)}</th>`)}<th class="col-publisher">Publisher</th></tr></thead>
           <tbody>
             ${state.messages.map((message) => html`
@@ -156,6 +157,7 @@ export function HistoryTab(props: { topic: string; query: Record<string, string>
                 <td class="mono" title=${message.publisher ?? ''}>${visible(message.publisher ?? '')}</td>
               </tr>`)}
           </tbody>
-        </table>`}
+        </table>
+        </div>`}
     </section>`;
 }
