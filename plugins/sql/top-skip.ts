@@ -24,12 +24,17 @@ function isBarePlaceholder(tokens: Token[], i: number): boolean {
   return tokens[i]?.text === '?' && tokens[i].kind === 'punct' && !(tokens[i + 1]?.kind === 'number' && tokens[i + 1].start === tokens[i].start + 1);
 }
 
-/** Reads `n`, `(n)` or a bare `?` at token i; returns the value, the index after it and where a `?` is. */
+/** Reads `n`, `-n`, `(n)` or a bare `?` at token i; returns the value, the index after it and where a `?` is. */
 function integerAt(tokens: Token[], i: number): { value: string; next: number; placeholder?: number } | undefined {
   const at = nextSignificant(tokens, i);
   const token = tokens[at];
   if (isBarePlaceholder(tokens, at)) return { value: '?', next: at + 1, placeholder: at };
   if (token?.kind === 'number' && /^[0-9]+$/.test(token.text)) return { value: token.text, next: at + 1 };
+  // `-1`, which the SQLAlchemy dialect copies from SQLite's `LIMIT -1` (no limit) for an OFFSET alone.
+  const digits = tokens[at + 1];
+  if (token?.text === '-' && token.kind === 'punct' && digits?.kind === 'number' && digits.start === token.start + 1 && /^[0-9]+$/.test(digits.text)) {
+    return { value: `-${digits.text}`, next: at + 2 };
+  }
   if (token?.text === '(') {
     const inner = nextSignificant(tokens, at + 1);
     const close = nextSignificant(tokens, inner + 1);
@@ -61,15 +66,25 @@ function endOfSelect(tokens: Token[], from: number): number {
   return end;
 }
 
-/** Whether the SELECT between tokens from and end has its own LIMIT (at its level, not a subquery's). */
-function hasOwnLimit(tokens: Token[], from: number, end: number): boolean {
+/**
+ * The SELECT's own `LIMIT n [OFFSET m]` between tokens from and end (at its level, not a
+ * subquery's): its values as written (`?`, a number, `-1`; `undefined` for one that is not such a
+ * value), or undefined when it has no LIMIT.
+ */
+function ownLimit(tokens: Token[], from: number, end: number): { limit?: string; offset?: string } | undefined {
   let depth = 0;
   for (let i = from; i < end; i++) {
     if (tokens[i].text === '(' && tokens[i].kind === 'punct') depth++;
     else if (tokens[i].text === ')' && tokens[i].kind === 'punct') depth--;
-    else if (depth === 0 && tokens[i].kind === 'word' && tokens[i].text.toUpperCase() === 'LIMIT') return true;
+    else if (depth === 0 && tokens[i].kind === 'word' && tokens[i].text.toUpperCase() === 'LIMIT') {
+      const limit = integerAt(tokens, i + 1);
+      if (!limit) return {};
+      const keyword = nextSignificant(tokens, limit.next);
+      const offset = tokens[keyword]?.kind === 'word' && tokens[keyword].text.toUpperCase() === 'OFFSET' ? integerAt(tokens, keyword + 1) : undefined;
+      return { limit: limit.value, offset: offset?.value };
+    }
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -144,7 +159,11 @@ export function rewriteTopSkip(sql: string): string {
     const endChar = after < tokens.length ? tokens[after].start : sql.length;
     edits.push({ at: startChar, remove: endChar - startChar, insert: '' });
     const end = endOfSelect(tokens, clauseEnd);
-    if ((topAt !== undefined || skipAt !== undefined) && hasOwnLimit(tokens, clauseEnd, end)) {
+    const own = ownLimit(tokens, clauseEnd, end);
+    // The dialect's copy of the SELECT's own LIMIT/OFFSET: a `?` in it, or the same values
+    // (`TOP -1 SKIP 5 … LIMIT -1 OFFSET 5`). Any other TOP beside a LIMIT is left for SQLite to refuse.
+    const copied = own !== undefined && (topAt !== undefined || skipAt !== undefined || ((top ?? '-1') === own.limit && skip === own.offset));
+    if (copied) {
       for (const at of [topAt, skipAt]) if (at !== undefined) dropped.add(at);
       continue;
     }

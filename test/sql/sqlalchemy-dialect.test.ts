@@ -104,6 +104,13 @@ describe('sql: what the SQLAlchemy dialect sends', function () {
     assert.deepEqual(limited.rows, [['ann'], ['bob']]);
   });
 
+  it('answers select(t).offset(m) as the dialect sends it: TOP -1 SKIP ? in front, LIMIT -1 OFFSET ? kept', async function () {
+    // SQLAlchemy compiles an OFFSET alone for SQLite-like dialects as `LIMIT -1 OFFSET ?`; the
+    // dialect copies it as `TOP -1 SKIP ?` (a syntax error here before the `-1` was read).
+    const rest = await execute('SELECT TOP -1 SKIP ? users.name \nFROM users ORDER BY users.id\n LIMIT -1 OFFSET ?', [2]);
+    assert.deepEqual(rest.rows, [['cy']]);
+  });
+
   it('answers TOP ? SKIP ? written by hand, its values first among the positional parameters', async function () {
     const page = await execute('SELECT TOP ? SKIP ? name FROM users WHERE score > ? ORDER BY id', [1, 1, 3.0]);
     assert.deepEqual(page.rows, [['cy']]);

@@ -22,6 +22,10 @@ describe('sql: TOP/SKIP rewrite', function () {
     ['a quoted name stays', 'SELECT "TOP" FROM t', 'SELECT "TOP" FROM t'],
     ['TOP ? SKIP ?: the placeholders numbered in text order', 'SELECT TOP ? SKIP ? a FROM t WHERE b = ?', 'SELECT a FROM t WHERE b = ?3 LIMIT ?1 OFFSET ?2'],
     ['TOP ? SKIP ? with the SELECT\'s own LIMIT ? OFFSET ? (the SQLAlchemy dialect): the clause goes', 'SELECT TOP ? SKIP ? a FROM t WHERE b = ?\n LIMIT ? OFFSET ?', 'SELECT a FROM t WHERE b = ?\n LIMIT ? OFFSET ?'],
+    ['TOP -1 SKIP ? with its own LIMIT -1 OFFSET ? (the dialect\'s OFFSET alone): the clause goes', 'SELECT TOP -1 SKIP ? a FROM t ORDER BY a\n LIMIT -1 OFFSET ?', 'SELECT a FROM t ORDER BY a\n LIMIT -1 OFFSET ?'],
+    ['TOP n SKIP m with the same LIMIT n OFFSET m (the dialect with literal values): the clause goes', 'SELECT TOP 3 SKIP 5 a FROM t LIMIT 3 OFFSET 5', 'SELECT a FROM t LIMIT 3 OFFSET 5'],
+    ['TOP -1 SKIP m: no limit', 'SELECT TOP -1 SKIP 4 a FROM t', 'SELECT a FROM t LIMIT -1 OFFSET 4'],
+    ['TOP n beside a different LIMIT is left for SQLite to refuse', 'SELECT TOP 2 a FROM t LIMIT 3', 'SELECT a FROM t LIMIT 3 LIMIT 2'],
     ['TOP ? with a named parameter is left to SQLite (a move would renumber the name)', 'SELECT * FROM (SELECT TOP ? a FROM t WHERE b = :b) WHERE a > ?', 'SELECT * FROM (SELECT TOP ? a FROM t WHERE b = :b) WHERE a > ?'],
   ];
   for (const [name, given, expected] of cases) {
