@@ -251,6 +251,11 @@ function bindParams(stmt: ReturnType<DB['prepare']>, params: unknown[]): void {
     if (typeof value === 'number' || typeof value === 'string' || typeof value === 'bigint') return value;
     return JSON.stringify(value);
   };
+  const count = stmt.parameterCount;
+  if (count === 0 && params.length === 0) return;
+  // Which parameters got a value: SQLite would run one without as NULL, so a client that does not
+  // send its values (the SQLAlchemy dialect sends none to runSqlStatements) would store rows of NULLs.
+  const bound = new Uint8Array(count + 1);
   let position = 0;
   for (const param of params) {
     if (param !== null && typeof param === 'object' && !Array.isArray(param) && typeof (param as { name?: unknown }).name === 'string') {
@@ -258,18 +263,26 @@ function bindParams(stmt: ReturnType<DB['prepare']>, params: unknown[]): void {
       const candidates = /^[:@$?]/.test(name) ? [name] : [`:${name}`, `@${name}`, `$${name}`];
       const index = candidates.map((candidate) => capi.sqlite3_bind_parameter_index(stmt.pointer!, candidate)).find((i) => i > 0);
       // A name the statement does not have fills its next `?` (clients name positional values p1, p2 …).
-      if (index === undefined && position < stmt.parameterCount && sqlite3.capi.sqlite3_bind_parameter_name(stmt.pointer!, position + 1) === null) {
+      if (index === undefined && position < count && sqlite3.capi.sqlite3_bind_parameter_name(stmt.pointer!, position + 1) === null) {
         position++;
         stmt.bind(position, toBindable(value) as never);
+        bound[position] = 1;
         continue;
       }
       if (index === undefined) throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: `the statement has no parameter named "${name}"` } });
       stmt.bind(index, toBindable(value) as never);
+      bound[index] = 1;
     } else {
       position++;
-      if (position > stmt.parameterCount) throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: `the statement has ${stmt.parameterCount} parameters` } });
+      if (position > count) throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: `the statement has ${count} parameters` } });
       stmt.bind(position, toBindable(param) as never);
+      bound[position] = 1;
     }
+  }
+  for (let index = 1; index <= count; index++) {
+    if (bound[index] === 1) continue;
+    const name = capi.sqlite3_bind_parameter_name(stmt.pointer!, index);
+    throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: `the statement has ${count} parameters and ${params.length} values were given: ${name ? `"${name}"` : `parameter ${index}`} has none` } });
   }
 }
 

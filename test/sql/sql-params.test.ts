@@ -53,4 +53,16 @@ describe('sql: parameters of runSqlStatements and named values for ?', function 
     const ran = await ok(server, statements(token, ['SELECT 1 AS one'], { sqlParams: [[7]] }));
     assert.equal(ran.data[0].errorCode, 12012);
   });
+
+  it('refuses a statement with a parameter that got no value, naming it, instead of running it as NULL (the SQLAlchemy dialect sends DML without its values)', async function () {
+    const ran = await ok(server, statements(token, ['INSERT INTO stock (sku, qty) VALUES (?, ?)', 'UPDATE stock SET qty = :qty WHERE sku = :sku'], { sqlParams: [['half'], [{ name: 'sku', value: 'bolt' }]] }));
+    assert.deepEqual(ran.data.map((s: any) => s.errorCode), [12012, 12012]);
+    assert.match(ran.data[0].errorMessage, /2 parameters and 1 values were given: parameter 2 has none/);
+    assert.match(ran.data[1].errorMessage, /":qty" has none/);
+    const unsent = await ok(server, statements(token, ['INSERT INTO stock (sku, qty) VALUES (?, ?)']));
+    assert.equal(unsent.data[0].errorCode, 12012);
+    await fails(server, query(token, 'SELECT qty FROM stock WHERE sku = ?'), 12012);
+    const records = await ok(server, db('getRecordsByTable', token, { tableName: 'stock' }, { responseOptions: { dataFormat: 'objects' } }));
+    assert.deepEqual(records.data.map((r: any) => [r.sku, r.qty]).sort(), [['bolt', 15], ['fixed', 1]], 'no row of NULLs stored, bolt unchanged');
+  });
 });
