@@ -259,9 +259,12 @@ export class Router {
     }
     const sequence = message.sequence;
     if (sequence !== 0 && sequence <= session.position) return;
-    if (message.properties?.messageExpiryInterval !== undefined) {
+    const interval = message.properties?.messageExpiryInterval;
+    if (interval !== undefined) {
       const lifetime = remainingLifetime(message, this.core.engine.clock.now());
-      if (lifetime !== undefined && lifetime <= 0) return;
+      // An interval of 0 expires at once, but the onward delivery to the subscribers connected now
+      // starts at once too [MQTT-3.3.2-5]: they get it, within its second; nothing later does.
+      if (lifetime !== undefined && (lifetime < 0 || (lifetime === 0 && interval !== 0))) return;
     }
     if (sequence !== 0 && (!outlet.writable() || (qos > 0 && session.inflight.size >= session.window))) {
       // Served from the log once it can take more.

@@ -140,6 +140,40 @@ describe('mqtt 10: MQTT 5 properties', function () {
       }
     });
 
+    it('a Message Expiry Interval of 0 reaches the subscribers connected when it is published (its onward delivery starts at once) and nothing later: not an offline session, not a new subscriber to its retained copy [MQTT-3.3.2-5]', async () => {
+      const topic = `${unique('expiry-zero')}/t`;
+      const clientId = unique('expiry-zero-session');
+      const session = { clientId, clean: false, properties: { sessionExpiryInterval: 3600 } };
+      const away = await connectWithInbox(server, session);
+      await subscribe(away.client, topic, { qos: 1 });
+      await closeClients(away.client);
+      const { client: sub, inbox } = await connectWithInbox(server);
+      const pub = await connectClient(server);
+      let back: Awaited<ReturnType<typeof connectWithInbox>> | undefined;
+      let late: Awaited<ReturnType<typeof connectWithInbox>> | undefined;
+      try {
+        await subscribe(sub, topic, { qos: 1 });
+        await publish(pub, topic, 'zero', { qos: 1, retain: true, properties: { messageExpiryInterval: 0 } });
+        await publish(pub, topic, 'marker', { qos: 1 });
+        const live = await inbox.next(topic);
+        assert.equal(live.payload.toString(), 'zero', 'the connected subscriber gets it');
+        assert.equal(live.packet.properties?.messageExpiryInterval, 0);
+        assert.equal((await inbox.next(topic)).payload.toString(), 'marker');
+        back = await connectWithInbox(server, session);
+        assert.equal(back.connack.sessionPresent, true);
+        assert.deepEqual((await back.inbox.before(topic, 'marker')).map((m) => m.payload.toString()), [], 'the offline session does not get it');
+        late = await connectWithInbox(server);
+        await subscribe(late.client, topic, { qos: 1 });
+        await publish(pub, topic, 'marker2', { qos: 1 });
+        assert.deepEqual((await late.inbox.before(topic, 'marker2')).map((m) => m.payload.toString()), [], 'a new subscriber is not sent the retained copy');
+      } finally {
+        await publish(pub, topic, '', { qos: 1, retain: true }).catch(() => undefined);
+        await closeClients(pub, sub, back?.client, late?.client);
+        const { client } = await connectWithInbox(server, { clientId, clean: true });
+        await closeClients(client);
+      }
+    });
+
     it('an expired retained message is not sent to a new subscriber; an unexpired one carries its remaining interval [MQTT-3.3.2-5]', async () => {
       const root = unique('expiry-retained');
       const pub = await connectClient(server);
