@@ -71,6 +71,26 @@ async function stored(core: MessageCore, session: Session): Promise<void> {
   if (core.cluster !== undefined && session.kind === 'mqApi') await core.cluster.storeChange(session);
 }
 
+/** The read of each session in progress: the next one starts when it has settled. */
+const readsInProgress = new WeakMap<Session, Promise<unknown>>();
+
+/**
+ * Runs the reads of one session one after the other. A read whose new position cannot be stored
+ * puts it back; a second read started meanwhile would otherwise be undone with it (its messages
+ * given out twice) or, if it also failed, put the position back only as far as the first read's
+ * end (the first read's messages skipped).
+ */
+async function oneReadAtATime<T>(session: Session, read: () => Promise<T>): Promise<T> {
+  const previous = readsInProgress.get(session);
+  const mine = previous === undefined ? read() : previous.then(read, read);
+  readsInProgress.set(session, mine);
+  try {
+    return await mine;
+  } finally {
+    if (readsInProgress.get(session) === mine) readsInProgress.delete(session);
+  }
+}
+
 export function registerSessionCommands(engine: Engine, core: MessageCore): void {
   const bus = engine.bus;
 
@@ -106,17 +126,21 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     access: 'authenticated',
     handler: async (p, ctx) => {
       const found = await sessionHere(engine, core, ctx, p.clientName);
-      if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
-      const before = found.position;
-      const messages = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
-      try {
-        await stored(core, found);
-      } catch (error) {
-        // Not stored (the stream cannot take writes now): the caller is refused, so the messages
-        // are read again next time rather than lost.
-        found.position = Math.min(found.position, before);
-        throw error;
-      }
+      const messages = await oneReadAtATime(found, async () => {
+        if (found.online) throw new EngineError('CLIENT_NAME_IN_USE', { clientName: p.clientName });
+        const before = found.position;
+        const read = core.readSession(found, p.maxMessages ?? 20, ctx.principal);
+        try {
+          await stored(core, found);
+        } catch (error) {
+          // Not stored (the stream cannot take writes now): the caller is refused, so the messages
+          // are read again next time rather than lost. Reads of a session wait for each other, so
+          // no later read has moved the position meanwhile.
+          found.position = before;
+          throw error;
+        }
+        return read;
+      });
       // Transform fields (and the error / log they explain) are looked up only when asked for.
       const log = p.includeTransformFields || p.includeMessageMetadata ? engine.need('storage').messageLog : undefined;
       return {
