@@ -204,6 +204,18 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.deepEqual(rows, [{ k: 3, tag: 'old' }, { k: 10, tag: 'before' }, { k: 20, tag: 'after' }]);
     });
 
+    it('lists each statement\'s outcome under reactions too (what public scripts read), beside data', async function () {
+      await ok(server, statements(token, ['CREATE TABLE reacted (n INTEGER)']));
+      const ran = await ok(server, statements(token, ['INSERT INTO reacted (n) VALUES (7)', 'INSERT INTO nowhere VALUES (1)', 'SELECT 1 AS one'], { atEnd: 'rollback' }));
+      assert.deepEqual(ran.reactions.map((r: any) => [r.errorCode, r.affectedRows]), [[0, 1], [4023, 0], [0, 0]]);
+      assert.match(ran.reactions[1].errorMessage, /nowhere/);
+      assert.equal(ran.reactions[0].sqlStatement, 'INSERT INTO reacted (n) VALUES (7)');
+      // the rows stay in data only
+      assert.equal(ran.reactions[2].data, undefined);
+      assert.deepEqual(ran.data[2].data, [{ one: 1 }]);
+      assert.deepEqual(ran.data.map((s: any) => s.errorCode), [0, 4023, 0]);
+    });
+
     it('refuses statements that would change the connection other callers share', async function () {
       const ran = await ok(server, statements(token, [
         'CREATE VIEW v AS SELECT 1', 'CREATE TEMP TABLE tt (a)', "ATTACH ':memory:' AS other", 'PRAGMA writable_schema = 1', 'BEGIN', 'SELECT 4 AS four',
