@@ -230,8 +230,8 @@ export class TransactionManager {
   /** Undoes the writes made since `savepoint` (automatic ids reserved meanwhile stay used). */
   rollbackTo(id: string, savepoint: TransactionSavepoint): void {
     const tx = this.get(id);
-    const undo = tx.undo ?? [];
-    if (savepoint.undo > undo.length || savepoint.operations > tx.operations.length) {
+    const undo = tx.undo;
+    if (!undo || savepoint.undo > undo.length || savepoint.operations > tx.operations.length) {
       throw new EngineError('INVALID_PARAMETER', { param: 'savepoint', reason: 'not a savepoint of this transaction' });
     }
     while (undo.length > savepoint.undo) {
