@@ -843,6 +843,27 @@ export function describeStorageConformance(label: string, open: (dataDir: string
         throwsWith(() => store.rollbackTransaction(tx), 'TRANSACTION_NOT_FOUND');
       });
 
+      it('rolls back to a savepoint: the writes after it are undone, those before it kept, and the commit applies those only', async () => {
+        await people([{ name: 'ann', age: 1 }, { name: 'bob', age: 2 }]);
+        await store.createIndex(main, 'people', 'by_name_u', { unique: true, fields: [{ name: 'name', ascending: true }] });
+        const tx = store.beginTransaction();
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 10 } }], { transactionId: tx });
+        const mark = store.savepointTransaction(tx);
+        const [added] = await insert(main, 'people', [{ name: 'cy' }], { transactionId: tx });
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 11 } }], { transactionId: tx });
+        await store.patchRecords(main, 'people', [{ id: 1, row: { age: 12 } }], { transactionId: tx });
+        assert.equal(await store.deleteRecords(main, 'people', [2], { transactionId: tx }), 1);
+        store.rollbackTransactionTo(tx, mark);
+        const ages = (rows: Array<Row | undefined>): unknown[] => rows.map((r) => (r === undefined ? 'absent' : r.age));
+        assert.deepEqual(ages(getRows(main, 'people', [1, 2, added], tx)), [10, 2, 'absent']);
+        // the undone insert's unique key is free again in the transaction
+        await insert(main, 'people', [{ name: 'cy', age: 3 }], { transactionId: tx });
+        await store.commitTransaction(tx);
+        assert.deepEqual(col(readRows(main, 'people', { index: 'by_name_u' }), 'name'), ['ann', 'bob', 'cy']);
+        assert.deepEqual(ages(getRows(main, 'people', [1, 2])), [10, 2]);
+        throwsWith(() => store.savepointTransaction(tx), 'TRANSACTION_NOT_FOUND');
+      });
+
       it('range reads and cursors in a transaction merge its own writes in index order', async () => {
         await people([{ name: 'bob', age: 20 }, { name: 'dee', age: 40 }, { name: 'eve', age: 50 }]);
         await store.createIndex(main, 'people', 'by_name', { fields: [{ name: 'name', ascending: true }] });

@@ -203,6 +203,12 @@ export interface IntegrityReport {
 /** How far a backup's copy has come: bytes written, and the most it can take (the store's size). */
 export type BackupProgress = (copiedBytes: number, totalBytes: number) => void;
 
+/** A point in an open transaction to roll back to (runSqlStatements: one per statement). Opaque to callers. */
+export interface TransactionSavepoint {
+  readonly operations: number;
+  readonly undo: number;
+}
+
 export interface StoragePort {
   readonly dataDir: string;
 
@@ -271,6 +277,10 @@ export interface StoragePort {
   beginTransaction(): string;
   commitTransaction(transactionId: string): Promise<void>;
   rollbackTransaction(transactionId: string): void;
+  /** Marks where an open transaction stands (TRANSACTION_NOT_FOUND when it is not open). */
+  savepointTransaction(transactionId: string): TransactionSavepoint;
+  /** Undoes the transaction's writes made since `savepoint`; the transaction stays open. */
+  rollbackTransactionTo(transactionId: string, savepoint: TransactionSavepoint): void;
 
   // Topics and their integration tables (docs/storage.md, "Integration tables").
   /**

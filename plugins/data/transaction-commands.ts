@@ -14,7 +14,7 @@ import type { CommandContext, Resource } from '../../kernel/bus/command';
 import { EngineError } from '../../kernel/errors';
 import type { IdleExpiry, IdleRegistry } from '../../kernel/idle-expiry';
 import { NodeBoundIds } from '../../kernel/node-bound';
-import type { StoragePort } from '../../kernel/storage/storage-port';
+import type { StoragePort, TransactionSavepoint } from '../../kernel/storage/storage-port';
 import type { TransactionParams, TransactionResult } from '../../lib/data/command-types';
 import { ownerOf, type DataContext } from './data-context';
 import { transactionIdSchema } from './schemas';
@@ -95,6 +95,23 @@ export class TransactionRegistry {
     this.storage().rollbackTransaction(entry.storageId);
   }
 
+  /** Marks where the caller's open transaction stands (runSqlStatements: before each statement). */
+  savepoint(ctx: CommandContext, transactionId: string): TransactionSavepoint {
+    const entry = this.owned(ctx, transactionId);
+    this.open.touch(entry);
+    return this.storage().savepointTransaction(entry.storageId);
+  }
+
+  /**
+   * Undoes the caller's writes made since `savepoint`. The writes stay remembered for the commit's
+   * authorization: it may check a write that was undone, never miss one that was kept.
+   */
+  rollbackTo(ctx: CommandContext, transactionId: string, savepoint: TransactionSavepoint): void {
+    const entry = this.owned(ctx, transactionId);
+    this.open.touch(entry);
+    this.storage().rollbackTransactionTo(entry.storageId, savepoint);
+  }
+
   /** Rolls back every open transaction of an owner (its session ended). */
   rollbackOwner(owner: string): void {
     for (const [id, entry] of this.open.all()) {
@@ -151,6 +168,35 @@ export function registerTransactionCommands(data: DataContext): void {
     access: 'authenticated',
     handler: async ({ transactionId }, ctx) => {
       await data.transactions.commit(ctx, transactionId);
+      return { transactionId };
+    },
+  });
+
+  bus.register<TransactionParams, { savepoint: TransactionSavepoint }>({
+    name: 'transaction.savepoint',
+    summary: 'Mark where an open transaction of the caller stands, to roll back to (runSqlStatements: one per statement).',
+    params: transactionParams,
+    access: 'authenticated',
+    handler: ({ transactionId }, ctx) => ({ savepoint: data.transactions.savepoint(ctx, transactionId) }),
+  });
+
+  bus.register<TransactionParams & { savepoint: TransactionSavepoint }, TransactionResult>({
+    name: 'transaction.rollbackTo',
+    summary: 'Undo the writes an open transaction of the caller made since a savepoint; it stays open.',
+    params: {
+      type: 'object',
+      required: ['transactionId', 'savepoint'],
+      properties: {
+        transactionId: transactionIdSchema,
+        savepoint: {
+          type: 'object', required: ['operations', 'undo'],
+          properties: { operations: { type: 'integer', minimum: 0 }, undo: { type: 'integer', minimum: 0 } },
+        },
+      },
+    },
+    access: 'authenticated',
+    handler: ({ transactionId, savepoint }, ctx) => {
+      data.transactions.rollbackTo(ctx, transactionId, savepoint);
       return { transactionId };
     },
   });

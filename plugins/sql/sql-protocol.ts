@@ -91,7 +91,9 @@ export type TableRequest = (
   | { op: 'dropTable'; jobId: number; table: string }
   | { op: 'dropIndex'; jobId: number; table: string; index: string }
   | { op: 'readable'; jobId: number }
-) & { authorize?: Touched; noReply?: boolean };
+  | { op: 'rollbackStatement'; jobId: number }
+  // savepoint: a statement's first write; the main thread marks the transaction before it (rollbackStatement undoes to it).
+) & { authorize?: Touched; noReply?: boolean; savepoint?: true };
 
 /** Tables a statement reads and writes, authorized before the request that carries them is answered. */
 export interface Touched { reads: string[]; writes: Array<{ table: string; command: string }> }

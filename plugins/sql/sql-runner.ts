@@ -118,12 +118,25 @@ function quote(name: string): string {
  */
 let unauthorized: Touched | undefined;
 
+/**
+ * A statement of runSqlStatements has a savepoint: its first write asks the main thread to mark
+ * the transaction first, and a failing statement that wrote undoes its own writes back to that
+ * mark (the others' stay; `atEnd` then decides).
+ */
+const statementWrites = { pending: false, wrote: false };
+const WRITE_OPS: ReadonlySet<string> = new Set(['insert', 'update', 'delete']);
+
 const host: TableHost = {
   definition: (table) => connection?.defs.get(table),
   call: (request) => {
     const authorize = unauthorized;
     unauthorized = undefined;
-    return caller.call({ ...request, jobId: job!.id, ...(authorize ? { authorize } : {}) } as never);
+    const savepoint = statementWrites.pending && WRITE_OPS.has(request.op);
+    if (savepoint) {
+      statementWrites.pending = false;
+      statementWrites.wrote = true;
+    }
+    return caller.call({ ...request, jobId: job!.id, ...(authorize ? { authorize } : {}), ...(savepoint ? { savepoint: true } : {}) } as never);
   },
   tell: (request) => caller.tell({ ...request, jobId: job!.id } as never),
   syncing: false,
@@ -562,6 +575,8 @@ function rewritten(original: string): { sql: string; words: string[] } {
 function runStatement(conn: Connection, current: SqlJob, original: string, params: unknown[]): StatementOutcome {
   hostErrors.last = undefined;
   unauthorized = undefined;
+  statementWrites.pending = current.kind === 'statements';
+  statementWrites.wrote = false;
   try {
     const { sql, words } = rewritten(original);
     const ddl = words[0] === 'CREATE' && (words[1] === 'TABLE' || words[1] === 'INDEX' || (words[1] === 'UNIQUE' && words[2] === 'INDEX'))
@@ -578,7 +593,11 @@ function runStatement(conn: Connection, current: SqlJob, original: string, param
     const reported = sqliteError(conn, error);
     // "incomplete input" has no token to point at: the error is at the end of the statement.
     if (reported.id === 'SQL_SYNTAX_ERROR' && reported.details.position === 'unknown') reported.details.position = original.length;
+    if (statementWrites.wrote) unwrap(host.call({ op: 'rollbackStatement' }) as TableReply);
     return { sql: original, affectedRows: 0, error: reported };
+  } finally {
+    statementWrites.pending = false;
+    statementWrites.wrote = false;
   }
 }
 

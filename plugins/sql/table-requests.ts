@@ -10,7 +10,7 @@
 import type { CommandContext } from '../../kernel/bus/command';
 import type { Engine } from '../../kernel/engine';
 import { EngineError, toEngineError } from '../../kernel/errors';
-import type { KeyBound, RecordCursor, StoragePort } from '../../kernel/storage/storage-port';
+import type { KeyBound, RecordCursor, StoragePort, TransactionSavepoint } from '../../kernel/storage/storage-port';
 import type { TableDefinition } from '../../kernel/storage/types';
 import type { RecordInsertResult } from '../../lib/data/command-types';
 import { ISO_FORMAT } from '../../lib/values/wire-format';
@@ -21,6 +21,8 @@ export interface JobContext {
   ctx: CommandContext;
   database: string;
   transactionId?: string;
+  /** Where the transaction stood before the running statement's first write (runSqlStatements). */
+  savepoint?: TransactionSavepoint;
   /** Open scans (store cursors), closed when the job ends. */
   scans: Map<string, RecordCursor>;
   /** A table definition the worker now holds (after its own DDL). */
@@ -89,7 +91,16 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
   const { ctx, database } = job;
   const bus = engine.bus;
   const tx = job.transactionId !== undefined ? { transactionId: job.transactionId } : {};
+  if (request.savepoint && job.transactionId !== undefined) {
+    job.savepoint = (await bus.execute<{ savepoint: TransactionSavepoint }>('transaction.savepoint', tx, ctx)).savepoint;
+  }
   switch (request.op) {
+    case 'rollbackStatement': {
+      const savepoint = job.savepoint;
+      job.savepoint = undefined;
+      if (savepoint && job.transactionId !== undefined) await bus.execute('transaction.rollbackTo', { ...tx, savepoint }, ctx);
+      return true;
+    }
     case 'insert': {
       const inserted = await bus.execute<RecordInsertResult>('record.insert', { database, table: request.table, records: [request.record], format: FORMAT, ...tx }, ctx);
       return inserted.ids[0];

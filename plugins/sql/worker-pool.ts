@@ -18,6 +18,7 @@ import { reply, replyBuffer } from './sync-call';
 import { answer, closeScan, jobError, type JobContext } from './table-requests';
 import { catalogUpdate } from './catalog-update';
 import { MainSlice } from './main-slice';
+import { workerExecArgv } from './worker-profile';
 
 const WORKER_FILE = join(__dirname, 'sql-worker.js');
 
@@ -43,7 +44,7 @@ class SqlWorker {
   started = false;
 
   constructor(private readonly pool: SqlWorkerPool) {
-    this.worker = new Worker(WORKER_FILE);
+    this.worker = new Worker(WORKER_FILE, { execArgv: workerExecArgv() });
     const channel = new MessageChannel();
     this.port = channel.port1;
     this.ready = new Promise((resolve, reject) => {

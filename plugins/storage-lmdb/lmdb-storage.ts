@@ -11,7 +11,7 @@ import type {
 import type {
   CanonicalValue, ColumnInput, IndexDefinition, IndexInput, RecordId, Row, TableDefinition,
 } from '../../kernel/storage/types';
-import type { IndexKeyLayout } from '../../kernel/storage/storage-port';
+import type { IndexKeyLayout, TransactionSavepoint } from '../../kernel/storage/storage-port';
 import { keyLayoutOf, resolveKeySegments } from './index-keys';
 import { Catalog, checkIdentifier, checkName, ID_COLUMN, normalizeName, type TableState } from './catalog';
 import { LmdbCursor } from './cursors';
@@ -363,6 +363,14 @@ export class LmdbStorage implements StoragePort {
 
   rollbackTransaction(transactionId: string): void {
     this.transactions.rollback(transactionId);
+  }
+
+  savepointTransaction(transactionId: string): TransactionSavepoint {
+    return this.transactions.savepoint(transactionId);
+  }
+
+  rollbackTransactionTo(transactionId: string, savepoint: TransactionSavepoint): void {
+    this.transactions.rollbackTo(transactionId, savepoint);
   }
 
   // ---- topics (message-log.ts) --------------------------------------------------------------

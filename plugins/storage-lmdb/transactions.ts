@@ -19,7 +19,7 @@ import { EngineError } from '../../kernel/errors';
 import type {
   EntryTime, RecordsDeleteEntry, RecordsInsertEntry, RecordsUpdateEntry,
 } from '../../kernel/storage/operation-entries';
-import type { StoredRecord } from '../../kernel/storage/storage-port';
+import type { StoredRecord, TransactionSavepoint } from '../../kernel/storage/storage-port';
 import type { RecordId, Row } from '../../kernel/storage/types';
 import { ID_INDEX, type TableState } from './catalog';
 import { canonicalTime, columnHeader, type OperationLog } from './apply-entry';
@@ -34,7 +34,13 @@ interface Transaction {
   id: string;
   operations: Operation[];
   overlay: Map<TableState, Map<number, unknown[] | null>>;
+  /**
+   * What each overlay change replaced (undefined: the record had no entry), kept once a savepoint
+   * is taken so that rollbackTo can undo back to it; a transaction without one keeps nothing.
+   */
+  undo?: Array<{ map: Map<number, unknown[] | null>; id: number; previous: unknown[] | null | undefined }>;
 }
+
 
 export class TransactionManager {
   private readonly open = new Map<string, Transaction>();
@@ -72,6 +78,12 @@ export class TransactionManager {
   overlayFor(id: string, ts: TableState): ReadonlyMap<number, unknown[] | null> | undefined {
     const overlay = this.get(id).overlay.get(ts);
     return overlay && overlay.size > 0 ? overlay : undefined;
+  }
+
+  /** Sets an overlay entry, remembering what it replaced when a savepoint may undo it. */
+  private setOverlay(tx: Transaction, map: Map<number, unknown[] | null>, id: number, values: unknown[] | null): void {
+    if (tx.undo) tx.undo.push({ map, id, previous: map.has(id) ? map.get(id)! : undefined });
+    map.set(id, values);
   }
 
   private overlayOf(tx: Transaction, ts: TableState): Map<number, unknown[] | null> {
@@ -124,7 +136,7 @@ export class TransactionManager {
       this.checkUnique(tx, ts, fixed);
     }
     const overlay = this.overlayOf(tx, ts);
-    for (const row of fixed) overlay.set(row.id!, row.values);
+    for (const row of fixed) this.setOverlay(tx, overlay, row.id!, row.values);
     const ids = fixed.map((row) => row.id!);
     tx.operations.push({
       op: 'records.insert', database: ts.def.database, table: ts.def.name, columns: columnHeader(ts), ids, values: fixed.map((row) => row.values), time,
@@ -147,7 +159,7 @@ export class TransactionManager {
     for (const row of changed) checkIndexKeys(ts, row.id!, row.values);
     this.checkUnique(tx, ts, changed);
     const overlay = this.overlayOf(tx, ts);
-    for (const [recordId, values] of staged) overlay.set(recordId, values);
+    for (const [recordId, values] of staged) this.setOverlay(tx, overlay, recordId, values);
     tx.operations.push({
       op: mode === 'replace' ? 'records.replace' : 'records.patch', database: ts.def.database, table: ts.def.name,
       records: records.map((r) => ({ id: r.id, row: { ...r.row } })), time,
@@ -162,7 +174,7 @@ export class TransactionManager {
       else if (mustExist) throw new EngineError('RECORD_NOT_FOUND', { id: String(recordId), table: ts.def.name });
     }
     const overlay = this.overlayOf(tx, ts);
-    for (const recordId of existing) overlay.set(recordId, null);
+    for (const recordId of existing) this.setOverlay(tx, overlay, recordId, null);
     tx.operations.push({ op: 'records.delete', database: ts.def.database, table: ts.def.name, ids: [...existing], mustExist: false });
     return existing.size;
   }
@@ -206,6 +218,28 @@ export class TransactionManager {
 
   rollback(id: string): void {
     this.take(id);
+  }
+
+  /** Marks where the transaction stands now: rollbackTo undoes every write made after it. */
+  savepoint(id: string): TransactionSavepoint {
+    const tx = this.get(id);
+    tx.undo ??= [];
+    return { operations: tx.operations.length, undo: tx.undo.length };
+  }
+
+  /** Undoes the writes made since `savepoint` (automatic ids reserved meanwhile stay used). */
+  rollbackTo(id: string, savepoint: TransactionSavepoint): void {
+    const tx = this.get(id);
+    const undo = tx.undo;
+    if (!undo || savepoint.undo > undo.length || savepoint.operations > tx.operations.length) {
+      throw new EngineError('INVALID_PARAMETER', { param: 'savepoint', reason: 'not a savepoint of this transaction' });
+    }
+    while (undo.length > savepoint.undo) {
+      const change = undo.pop()!;
+      if (change.previous === undefined) change.map.delete(change.id);
+      else change.map.set(change.id, change.previous);
+    }
+    tx.operations.length = savepoint.operations;
   }
 
   close(): void {

@@ -31,12 +31,13 @@ export interface EngineProcess {
 
 export const FREE_MQTT_PORTS = { ENGINE_MQTT_PORT: '0', ENGINE_MQTTS_PORT: '0', ENGINE_MQTT_WS_PORT: '0', ENGINE_MQTT_WSS_PORT: '0' } as const;
 
-export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = []): EngineProcess {
+/** `nodeArgs` go to node before the program (e.g. `--cpu-prof`). */
+export function spawnEngine(env: NodeJS.ProcessEnv, args: string[] = [], nodeArgs: string[] = []): EngineProcess {
   let output = '';
   const lines: Array<Record<string, unknown>> = [];
   let pending = '';
   const lineWaiters: Array<{ predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }> = [];
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], {
     // MQTT listeners on free ports unless a test says otherwise (the default plugins include mqtt).
     env: { PATH: process.env.PATH, ENGINE_LOG_LEVEL: 'info', ...FREE_MQTT_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

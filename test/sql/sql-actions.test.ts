@@ -186,6 +186,36 @@ describe('sql: getRecordsUsingSql and runSqlStatements', function () {
       assert.deepEqual((await ok(server, query(token, 'SELECT n FROM ledger ORDER BY n'))).data, [{ n: 1 }, { n: 2 }]);
     });
 
+    it('undoes a failing statement\'s own rows (a savepoint per statement) and keeps the statements before and after it', async function () {
+      await ok(server, statements(token, ['CREATE TABLE keyed (k INTEGER, tag VARCHAR(10))', 'CREATE UNIQUE INDEX keyed_k ON keyed (k)', 'CREATE TABLE source (k INTEGER)']));
+      await ok(server, statements(token, ['INSERT INTO source (k) VALUES (1), (2), (3), (4)', 'INSERT INTO keyed (k, tag) VALUES (3, \'old\')'], { atEnd: 'commit' }));
+      const ran = await ok(server, statements(token, [
+        "INSERT INTO keyed (k, tag) VALUES (10, 'before')",
+        // rows 1 and 2 go in, then 3 meets the unique key: 1 and 2 must go too
+        "INSERT INTO keyed (k, tag) SELECT k, 'copied' FROM source ORDER BY k",
+        // the first of the two rows becomes 20, the second meets it: the first must get its key back
+        "UPDATE keyed SET k = 20 WHERE tag IN ('old', 'before')",
+        // takes 20: refused if the UPDATE's first row had kept it
+        "INSERT INTO keyed (k, tag) VALUES (20, 'after')",
+      ], { onError: 'continue', atEnd: 'commit' }));
+      assert.deepEqual(ran.data.map((s: any) => s.errorCode), [0, 2, 2, 0]);
+      assert.equal(ran.committed, true);
+      const rows = (await ok(server, query(token, 'SELECT k, tag FROM keyed ORDER BY k'))).data;
+      assert.deepEqual(rows, [{ k: 3, tag: 'old' }, { k: 10, tag: 'before' }, { k: 20, tag: 'after' }]);
+    });
+
+    it('lists each statement\'s outcome under reactions too (what public scripts read), beside data', async function () {
+      await ok(server, statements(token, ['CREATE TABLE reacted (n INTEGER)']));
+      const ran = await ok(server, statements(token, ['INSERT INTO reacted (n) VALUES (7)', 'INSERT INTO nowhere VALUES (1)', 'SELECT 1 AS one'], { atEnd: 'rollback' }));
+      assert.deepEqual(ran.reactions.map((r: any) => [r.errorCode, r.affectedRows]), [[0, 1], [4023, 0], [0, 0]]);
+      assert.match(ran.reactions[1].errorMessage, /nowhere/);
+      assert.equal(ran.reactions[0].sqlStatement, 'INSERT INTO reacted (n) VALUES (7)');
+      // the rows stay in data only
+      assert.equal(ran.reactions[2].data, undefined);
+      assert.deepEqual(ran.data[2].data, [{ one: 1 }]);
+      assert.deepEqual(ran.data.map((s: any) => s.errorCode), [0, 4023, 0]);
+    });
+
     it('refuses statements that would change the connection other callers share', async function () {
       const ran = await ok(server, statements(token, [
         'CREATE VIEW v AS SELECT 1', 'CREATE TEMP TABLE tt (a)', "ATTACH ':memory:' AS other", 'PRAGMA writable_schema = 1', 'BEGIN', 'SELECT 4 AS four',

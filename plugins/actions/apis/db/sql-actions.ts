@@ -110,6 +110,11 @@ async function runSqlStatements(call: ActionCall): Promise<Record<string, unknow
   return {
     dataFormat: options.dataFormat,
     data,
+    // Public scripts (the postgres-faircom-fdw's init) read each statement's errorCode/errorMessage
+    // from `reactions`: the same list as `data`, without the rows (they are in `data` once).
+    reactions: ran.statements.map((statement) => ({
+      sqlStatement: statement.sql, errorCode: statement.errorCode, errorMessage: statement.errorMessage, affectedRows: statement.affectedRows,
+    })),
     // What the public clients read back: the rows changed in all, and whether the transaction was kept.
     affectedRecordCount: ran.statements.reduce((sum, statement) => sum + statement.affectedRows, 0),
     committed: ran.committed,
