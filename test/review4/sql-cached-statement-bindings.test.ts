@@ -3,11 +3,12 @@
  * bound values. sql-runner.ts runSql's `finally` calls stmt.reset() then stmt.clearBindings(), but
  * the sqlite-wasm oo1 reset() throws the failed step's code again (sqlite3_reset answers it), so
  * clearBindings() is never reached: the next call of the same SQL that binds fewer values runs
- * with the stale ones instead of NULL.
+ * with the stale ones instead of NULL. The connection (and its statement cache) is per database and
+ * owner, not per caller: another account's call gets the first caller's values.
  */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
-import { login, ok, send } from '../actions/action-client';
+import { admin, login, ok, send } from '../actions/action-client';
 import { query, startSqlServer } from '../sql/sql-client';
 
 describe('review4: cached SQL statements after a failed step', function () {
@@ -15,7 +16,8 @@ describe('review4: cached SQL statements after a failed step', function () {
   let server: TestServer;
   let token: string;
   before(async () => {
-    server = await startSqlServer();
+    // One worker: both callers' jobs run on the same SQLite connection, as they may with several.
+    server = await startSqlServer({ sql_workers: 1 });
     token = await login(server);
   });
   after(() => server.close());
@@ -35,5 +37,16 @@ describe('review4: cached SQL statements after a failed step', function () {
     await ok(server, query(token, sql, { sqlParams: ['x', '-5'] }));
     const next = await ok(server, query(token, sql, { sqlParams: ['y'] }));
     assert.deepEqual(next.data, [{ a: 'y', b: null, c: 1 }]);
+  });
+
+  it("one account's bound value never reaches another account's result through a statement whose step failed", async function () {
+    await ok(server, admin('createAccount', token, { username: 'peer', password: 'pw-peer', roles: ['reader'] }));
+    const peer = await login(server, 'peer', 'pw-peer');
+    // Fails while stepping only when the second value is 'boom' (abs of the smallest 64-bit integer).
+    const sql = "SELECT ? AS a, CASE WHEN ? = 'boom' THEN abs(-9223372036854775807 - 1) END AS c, ? AS b";
+    const failed = await send(server, query(token, sql, { sqlParams: ['x', 'boom', 'admin-only-value'] }));
+    assert.notEqual(failed.errorCode, 0, `the admin's call fails while stepping (${JSON.stringify(failed)})`);
+    const seen = await ok(server, query(peer, sql, { sqlParams: ['y', 'fine'] }));
+    assert.deepEqual(seen.data, [{ a: 'y', c: null, b: null }], 'the third ? is unbound for the peer: NULL, not the admin\'s value');
   });
 });
