@@ -261,7 +261,12 @@ function bindParams(stmt: ReturnType<DB['prepare']>, params: unknown[]): void {
   const toBindable = (value: unknown): SqlValue => {
     if (value === undefined || value === null) return null;
     if (typeof value === 'boolean') return value ? 1 : 0;
-    if (typeof value === 'number' || typeof value === 'string' || typeof value === 'bigint') return value;
+    if (typeof value === 'string') {
+      // SQLite's UTF-8 would store a lone surrogate as U+FFFD: refused, as the store refuses it (4031).
+      if (!value.isWellFormed()) throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sqlParams', reason: 'a text value holds an unpaired surrogate (not valid Unicode)' } });
+      return value;
+    }
+    if (typeof value === 'number' || typeof value === 'bigint') return value;
     return JSON.stringify(value);
   };
   const count = stmt.parameterCount;
@@ -418,9 +423,11 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
     return outcome;
   } finally {
     if (cached) {
+      // The bindings go first: reset() throws the failed step's error again, and a cached
+      // statement (shared by every caller of this database and owner) must never keep a value.
+      stmt.clearBindings();
       try {
         stmt.reset();
-        stmt.clearBindings();
       } catch {
         // the step's own error is what is reported
       }

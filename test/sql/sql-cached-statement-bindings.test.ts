@@ -1,17 +1,16 @@
 /**
- * Review finding (review4): a cached query statement whose step failed keeps the previous call's
- * bound values. sql-runner.ts runSql's `finally` calls stmt.reset() then stmt.clearBindings(), but
- * the sqlite-wasm oo1 reset() throws the failed step's code again (sqlite3_reset answers it), so
- * clearBindings() is never reached: the next call of the same SQL that binds fewer values runs
- * with the stale ones instead of NULL. The connection (and its statement cache) is per database and
- * owner, not per caller: another account's call gets the first caller's values.
+ * A cached query statement whose step failed (found by review4): sql-runner.ts reset it before
+ * clearing its bindings, and the sqlite-wasm reset() throws the failed step's code again, so the
+ * values stayed bound; the next call of the same SQL with fewer values ran with them, another
+ * account's call included (the statement cache is per database and owner, not per caller). Now
+ * the bindings are cleared first, and a call with fewer values than parameters is refused (12012).
  */
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
 import { admin, login, ok, send } from '../actions/action-client';
-import { query, startSqlServer } from '../sql/sql-client';
+import { query, startSqlServer } from './sql-client';
 
-describe('review4: cached SQL statements after a failed step', function () {
+describe('sql: cached statements after a failed step', function () {
   this.timeout(120_000);
   let server: TestServer;
   let token: string;
@@ -22,21 +21,16 @@ describe('review4: cached SQL statements after a failed step', function () {
   });
   after(() => server.close());
 
-  it('a query whose step failed leaves no bound value behind for the next call of the same SQL (an unbound ? is NULL)', async function () {
+  it('after a cached query failed while stepping, the same SQL with fewer values is refused naming the missing one, never run with the earlier values', async function () {
     const sql = 'SELECT ? AS a, abs(CAST(? AS INTEGER)) AS b';
     // abs() of the smallest 64-bit integer is an error raised while stepping ("integer overflow").
     const failed = await send(server, query(token, sql, { sqlParams: ['x', '-9223372036854775808'] }));
     assert.notEqual(failed.errorCode, 0, `the first call fails while stepping (${JSON.stringify(failed)})`);
     const next = await send(server, query(token, sql, { sqlParams: ['y'] }));
-    assert.equal(next.errorCode, 0, `the second ? is unbound, so NULL, and abs(NULL) is NULL; answered: ${JSON.stringify(next)}`);
-    assert.deepEqual(next.result.data, [{ a: 'y', b: null }]);
-  });
-
-  it('control: the same two calls with a query that never failed bind NULL for the missing value', async function () {
-    const sql = 'SELECT ? AS a, abs(CAST(? AS INTEGER)) AS b, 1 AS c';
-    await ok(server, query(token, sql, { sqlParams: ['x', '-5'] }));
-    const next = await ok(server, query(token, sql, { sqlParams: ['y'] }));
-    assert.deepEqual(next.data, [{ a: 'y', b: null, c: 1 }]);
+    assert.equal(next.errorCode, 12012, JSON.stringify(next));
+    assert.match(next.errorMessage, /parameter 2 has none/);
+    const again = await ok(server, query(token, sql, { sqlParams: ['z', '-5'] }));
+    assert.deepEqual(again.data, [{ a: 'z', b: 5 }], 'its own values');
   });
 
   it("one account's bound value never reaches another account's result through a statement whose step failed", async function () {
@@ -46,7 +40,10 @@ describe('review4: cached SQL statements after a failed step', function () {
     const sql = "SELECT ? AS a, CASE WHEN ? = 'boom' THEN abs(-9223372036854775807 - 1) END AS c, ? AS b";
     const failed = await send(server, query(token, sql, { sqlParams: ['x', 'boom', 'admin-only-value'] }));
     assert.notEqual(failed.errorCode, 0, `the admin's call fails while stepping (${JSON.stringify(failed)})`);
-    const seen = await ok(server, query(peer, sql, { sqlParams: ['y', 'fine'] }));
-    assert.deepEqual(seen.data, [{ a: 'y', c: null, b: null }], 'the third ? is unbound for the peer: NULL, not the admin\'s value');
+    const short = await send(server, query(peer, sql, { sqlParams: ['y', 'fine'] }));
+    assert.equal(short.errorCode, 12012, `the peer's call lacks its third value: refused, not run with the admin's (${JSON.stringify(short)})`);
+    assert.doesNotMatch(JSON.stringify(short), /admin-only-value/);
+    const seen = await ok(server, query(peer, sql, { sqlParams: ['y', 'fine', 'peer-value'] }));
+    assert.deepEqual(seen.data, [{ a: 'y', c: null, b: 'peer-value' }]);
   });
 });

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
 import { db, fails, login, ok, send } from '../actions/action-client';
-import { query, startSqlServer, statements } from '../sql/sql-client';
+import { query, startSqlServer, statements } from './sql-client';
 
-describe('review4: sql params holding an unpaired surrogate', function () {
+describe('sql: sql params holding an unpaired surrogate', function () {
   this.timeout(120_000);
   let server: TestServer;
   let token: string;
