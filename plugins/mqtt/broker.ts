@@ -70,8 +70,8 @@ export class Broker {
     const corked = this.corked;
     this.corked = [];
     for (const connection of corked) {
-      // Still corked: the turn's PUBACKs join the rest of its output in one write.
-      connection.writePubacks();
+      // Still corked: the turn's PUBACKs join the rest of its output in one chunk.
+      connection.endTurn();
       connection.corked = false;
       connection.stream.uncork();
     }

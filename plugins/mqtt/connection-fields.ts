@@ -4,6 +4,7 @@
  * Connection (connection.ts), which adds the connection's behaviour.
  */
 import type { Packet } from 'mqtt-packet';
+import type { TurnOutput } from './turn-output';
 
 /**
  * What only some connections need (MQTT 5 limits, topic aliases, QoS 1/2 counters, a token
@@ -33,6 +34,8 @@ export class ConnectionExtras {
   cutPublish?: Buffer;
   /** Packet ids of this turn's success PUBACKs, written together (connection.ts `writePuback`). */
   pubacks?: number[];
+  /** This turn's output, gathered into one chunk (turn-output.ts). */
+  output?: TurnOutput;
 }
 /** The defaults, read while a connection has no extras of its own (never written). */
 export const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());

@@ -24,6 +24,7 @@ import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
 import { isCutPublish, readSimplePublish } from './wire/simple-publish';
 import { publishStored } from './packets/publish';
+import { COPY_LIMIT, TurnOutput } from './turn-output';
 import { dispatchPacket } from './packets/dispatch';
 import { connectViolation, type Violation } from './packets/packet-rules';
 
@@ -186,8 +187,13 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
    */
   writeAnswer(bytes: Buffer, now = false): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;
+    return this.answered(this.write(bytes, now), bytes.length);
+  }
+
+  /** After an answer of `size` bytes was written (`belowMark`: the stream's write answer): backpressure. */
+  private answered(belowMark: boolean, size: number): boolean {
     const stream = this.stream;
-    if (!this.write(bytes, now) && !this.hasFlag(DRAINING)) {
+    if (!belowMark && !this.hasFlag(DRAINING)) {
       // Backpressure: read no more requests until the client has taken its answers.
       this.setFlag(DRAINING, true);
       this.updateReading();
@@ -196,7 +202,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
         this.updateReading();
       });
     }
-    if (stream.writableLength > OUTPUT_LIMIT + this.readExtras.largestDelivery && stream.writableLength > bytes.length) {
+    if (stream.writableLength > OUTPUT_LIMIT + this.readExtras.largestDelivery && stream.writableLength > size) {
       // Requests already parsed from one chunk keep answering: a client that never reads is closed.
       this.destroyNow();
       return false;
@@ -209,9 +215,25 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     // PUBACKs gathered before these bytes go first: the client gets everything in call order.
     const pubacks = this.extra?.pubacks;
     if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
-    if (!now && !this.corked) this.corkForTurn();
     this.broker.core.countBytesSent(bytes.length);
-    return this.stream.write(bytes);
+    if (now) {
+      // After what this turn gathered: the client gets everything in call order.
+      this.extra?.output?.push(this.stream);
+      return this.stream.write(bytes);
+    }
+    if (!this.corked) this.corkForTurn();
+    return this.output.add(this.stream, bytes);
+  }
+
+  /** This turn's output (turn-output.ts), kept in the extras: a connection that never writes has none. */
+  private get output(): TurnOutput {
+    return (this.extras.output ??= new TurnOutput());
+  }
+
+  /** The turn ends (the broker uncorks): the gathered PUBACKs and output go to the stream as one chunk. */
+  endTurn(): void {
+    this.writePubacks();
+    this.extra?.output?.endTurn(this.stream);
   }
 
   /** Holds this turn's output until the broker uncorks it (one write for the turn). */
@@ -237,27 +259,33 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   }
 
   /** Writes the gathered PUBACKs as one buffer, in the order they were gathered. */
-  writePubacks(): void {
+  private writePubacks(): void {
     const ids = this.extra?.pubacks;
     if (ids === undefined || ids.length === 0) return;
     const n = ids.length;
-    const bytes = Buffer.allocUnsafe(n * 4);
-    for (let i = 0, at = 0; i < n; i++, at += 4) {
-      const id = ids[i];
-      bytes[at] = 0x40;
-      bytes[at + 1] = 2;
-      bytes[at + 2] = id >> 8;
-      bytes[at + 3] = id & 0xff;
+    const size = n * 4;
+    if (size > COPY_LIMIT || this.state === 'closed' || this.stream.destroyed) {
+      const bytes = Buffer.allocUnsafe(size);
+      fillPubacks(bytes, 0, ids);
+      ids.length = 0;
+      this.writeAnswer(bytes);
+      return;
     }
+    // Filled in straight into this turn's output: no buffer of their own.
+    if (!this.corked) this.corkForTurn();
+    const output = this.output;
+    const at = output.reserve(this.stream, size);
+    fillPubacks(output.bufferFor, at, ids);
     ids.length = 0;
-    this.writeAnswer(bytes);
+    this.broker.core.countBytesSent(size);
+    this.answered(output.checkMark(this.stream), size);
   }
 
   // ---- SessionOutlet: messages to the client ------------------------------------------------
 
   writable(): boolean {
     if (this.state !== 'connected') return false;
-    const length = this.stream.writableLength;
+    const length = this.stream.writableLength + (this.extra?.output?.length ?? 0);
     if ((this.corked ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
@@ -368,7 +396,10 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   private destroyNow(): void {
     this.endSession();
     this.state = 'closed';
-    if (this.extra) this.extra.pending = undefined;
+    if (this.extra) {
+      this.extra.pending = undefined;
+      this.extra.output?.drop();
+    }
     this.stream.destroy();
     this.broker.closing(this);
   }
@@ -388,6 +419,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     this.state = 'closed';
     if (this.extra) this.extra.pending = undefined;
     const stream = this.stream;
+    // What this turn gathered goes before the end.
+    this.extra?.output?.push(stream);
     stream.end(() => stream.destroy());
     // A peer that never reads would keep the socket: destroyed by the broker's sweep.
     this.broker.closing(this);
@@ -587,5 +620,16 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     if (!session) return;
     this.session = undefined;
     this.broker.core.closeSession(session, this, this.sendWillOnClose);
+  }
+}
+
+/** Success PUBACKs of `ids` (4 bytes each [MQTT-3.4.2-1]) into `bytes` from `at`. */
+function fillPubacks(bytes: Buffer, at: number, ids: number[]): void {
+  for (let i = 0; i < ids.length; i++, at += 4) {
+    const id = ids[i];
+    bytes[at] = 0x40;
+    bytes[at + 1] = 2;
+    bytes[at + 2] = id >> 8;
+    bytes[at + 3] = id & 0xff;
   }
 }
