@@ -210,7 +210,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     return true;
   }
 
-  /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
+  /** Writes bytes, gathered with the rest of this turn's output into one chunk (turn-output.ts; the broker ends the turn). */
   private write(bytes: Buffer, now = false): boolean {
     // PUBACKs gathered before these bytes go first: the client gets everything in call order.
     const pubacks = this.extra?.pubacks;
@@ -221,7 +221,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
       this.extra?.output?.push(this.stream);
       return this.stream.write(bytes);
     }
-    if (!this.corked) this.corkForTurn();
+    if (!this.gathering) this.startTurnOutput();
     return this.output.add(this.stream, bytes);
   }
 
@@ -230,31 +230,33 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     return (this.extras.output ??= new TurnOutput());
   }
 
-  /** The turn ends (the broker uncorks): the gathered PUBACKs and output go to the stream as one chunk. */
+  /** The turn ends (the broker's `endTurns`): the gathered PUBACKs and output go to the stream as one chunk. */
   endTurn(): void {
     this.writePubacks();
     this.extra?.output?.endTurn(this.stream);
   }
 
-  /** Holds this turn's output until the broker uncorks it (one write for the turn). */
-  private corkForTurn(): void {
+  /**
+   * Gathers this turn's output until the broker ends the turn (one chunk for the turn). The stream
+   * is not corked: a chunk handed over before (over the high-water mark, a large packet) goes out at once.
+   */
+  private startTurnOutput(): void {
     const unsent = this.stream.writableLength;
     // Kept in the extras only when something is left (an idle connection gets none).
     if (unsent > 0 || this.extra !== undefined) this.extras.unsentBeforeTurn = unsent;
-    this.corked = true;
-    this.stream.cork();
-    this.broker.uncorkLater(this);
+    this.gathering = true;
+    this.broker.endTurnLater(this);
   }
 
   /**
    * A stored QoS 1 message's PUBACK (success: 4 bytes at either level [MQTT-3.4.2-1]). A commit's
    * PUBACKs are answered in one turn: they are gathered and written as one buffer, with no
-   * buffer or stream write per PUBACK (`writePubacks`: when the broker uncorks, or before any
+   * buffer or stream write per PUBACK (`writePubacks`: when the turn ends, or before any
    * other bytes to this client).
    */
   writePuback(packetId: number): void {
     if (this.state === 'closed' || this.stream.destroyed) return;
-    if (!this.corked) this.corkForTurn();
+    if (!this.gathering) this.startTurnOutput();
     (this.extras.pubacks ??= []).push(packetId);
   }
 
@@ -272,7 +274,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
       return;
     }
     // Filled in straight into this turn's output: no buffer of their own.
-    if (!this.corked) this.corkForTurn();
+    if (!this.gathering) this.startTurnOutput();
     const output = this.output;
     const at = output.reserve(this.stream, size);
     fillPubacks(output.bufferFor, at, ids);
@@ -286,7 +288,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   writable(): boolean {
     if (this.state !== 'connected') return false;
     const length = this.stream.writableLength + (this.extra?.output?.length ?? 0);
-    if ((this.corked ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
+    if ((this.gathering ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
     return false;

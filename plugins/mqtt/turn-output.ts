@@ -1,6 +1,6 @@
 /**
  * One connection's output of one event-loop turn, copied into one Buffer and handed to the stream
- * as one chunk (when the broker uncorks, or sooner: see `add`). A stream write per packet cost a
+ * as one chunk (when the turn ends, or sooner: see `add`). A stream write per packet cost a
  * write request object per delivery (and the stream's bookkeeping of each); here a turn of
  * deliveries to one client costs a copy of each packet and one chunk. Packets larger than
  * COPY_LIMIT are not copied: what is gathered goes first, then the packet as it is.
