@@ -15,7 +15,11 @@ import type { Writable } from 'node:stream';
 export const COPY_LIMIT = 2048;
 /** The first buffer of a connection (a slice of Node's pool); each full one is followed by one twice its size. */
 const FIRST_SIZE = 1024;
-const LARGEST_SIZE = 64 << 10;
+/**
+ * A socket's default high-water mark: gathered bytes go to the socket about that often anyway, so a
+ * larger buffer would only be memory a busy connection keeps (up to 8× what it writes a turn).
+ */
+const LARGEST_SIZE = 16 << 10;
 
 export class TurnOutput {
   private buffer: Buffer | undefined = undefined;
