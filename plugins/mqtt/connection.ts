@@ -18,7 +18,7 @@ import type { Broker } from './broker';
 import { attachStream } from './stream-listeners';
 import { REASON, RETURN_CODE_311 } from './reason-codes';
 import { CONNACK_SENT, ConnectionFields, DRAINING, HELD_FOR_SHUTDOWN, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
-import { connack311, encodeAck, encodePublish, type OutboundOptions } from './outbound';
+import { connack311, encodeAck, encodePublish, setDeliveryFields, sharedPublishForm, type OutboundOptions } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
@@ -332,15 +332,32 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     o.alias = alias;
     o.aliasOnly = aliasOnly;
     o.now = message.properties?.messageExpiryInterval === undefined ? 0 : this.broker.engine.clock.now();
-    const bytes = encodePublish(message, o);
+    // QoS 1/2 in a shared form: copied into the turn's output and given its DUP and packet id
+    // there, with no Buffer of its own (QoS 0 writes the shared form itself).
+    const shared = o.qos !== 0 ? sharedPublishForm(message, o) : undefined;
+    const bytes = shared !== undefined && shared.length <= COPY_LIMIT ? shared : encodePublish(message, o);
     o.subscriptionIds = undefined;
     if (bytes.length > this.clientMaxPacketSize) {
       if (alias !== undefined && !aliasOnly) this.outboundAliases.delete(message.topic);
       return false;
     }
     if (bytes.length > this.readExtras.largestDelivery) this.extras.largestDelivery = bytes.length;
-    if (!this.write(bytes)) this.watchDrain();
+    if (!(bytes === shared ? this.writeDeliveryCopy(shared, o) : this.write(bytes))) this.watchDrain();
     return true;
+  }
+
+  /** A QoS 1/2 delivery from its shared form (at most COPY_LIMIT bytes), as `write` would gather it. */
+  private writeDeliveryCopy(shared: Buffer, o: OutboundOptions): boolean {
+    const pubacks = this.extra?.pubacks;
+    if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
+    this.broker.core.countBytesSent(shared.length);
+    if (!this.gathering) this.startTurnOutput();
+    const output = this.output;
+    const at = output.reserve(this.stream, shared.length);
+    const into = output.bufferFor;
+    shared.copy(into, at);
+    setDeliveryFields(into, at, o);
+    return output.checkMark(this.stream);
   }
 
   resendPubrel(packetId: number): void {
