@@ -23,6 +23,7 @@ import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
 import { isCutPublish, readSimplePublish } from './wire/simple-publish';
+import { readSimplePuback } from './wire/simple-puback';
 import { publishStored } from './packets/publish';
 import { COPY_LIMIT, TurnOutput } from './turn-output';
 import { dispatchPacket } from './packets/dispatch';
@@ -480,8 +481,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   }
 
   /**
-   * Reads the chunk's whole PUBLISHes of the simple form itself (wire/simple-publish.ts), in
-   * order; returns the rest, for mqtt-packet (undefined: nothing is left). A short PUBLISH cut by
+   * Reads the chunk's whole PUBLISHes of the simple form (wire/simple-publish.ts) and success
+   * PUBACKs (wire/simple-puback.ts) itself, in order; returns the rest, for mqtt-packet (undefined: nothing is left). A short PUBLISH cut by
    * the chunk's end waits for the next chunk here, so a publisher's stream never needs a parser.
    */
   private readPublishes(chunk: Buffer): Buffer | undefined {
@@ -494,7 +495,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     const version = this.protocolVersion;
     let offset = 0;
     while (offset < total) {
-      const packet = readSimplePublish(chunk, offset, version);
+      const packet = readSimplePublish(chunk, offset, version) ?? readSimplePuback(chunk, offset, version);
       if (packet === undefined) break;
       offset += packetSize(packet.length!);
       this.onPacket(packet);
