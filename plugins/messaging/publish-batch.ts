@@ -24,6 +24,8 @@ interface Turn {
   messages: CoreMessage[];
   origins: Array<PublishOrigin | null>;
   tokens: number[];
+  /** Messages taken (the arrays are allocated ahead, at the last turn's size). */
+  count: number;
   /** The publisher last held because the turn is full. */
   held: PublishOrigin | null;
 }
@@ -34,6 +36,10 @@ export class PublishBatch<Expected> {
   backlog = 0;
   /** Waiting for the backlog to be empty (`settled`): shutdown only. */
   private idleWaiters: Array<() => void> = [];
+  /** Messages of the last turn: the next turn's arrays are allocated at this size. */
+  private lastTurnSize = 0;
+  /** The turn's end, made once (not a closure per turn). */
+  private readonly flushTurn = (): void => this.flush();
 
   constructor(
     private readonly log: MessageLogPort,
@@ -56,15 +62,18 @@ export class PublishBatch<Expected> {
   add(message: CoreMessage, origin: PublishOrigin | null, token: number): void {
     let turn = this.turn;
     if (turn === null) {
-      turn = this.turn = { messages: [], origins: [], tokens: [], held: null };
-      setImmediate(() => this.flush());
+      // Sized as the last turn (they are alike under steady load): no growing and copying per turn.
+      const size = this.lastTurnSize;
+      turn = this.turn = { messages: new Array(size), origins: new Array(size), tokens: new Array(size), count: 0, held: null };
+      setImmediate(this.flushTurn);
     }
     this.backlog++;
-    turn.messages.push(message);
-    turn.origins.push(origin);
-    turn.tokens.push(token);
+    const at = turn.count++;
+    turn.messages[at] = message;
+    turn.origins[at] = origin;
+    turn.tokens[at] = token;
     // Told once per run of one publisher's messages (a chunk it sent), not for each message.
-    if (turn.messages.length >= TURN_LIMIT && origin !== null && origin !== turn.held) {
+    if (turn.count >= TURN_LIMIT && origin !== null && origin !== turn.held) {
       turn.held = origin;
       this.onTurnFull(origin);
     }
@@ -89,8 +98,10 @@ export class PublishBatch<Expected> {
     this.turn = null;
     if (turn === null) return;
     this.beforeFlush();
-    const { messages, origins, tokens } = turn;
-    const n = messages.length;
+    const { messages, origins, tokens, count: n } = turn;
+    // Ahead-allocated room a smaller turn did not fill is cut off (the arrays are read to their length).
+    if (messages.length !== n) messages.length = origins.length = tokens.length = n;
+    this.lastTurnSize = Math.min(n, TURN_LIMIT);
     const createTs = logTimestamp(this.now());
     const entries = new Array(n);
     for (let i = 0; i < n; i++) entries[i] = toLogAppend(messages[i], createTs);

@@ -36,7 +36,7 @@ export class Broker {
   /** The engine clock, read once per chunk received (messages of one chunk share their time). */
   now = 0;
   /** Connections whose output of this turn waits to be written at once. */
-  private corked: Connection[] = [];
+  private gathering: Connection[] = [];
   private readonly closingSince = new Map<Connection, number>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
@@ -60,20 +60,19 @@ export class Broker {
     });
   }
 
-  /** Uncorks the connection at the end of this turn: its output of the turn goes in one write. */
-  uncorkLater(connection: Connection): void {
-    if (this.corked.length === 0) setImmediate(() => this.uncork());
-    this.corked.push(connection);
+  /** Ends the connection's turn of output at the end of this event-loop turn: what it gathered goes as one chunk. */
+  endTurnLater(connection: Connection): void {
+    if (this.gathering.length === 0) setImmediate(() => this.endTurns());
+    this.gathering.push(connection);
   }
 
-  private uncork(): void {
-    const corked = this.corked;
-    this.corked = [];
-    for (const connection of corked) {
-      // Still corked: the turn's PUBACKs join the rest of its output in one write.
-      connection.writePubacks();
-      connection.corked = false;
-      connection.stream.uncork();
+  private endTurns(): void {
+    const gathering = this.gathering;
+    this.gathering = [];
+    for (const connection of gathering) {
+      // Still gathering: the turn's PUBACKs join the rest of its output in one chunk.
+      connection.endTurn();
+      connection.gathering = false;
     }
   }
 
@@ -145,7 +144,7 @@ export class Broker {
     this.stopped = true;
     for (const connection of this.connections) connection.holdForShutdown();
     await this.core.published();
-    // The acknowledgements of the last commit are written at the end of its turn (uncork).
+    // The acknowledgements of the last commit are written at the end of its turn (endTurns).
     await new Promise((resolve) => setImmediate(resolve));
     await this.stop();
   }

@@ -4,6 +4,7 @@
  * Connection (connection.ts), which adds the connection's behaviour.
  */
 import type { Packet } from 'mqtt-packet';
+import type { TurnOutput } from './turn-output';
 
 /**
  * What only some connections need (MQTT 5 limits, topic aliases, QoS 1/2 counters, a token
@@ -33,6 +34,8 @@ export class ConnectionExtras {
   cutPublish?: Buffer;
   /** Packet ids of this turn's success PUBACKs, written together (connection.ts `writePuback`). */
   pubacks?: number[];
+  /** This turn's output, gathered into one chunk (turn-output.ts). */
+  output?: TurnOutput;
 }
 /** The defaults, read while a connection has no extras of its own (never written). */
 export const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new ConnectionExtras());
@@ -40,7 +43,7 @@ export const NO_EXTRAS: Readonly<ConnectionExtras> = Object.freeze(new Connectio
 // Flags of one Smi field (one field instead of six booleans per connection).
 export const SEND_WILL_ON_CLOSE = 1;
 export const CONNACK_SENT = 2;
-export const CORKED = 4;
+export const GATHERING = 4;
 export const DRAINING = 8;
 export const PAUSED_BY_CORE = 16;
 export const WATCHING_DRAIN = 32;
@@ -101,9 +104,9 @@ export abstract class ConnectionFields {
   /** The transport the connection came on (TRANSPORTS index), kept in the flags: no field per connection. */
   get transport(): TransportIndex { return ((this.flags >> TRANSPORT_SHIFT) & 3) as TransportIndex; }
   set transport(value: TransportIndex) { this.flags = (this.flags & ~(3 << TRANSPORT_SHIFT)) | (value << TRANSPORT_SHIFT); }
-  /** Output is corked until the end of this event-loop turn (the broker uncorks). */
-  get corked(): boolean { return (this.flags & CORKED) !== 0; }
-  set corked(value: boolean) { this.setFlag(CORKED, value); }
+  /** This turn's output is being gathered (turn-output.ts) until the turn ends (the broker's `endTurns`). */
+  get gathering(): boolean { return (this.flags & GATHERING) !== 0; }
+  set gathering(value: boolean) { this.setFlag(GATHERING, value); }
 
   protected setFlag(flag: number, value: boolean): void {
     this.flags = value ? this.flags | flag : this.flags & ~flag;

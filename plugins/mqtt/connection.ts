@@ -18,12 +18,14 @@ import type { Broker } from './broker';
 import { attachStream } from './stream-listeners';
 import { REASON, RETURN_CODE_311 } from './reason-codes';
 import { CONNACK_SENT, ConnectionFields, DRAINING, HELD_FOR_SHUTDOWN, PAUSED_BY_CORE, WATCHING_DRAIN } from './connection-fields';
-import { connack311, encodeAck, encodePublish, type OutboundOptions } from './outbound';
+import { connack311, encodeAck, encodePublish, setDeliveryFields, sharedPublishForm, type OutboundOptions } from './outbound';
 import { handleConnect } from './packets/connect';
 import { readSimpleConnect } from './wire/simple-connect';
 import { packetSize } from './wire/remaining-length';
 import { isCutPublish, readSimplePublish } from './wire/simple-publish';
+import { readSimplePuback } from './wire/simple-puback';
 import { publishStored } from './packets/publish';
+import { COPY_LIMIT, TurnOutput } from './turn-output';
 import { dispatchPacket } from './packets/dispatch';
 import { connectViolation, type Violation } from './packets/packet-rules';
 
@@ -186,8 +188,13 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
    */
   writeAnswer(bytes: Buffer, now = false): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;
+    return this.answered(this.write(bytes, now), bytes.length);
+  }
+
+  /** After an answer of `size` bytes was written (`belowMark`: the stream's write answer): backpressure. */
+  private answered(belowMark: boolean, size: number): boolean {
     const stream = this.stream;
-    if (!this.write(bytes, now) && !this.hasFlag(DRAINING)) {
+    if (!belowMark && !this.hasFlag(DRAINING)) {
       // Backpressure: read no more requests until the client has taken its answers.
       this.setFlag(DRAINING, true);
       this.updateReading();
@@ -196,7 +203,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
         this.updateReading();
       });
     }
-    if (stream.writableLength > OUTPUT_LIMIT + this.readExtras.largestDelivery && stream.writableLength > bytes.length) {
+    if (stream.writableLength > OUTPUT_LIMIT + this.readExtras.largestDelivery && stream.writableLength > size) {
       // Requests already parsed from one chunk keep answering: a client that never reads is closed.
       this.destroyNow();
       return false;
@@ -204,61 +211,85 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     return true;
   }
 
-  /** Writes bytes, gathered with the rest of this turn's output into one write (the broker uncorks). */
+  /** Writes bytes, gathered with the rest of this turn's output into one chunk (turn-output.ts; the broker ends the turn). */
   private write(bytes: Buffer, now = false): boolean {
     // PUBACKs gathered before these bytes go first: the client gets everything in call order.
     const pubacks = this.extra?.pubacks;
     if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
-    if (!now && !this.corked) this.corkForTurn();
     this.broker.core.countBytesSent(bytes.length);
-    return this.stream.write(bytes);
+    if (now) {
+      // After what this turn gathered: the client gets everything in call order.
+      this.extra?.output?.push(this.stream);
+      return this.stream.write(bytes);
+    }
+    if (!this.gathering) this.startTurnOutput();
+    return this.output.add(this.stream, bytes);
   }
 
-  /** Holds this turn's output until the broker uncorks it (one write for the turn). */
-  private corkForTurn(): void {
+  /** This turn's output (turn-output.ts), kept in the extras: a connection that never writes has none. */
+  private get output(): TurnOutput {
+    return (this.extras.output ??= new TurnOutput());
+  }
+
+  /** The turn ends (the broker's `endTurns`): the gathered PUBACKs and output go to the stream as one chunk. */
+  endTurn(): void {
+    this.writePubacks();
+    this.extra?.output?.endTurn(this.stream);
+  }
+
+  /**
+   * Gathers this turn's output until the broker ends the turn (one chunk for the turn). The stream
+   * is not corked: a chunk handed over before (over the high-water mark, a large packet) goes out at once.
+   */
+  private startTurnOutput(): void {
     const unsent = this.stream.writableLength;
     // Kept in the extras only when something is left (an idle connection gets none).
     if (unsent > 0 || this.extra !== undefined) this.extras.unsentBeforeTurn = unsent;
-    this.corked = true;
-    this.stream.cork();
-    this.broker.uncorkLater(this);
+    this.gathering = true;
+    this.broker.endTurnLater(this);
   }
 
   /**
    * A stored QoS 1 message's PUBACK (success: 4 bytes at either level [MQTT-3.4.2-1]). A commit's
    * PUBACKs are answered in one turn: they are gathered and written as one buffer, with no
-   * buffer or stream write per PUBACK (`writePubacks`: when the broker uncorks, or before any
+   * buffer or stream write per PUBACK (`writePubacks`: when the turn ends, or before any
    * other bytes to this client).
    */
   writePuback(packetId: number): void {
     if (this.state === 'closed' || this.stream.destroyed) return;
-    if (!this.corked) this.corkForTurn();
+    if (!this.gathering) this.startTurnOutput();
     (this.extras.pubacks ??= []).push(packetId);
   }
 
   /** Writes the gathered PUBACKs as one buffer, in the order they were gathered. */
-  writePubacks(): void {
+  private writePubacks(): void {
     const ids = this.extra?.pubacks;
     if (ids === undefined || ids.length === 0) return;
     const n = ids.length;
-    const bytes = Buffer.allocUnsafe(n * 4);
-    for (let i = 0, at = 0; i < n; i++, at += 4) {
-      const id = ids[i];
-      bytes[at] = 0x40;
-      bytes[at + 1] = 2;
-      bytes[at + 2] = id >> 8;
-      bytes[at + 3] = id & 0xff;
+    const size = n * 4;
+    if (size > COPY_LIMIT || this.state === 'closed' || this.stream.destroyed) {
+      const bytes = Buffer.allocUnsafe(size);
+      fillPubacks(bytes, 0, ids);
+      ids.length = 0;
+      this.writeAnswer(bytes);
+      return;
     }
+    // Filled in straight into this turn's output: no buffer of their own.
+    if (!this.gathering) this.startTurnOutput();
+    const output = this.output;
+    const at = output.reserve(this.stream, size);
+    fillPubacks(output.bufferFor, at, ids);
     ids.length = 0;
-    this.writeAnswer(bytes);
+    this.broker.core.countBytesSent(size);
+    this.answered(output.checkMark(this.stream), size);
   }
 
   // ---- SessionOutlet: messages to the client ------------------------------------------------
 
   writable(): boolean {
     if (this.state !== 'connected') return false;
-    const length = this.stream.writableLength;
-    if ((this.corked ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
+    const length = this.stream.writableLength + (this.extra?.output?.length ?? 0);
+    if ((this.gathering ? this.readExtras.unsentBeforeTurn : length) < DELIVERY_HIGH_WATER && length < DELIVERY_TURN_LIMIT) return true;
     // The session lags until the output drains: the drain serves it again.
     this.watchDrain();
     return false;
@@ -302,15 +333,32 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     o.alias = alias;
     o.aliasOnly = aliasOnly;
     o.now = message.properties?.messageExpiryInterval === undefined ? 0 : this.broker.engine.clock.now();
-    const bytes = encodePublish(message, o);
+    // QoS 1/2 in a shared form: copied into the turn's output and given its DUP and packet id
+    // there, with no Buffer of its own (QoS 0 writes the shared form itself).
+    const shared = o.qos !== 0 ? sharedPublishForm(message, o) : undefined;
+    const bytes = shared !== undefined && shared.length <= COPY_LIMIT ? shared : encodePublish(message, o);
     o.subscriptionIds = undefined;
     if (bytes.length > this.clientMaxPacketSize) {
       if (alias !== undefined && !aliasOnly) this.outboundAliases.delete(message.topic);
       return false;
     }
     if (bytes.length > this.readExtras.largestDelivery) this.extras.largestDelivery = bytes.length;
-    if (!this.write(bytes)) this.watchDrain();
+    if (!(bytes === shared ? this.writeDeliveryCopy(shared, o) : this.write(bytes))) this.watchDrain();
     return true;
+  }
+
+  /** A QoS 1/2 delivery from its shared form (at most COPY_LIMIT bytes), as `write` would gather it. */
+  private writeDeliveryCopy(shared: Buffer, o: OutboundOptions): boolean {
+    const pubacks = this.extra?.pubacks;
+    if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
+    this.broker.core.countBytesSent(shared.length);
+    if (!this.gathering) this.startTurnOutput();
+    const output = this.output;
+    const at = output.reserve(this.stream, shared.length);
+    const into = output.bufferFor;
+    shared.copy(into, at);
+    setDeliveryFields(into, at, o);
+    return output.checkMark(this.stream);
   }
 
   resendPubrel(packetId: number): void {
@@ -368,7 +416,10 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   private destroyNow(): void {
     this.endSession();
     this.state = 'closed';
-    if (this.extra) this.extra.pending = undefined;
+    if (this.extra) {
+      this.extra.pending = undefined;
+      this.extra.output?.drop();
+    }
     this.stream.destroy();
     this.broker.closing(this);
   }
@@ -388,6 +439,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     this.state = 'closed';
     if (this.extra) this.extra.pending = undefined;
     const stream = this.stream;
+    // What this turn gathered goes before the end.
+    this.extra?.output?.push(stream);
     stream.end(() => stream.destroy());
     // A peer that never reads would keep the socket: destroyed by the broker's sweep.
     this.broker.closing(this);
@@ -428,8 +481,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   }
 
   /**
-   * Reads the chunk's whole PUBLISHes of the simple form itself (wire/simple-publish.ts), in
-   * order; returns the rest, for mqtt-packet (undefined: nothing is left). A short PUBLISH cut by
+   * Reads the chunk's whole PUBLISHes of the simple form (wire/simple-publish.ts) and success
+   * PUBACKs (wire/simple-puback.ts) itself, in order; returns the rest, for mqtt-packet (undefined: nothing is left). A short PUBLISH cut by
    * the chunk's end waits for the next chunk here, so a publisher's stream never needs a parser.
    */
   private readPublishes(chunk: Buffer): Buffer | undefined {
@@ -442,7 +495,7 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     const version = this.protocolVersion;
     let offset = 0;
     while (offset < total) {
-      const packet = readSimplePublish(chunk, offset, version);
+      const packet = readSimplePublish(chunk, offset, version) ?? readSimplePuback(chunk, offset, version);
       if (packet === undefined) break;
       offset += packetSize(packet.length!);
       this.onPacket(packet);
@@ -587,5 +640,16 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     if (!session) return;
     this.session = undefined;
     this.broker.core.closeSession(session, this, this.sendWillOnClose);
+  }
+}
+
+/** Success PUBACKs of `ids` (4 bytes each [MQTT-3.4.2-1]) into `bytes` from `at`. */
+function fillPubacks(bytes: Buffer, at: number, ids: number[]): void {
+  for (let i = 0; i < ids.length; i++, at += 4) {
+    const id = ids[i];
+    bytes[at] = 0x40;
+    bytes[at + 1] = 2;
+    bytes[at + 2] = id >> 8;
+    bytes[at + 3] = id & 0xff;
   }
 }

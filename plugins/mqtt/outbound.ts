@@ -32,9 +32,9 @@ export interface OutboundOptions {
 
 /** The bytes of a PUBLISH of `message` for one delivery. */
 export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer {
-  const lifetime = remainingLifetime(message, o.now);
-  const own = lifetime !== undefined || o.alias !== undefined || (o.subscriptionIds !== undefined && o.subscriptionIds.length > 0);
-  if (own && o.level === 5) {
+  const shared = sharedPublishForm(message, o);
+  if (shared === undefined) {
+    const lifetime = remainingLifetime(message, o.now);
     return encodePublishPacket({
       topic: o.aliasOnly ? '' : message.topic, payload: message.payload, qos: o.qos, retain: o.retain, dup: o.dup,
       packetId: o.packetId || 1, properties: message.properties,
@@ -43,6 +43,22 @@ export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer 
       topicAlias: o.alias, subscriptionIdentifiers: o.subscriptionIds,
     }, 5);
   }
+  if (o.qos === 0) return shared;
+  const copy = Buffer.allocUnsafe(shared.length);
+  shared.copy(copy);
+  setDeliveryFields(copy, 0, o);
+  return copy;
+}
+
+/**
+ * The message's bytes in this delivery's form, shared by every delivery in it (encoded once and
+ * kept on the message): packet identifier 1 and DUP clear, to be set in a copy for QoS 1/2
+ * (`setDeliveryFields`). Undefined when the delivery needs bytes of its own (MQTT 5 with an
+ * expiry, a topic alias or subscription identifiers).
+ */
+export function sharedPublishForm(message: CoreMessage, o: OutboundOptions): Buffer | undefined {
+  const own = o.alias !== undefined || (o.subscriptionIds !== undefined && o.subscriptionIds.length > 0) || remainingLifetime(message, o.now) !== undefined;
+  if (own && o.level === 5) return undefined;
   const slot = formSlot(o.level, o.qos, o.retain);
   let bytes = cachedForm(message, slot);
   if (bytes === undefined) {
@@ -51,14 +67,15 @@ export function encodePublish(message: CoreMessage, o: OutboundOptions): Buffer 
     }, o.level);
     keepForm(message, slot, bytes);
   }
-  if (o.qos === 0) return bytes;
-  const copy = Buffer.allocUnsafe(bytes.length);
-  bytes.copy(copy);
-  if (o.dup) copy[0] |= 0x08;
-  const at = packetIdOffset(copy);
-  copy[at] = o.packetId >> 8;
-  copy[at + 1] = o.packetId & 0xff;
-  return copy;
+  return bytes;
+}
+
+/** A QoS 1/2 delivery's DUP flag and packet identifier, set in a copy of its shared form that starts at `at`. */
+export function setDeliveryFields(bytes: Buffer, at: number, o: OutboundOptions): void {
+  if (o.dup) bytes[at] |= 0x08;
+  const id = packetIdOffset(bytes, at);
+  bytes[id] = o.packetId >> 8;
+  bytes[id + 1] = o.packetId & 0xff;
 }
 
 /** The cached bytes of a form of the message, if encoded before. */
@@ -93,9 +110,9 @@ export function cachedForms(message: CoreMessage): Buffer[] {
   return wire.filter((bytes): bytes is Buffer => bytes !== undefined);
 }
 
-/** Where a PUBLISH's packet identifier sits: after the fixed header and the topic name. */
-function packetIdOffset(bytes: Buffer): number {
-  let at = 1;
+/** Where the packet identifier of a PUBLISH starting at `start` sits: after the fixed header and the topic name. */
+function packetIdOffset(bytes: Buffer, start: number): number {
+  let at = start + 1;
   while (bytes[at] & 0x80) at++;
   at++;
   const topicLength = bytes.readUInt16BE(at);
