@@ -16,7 +16,8 @@
  *   qos1-w100     1 QoS 1 publisher, 100 PUBLISH un-acked                   acked msg/s, p99 latency
  *   qos1-p16      16 QoS 1 publishers, each 100 PUBLISH un-acked            acked msg/s, p50/p99 latency
  *                 (the QoS 1 scenarios also measure the disk's bound: lmdb-js alone keeping as
- *                 many durable puts in flight, 1, 100 and 1,600, bench/raw-lmdb-window.ts)
+ *                 many durable puts in flight, 1, 100 and 1,600, bench/raw-lmdb-window.ts; the
+ *                 generator reads their PUBACKs with its framer, see QOS1_PARSER)
  *   idle          10,000 connections (100 in flight), held 1 s              connects/s, KiB per connection (RSS)
  *   flood         4 publishers paced at BENCH_MQTT_FLOOD_RATE msg/s (open loop, default 1,000,000)
  *                 while a second client connects, subscribes and round-trips a QoS 1 message,
@@ -97,6 +98,15 @@ async function measureBound(window: number, seconds: number): Promise<Bound> {
   }
 }
 
+/**
+ * The QoS 1 scenarios read PUBACKs with the generator's framer (`--parser frame`), for every
+ * broker alike: with mqtt-packet's parser the generator's own parsing of 100 (1,600) PUBACKs a
+ * cycle took 150–300 µs of each window-100 cycle, more than the broker's work, and the disk's bound
+ * it is compared with has no client at all (docs/benchmarks.md). BENCH_MQTT_QOS1_PARSER=mqtt-packet
+ * measures as before.
+ */
+const QOS1_PARSER = ['--parser', process.env.BENCH_MQTT_QOS1_PARSER ?? 'frame'];
+
 /** Generator arguments of the load scenarios. */
 function loadArgs(scenario: Exclude<MqttScenario, 'idle' | 'flood'>, seconds: number): string[] {
   const common = ['--payload', String(PAYLOAD), '--duration', String(seconds), '--warmup', '1'];
@@ -104,9 +114,9 @@ function loadArgs(scenario: Exclude<MqttScenario, 'idle' | 'flood'>, seconds: nu
     case 'fanin': return ['--scenario', 'fanin', '--pubs', '4', ...common];
     case 'fanin-topics': return ['--scenario', 'fanin', '--pubs', '4', '--topics', String(TOPICS), ...common];
     case 'fanout': return ['--scenario', 'fanout', '--subs', String(FANOUT_SUBSCRIBERS), ...common];
-    case 'qos1-w1': return ['--scenario', 'qos1', '--window', '1', ...common];
-    case 'qos1-w100': return ['--scenario', 'qos1', '--window', String(QOS1_WINDOW), ...common];
-    case 'qos1-p16': return ['--scenario', 'qos1', '--pubs', String(QOS1_PUBLISHERS), '--window', String(QOS1_WINDOW), ...common];
+    case 'qos1-w1': return ['--scenario', 'qos1', '--window', '1', ...QOS1_PARSER, ...common];
+    case 'qos1-w100': return ['--scenario', 'qos1', '--window', String(QOS1_WINDOW), ...QOS1_PARSER, ...common];
+    case 'qos1-p16': return ['--scenario', 'qos1', '--pubs', String(QOS1_PUBLISHERS), '--window', String(QOS1_WINDOW), ...QOS1_PARSER, ...common];
   }
 }
 
