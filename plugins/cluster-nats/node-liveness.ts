@@ -63,6 +63,9 @@ export class NodeLiveness {
   start(): void {
     this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
     this.timer.unref();
+    // Counted as if a renewal had been sent now: a node whose renewals never succeed fences too.
+    this.fenceTimer = setTimeout(() => this.fence(), this.leaseMs / 2);
+    this.fenceTimer.unref();
     this.tick();
   }
 
