@@ -51,6 +51,8 @@ export interface MessageCorePort {
    * cannot be stored. undefined: nothing to wait for (one node, or this node owns it already).
    */
   claimSession(clientId: string): Promise<boolean> | undefined;
+  /** In a cluster: this node is fenced (cut off from the stream, docs/cluster.md "Self-fencing"); a CONNECT is refused (0x88 / 0x03). */
+  fenced(): boolean;
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: SessionHandle; present: boolean };
   /**

@@ -8,6 +8,7 @@
  * stored state written by a node that does not own it (a write that was already on its way when
  * another node's claim came first) is passed over by every node alike.
  */
+import { EngineError } from '../errors';
 
 export interface SessionOwnershipListener {
   /**
@@ -38,6 +39,14 @@ export interface SessionOwnershipListener {
    * Resolves with how many entries were removed, once they are applied here.
    */
   nodeDied(node: string): Promise<number>;
+  /**
+   * This node has had no successful lease renewal for long enough that a survivor may soon take
+   * it for dead (docs/cluster.md, "Self-fencing"): it lets go of every session it holds without
+   * writing it or sending its will, and closes every connection, before any survivor can adopt.
+   */
+  fenced(): void;
+  /** This node reached the stream again, applied it up to its tail and renewed its lease: it loads the sessions it still owns and serves again. */
+  unfenced(): void;
 }
 
 export interface SessionOwnershipPort {
@@ -67,8 +76,15 @@ export interface SessionOwnershipPort {
    * went away or was refused after its claim, an adopted session that ended at once).
    */
   ownedSettled(): string[];
+  /** Fenced (cut off from the stream for too long): no session is served, no CONNECT or MQ API session action accepted. */
+  readonly fenced: boolean;
   /** The message core: told of claims as they are applied. */
   listen(listener: SessionOwnershipListener): void;
+}
+
+/** What a fenced node answers (a CONNECT: CONNACK 0x88 / 0x03; an MQ API session action: 12060). */
+export function fencedError(): EngineError {
+  return new EngineError('CLUSTER_UNAVAILABLE', { reason: 'this node is cut off from the cluster; use another node', outcome: 'was not stored', stored: 'no' });
 }
 
 declare module '../services' {

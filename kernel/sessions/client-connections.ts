@@ -10,6 +10,12 @@ export interface ClientConnection {
   takeOver(): void;
   /** Closes the connection on an operator's request (MQTT 5: DISCONNECT 0x98); the session stays as its expiry says. */
   disconnect(): void;
+  /**
+   * This node is fenced (cut off from the cluster, docs/cluster.md "Self-fencing"): the connection
+   * is closed without its will (MQTT 5: DISCONNECT 0x9C Use another server); its session was let
+   * go of first, so closing writes nothing.
+   */
+  useAnotherServer(): void;
 }
 
 export class ClientConnections {
@@ -25,6 +31,11 @@ export class ClientConnections {
   /** The live connection holding a client name, if any. */
   holder(clientName: string): ClientConnection | undefined {
     return this.connections.get(clientName);
+  }
+
+  /** Every live connection, as a list (closing one while walking it is safe). */
+  all(): ClientConnection[] {
+    return [...this.connections.values()];
   }
 
   detach(clientName: string, connection: ClientConnection): void {

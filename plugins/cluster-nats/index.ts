@@ -54,8 +54,9 @@ export default definePlugin({
       applier.run();
       await applier.reached(tail);
       log.info({ node, applied: applier.appliedSequence }, 'cluster: caught up');
-      engine.bus.setReplicaCatchUp(streamCatchUp(link, applier, timeoutMs));
-      const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log);
+      const catchUp = streamCatchUp(link, applier, timeoutMs);
+      engine.bus.setReplicaCatchUp(catchUp);
+      const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
       // Once the other plugins have started (the message core listens to claims by then).
       engine.onStart(() => liveness.start());
       engine.onClose(async () => {

@@ -8,6 +8,12 @@
  * loads the session as one whose connection ended: its will is sent, its expiry runs there. The
  * same survivor removes the dead node's members of shared subscription groups (their messages go
  * to the live members from then on).
+ *
+ * Self-fencing (docs/cluster.md, "Self-fencing"): a node whose renewals fail stops serving any
+ * session half a lease after the last renewal that succeeded was SENT. Its key was stored after
+ * that send, so no survivor can see it lapse earlier than a whole lease after it: the other half
+ * is the margin for this node's timer running late and for closing its connections. It serves
+ * again once a renewal succeeds and it has applied the stream up to the tail read after it.
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { ClusterLink } from './stream';
@@ -37,6 +43,10 @@ export class NodeLiveness {
    * (a failover, quorum lost) every node's key may have lapsed, the live ones' too.
    */
   private renewedSince: number | null = null;
+  /** When the latest renewal that succeeded was sent (performance.now()); null: none yet. */
+  private lastRenewalSent: number | null = null;
+  private fenceTimer: NodeJS.Timeout | null = null;
+  private unfencing = false;
 
   constructor(
     private readonly link: ClusterLink,
@@ -45,12 +55,17 @@ export class NodeLiveness {
     private readonly replicas: number,
     private readonly claims: SessionClaims,
     private readonly log: Log,
+    /** Applies the stream up to its tail as read now; false when the stream could not answer. */
+    private readonly catchUp: () => Promise<boolean>,
   ) {}
 
   /** Opens (or creates) the bucket and renews this node's lease from now on; tries again on each renewal until the bucket answers. */
   start(): void {
     this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
     this.timer.unref();
+    // Counted as if a renewal had been sent now: a node whose renewals never succeed fences too.
+    this.fenceTimer = setTimeout(() => this.fence(), this.leaseMs / 2);
+    this.fenceTimer.unref();
     this.tick();
   }
 
@@ -58,6 +73,8 @@ export class NodeLiveness {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    if (this.fenceTimer !== null) clearTimeout(this.fenceTimer);
+    this.fenceTimer = null;
   }
 
   private async bucket(): Promise<KV> {
@@ -70,8 +87,11 @@ export class NodeLiveness {
     if (this.stopped) return;
     if (!this.renewing) {
       this.renewing = true;
+      // Taken before the request: the key is stored after this, so it lapses a lease after it at the earliest.
+      const sentAt = performance.now();
       this.bucket().then((kv) => kv.put(this.node, String(Date.now()))).then(() => {
         this.renewedSince ??= performance.now();
+        this.renewed(sentAt);
       }, (error: unknown) => {
         // The stream is unavailable now (quorum lost, a failover): the next renewal tries again.
         this.renewedSince = null;
@@ -85,6 +105,34 @@ export class NodeLiveness {
         this.log.warn({ err: error }, 'cluster: the other nodes\' leases could not be read now');
       }).finally(() => { this.checking = false; });
     }
+  }
+
+  /** A renewal sent at `sentAt` succeeded: the fence moves to half a lease after it; a fenced node catches up and serves again. */
+  private renewed(sentAt: number): void {
+    if (this.stopped) return;
+    if (this.lastRenewalSent === null || sentAt > this.lastRenewalSent) this.lastRenewalSent = sentAt;
+    if (this.fenceTimer !== null) clearTimeout(this.fenceTimer);
+    this.fenceTimer = setTimeout(() => this.fence(), Math.max(0, this.lastRenewalSent + this.leaseMs / 2 - performance.now()));
+    this.fenceTimer.unref();
+    if (!this.claims.fenced || this.unfencing) return;
+    this.unfencing = true;
+    // The claims that moved this node's sessions while it was away are applied before it serves.
+    this.catchUp().then((caughtUp) => {
+      if (!caughtUp || this.stopped || !this.claims.fenced || this.renewedSince === null) return;
+      this.claims.unfence();
+      this.log.info({ node: this.node }, 'cluster: this node reached the stream again, caught up and renewed its lease: it serves again (unfenced)');
+    }, () => undefined).finally(() => { this.unfencing = false; });
+  }
+
+  /** Half a lease without a renewal sent that succeeded: a survivor may take this node for dead soon, so it stops serving first. */
+  private fence(): void {
+    this.fenceTimer = null;
+    if (this.stopped || this.claims.fenced) return;
+    // Nobody is judged by this node until its renewals succeed for a whole lease again.
+    this.renewedSince = null;
+    this.claims.fence();
+    this.log.warn({ node: this.node, sinceLastRenewalMs: Math.round(performance.now() - (this.lastRenewalSent ?? 0)), leaseMs: this.leaseMs },
+      'cluster: no lease renewal for half a lease: this node is fenced (its connections are closed without wills, CONNECTs refused) until it reaches the stream again');
   }
 
   /**

@@ -46,6 +46,8 @@ export class SessionClaims implements SessionOwnershipPort {
   private changed: string[] = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
+  /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
+  fenced = false;
 
   constructor(readonly node: string, private readonly state: LogStatePort) {
     // As this node's store left them at its applied position: the stream goes on from there.
@@ -118,6 +120,20 @@ export class SessionClaims implements SessionOwnershipPort {
     this.state.remove(OWNER_PREFIX + clientId).catch(() => {
       // Not stored (the stream is unavailable): the claim stays, as if the session went on.
     });
+  }
+
+  /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). */
+  fence(): void {
+    if (this.fenced) return;
+    this.fenced = true;
+    this.listener?.fenced();
+  }
+
+  /** Caught up with the stream and the lease renewed: this node serves what it still owns again. */
+  unfence(): void {
+    if (!this.fenced) return;
+    this.fenced = false;
+    this.listener?.unfenced();
   }
 
   listen(listener: SessionOwnershipListener): void {

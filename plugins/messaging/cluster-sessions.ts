@@ -10,7 +10,7 @@
  * its connection lasts: a node that takes the client id over, or adopts the sessions of a dead
  * node, finds it there and sends it, as the ended connection's will.
  */
-import type { SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
+import { fencedError, type SessionOwnershipListener, type SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
@@ -65,6 +65,8 @@ export class ClusterSessions implements SessionOwnershipListener {
    * the action then answers "not found" as on one node.
    */
   async bringHere(clientName: string, mayUse: (session: Session) => boolean): Promise<void> {
+    // A fenced node holds no session (fenced()): it answers 12060, not "not found".
+    if (this.ownership.fenced) throw fencedError();
     const owner = this.ownership.ownerOf(clientName);
     if (owner === undefined || owner === this.ownership.node) return;
     const stored = this.core.state.storedSession(clientName);
@@ -84,6 +86,7 @@ export class ClusterSessions implements SessionOwnershipListener {
    * connection there) is CLIENT_NAME_IN_USE, as a claim overtaken by another node's is.
    */
   async claimName(clientName: string): Promise<void> {
+    if (this.ownership.fenced) throw fencedError();
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
     // Only while no node owns it: of two nodes creating it at once one wins (the last claim
@@ -175,6 +178,25 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (session !== undefined) core.lifecycle.loaded([session]);
     // The connection it had elsewhere has ended (taken over, or its node died): its will is due.
     else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) this.sendStoredWill(clientId);
+  }
+
+  /**
+   * Fenced (docs/cluster.md, "Self-fencing"): every session is let go of as if another node had
+   * claimed it (nothing written, no will sent), then every connection is closed (MQTT 5: 0x9C).
+   * A survivor that adopts the sessions sends their wills, once; if none does, unfenced() loads
+   * them again and sends the wills of the connections closed here.
+   */
+  fenced(): void {
+    const core = this.core;
+    for (const session of [...core.sessions.values()]) core.lifecycle.forget(session);
+    for (const connection of core.engine.clientConnections.all()) connection.useAnotherServer();
+  }
+
+  /** Back in the cluster, caught up: the sessions this node still owns are loaded from their stored state, as at start. */
+  unfenced(): void {
+    const core = this.core;
+    core.lifecycle.loaded(core.state.loadSessions(core.engine.clock.now(), (clientId) => this.holds(clientId) && !core.sessions.has(clientId)));
+    this.loaded();
   }
 
   nodesHoldingState(): Iterable<string> {

@@ -287,6 +287,10 @@ export class MessageCore implements MessageCorePort {
     return this.lifecycle.liveSession(clientName);
   }
 
+  fenced(): boolean {
+    return this.cluster?.ownership.fenced === true;
+  }
+
   claimSession(clientId: string): Promise<boolean> | undefined {
     return this.cluster?.claim(clientId);
   }

@@ -139,6 +139,11 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     this.close(REASON.ADMINISTRATIVE_ACTION, 'disconnected by an administrator');
   }
 
+  /** This node is fenced (docs/cluster.md, "Self-fencing"); its session was let go of first, so no will is sent from here. */
+  useAnotherServer(): void {
+    this.close(REASON.USE_ANOTHER_SERVER, 'this node is cut off from the cluster; connect to another node');
+  }
+
   /** Encodes and writes a packet for this client's protocol level; false when it was not sent. */
   send(packet: Packet): boolean {
     if (this.state === 'closed' || this.stream.destroyed) return false;

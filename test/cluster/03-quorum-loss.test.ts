@@ -13,7 +13,9 @@ import { call } from '../helpers/server';
 
 describe('cluster: quorum loss', function () {
   this.timeout(240_000);
-  const cluster = clusterForSuite();
+  // A lease long enough that this quorum loss (several request timeouts) stays shorter than half
+  // of it: a longer one fences the node (docs/cluster.md, "Self-fencing"; test/cluster/10).
+  const cluster = clusterForSuite({ settings: { cluster_node_lease_ms: 600_000 } });
 
   it('with two of three nats-servers down, writes fail with 503 / 12060 / PUBACK 0x80 or DISCONNECT by outcome / CONNACK 0x88 for a new persistent session, reads work, and writes succeed again once the servers are back', async function () {
     const node = cluster().nodes[0];

@@ -71,7 +71,11 @@ export class NatsCluster {
 
   get urls(): string[] { return this.servers.map((s) => s.url); }
 
-  static async start(size = 3): Promise<NatsCluster> {
+  /**
+   * `noAdvertise`: the servers do not tell clients the other servers' URLs, so a client reaches
+   * only the URLs it was given (a node behind the test's proxies must not go round them).
+   */
+  static async start(size = 3, noAdvertise = false): Promise<NatsCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'engine-nats-'));
     const ports: number[] = [];
     const routes: number[] = [];
@@ -90,7 +94,7 @@ export class NatsCluster {
         `listen: 127.0.0.1:${ports[i]}`,
         'max_payload: 8MB',
         `jetstream { store_dir: "${storeDir}", max_memory_store: 64MB, max_file_store: 2GB }`,
-        `cluster { name: engine-test, listen: 127.0.0.1:${routes[i]}, routes: [${routes.map((p) => `nats-route://127.0.0.1:${p}`).join(', ')}] }`,
+        `cluster { name: engine-test, listen: 127.0.0.1:${routes[i]}, routes: [${routes.map((p) => `nats-route://127.0.0.1:${p}`).join(', ')}]${noAdvertise ? ', no_advertise: true' : ''} }`,
         '',
       ].join('\n'));
       servers.push(new NatsServer(name, ports[i], configFile));
@@ -114,6 +118,11 @@ export class NatsCluster {
 export interface EngineNodeOptions {
   /** Settings written into the node's configuration file, over config/cluster.json. */
   settings?: Record<string, unknown>;
+  /**
+   * The NATS URLs a node (by index from 0) connects to, given the servers' own in that node's
+   * order; undefined: those. test/cluster/10 routes one node through TCP proxies it controls.
+   */
+  natsUrls?: (index: number, urls: string[]) => Promise<string[] | undefined>;
 }
 
 /** One engine process of the cluster, with its own data folder and ports; restartable on them. */
@@ -132,11 +141,13 @@ export class EngineNode {
   get mqtt(): string { return `mqtt://127.0.0.1:${this.mqttPort}`; }
 
   /** `first`: the nats-server this node connects to first (the one beside it), the others after it. */
-  static async create(name: string, dir: string, nats: NatsCluster, first: number, options: EngineNodeOptions = {}): Promise<EngineNode> {
+  static async create(name: string, dir: string, nats: NatsCluster, first: number, options: EngineNodeOptions = {}, index = first): Promise<EngineNode> {
     const dataDir = join(dir, `${name}.data`);
     const configFile = join(dir, `${name}.json`);
     const httpPort = await freePort();
     const mqttPort = await freePort();
+    const urls = [...nats.urls.slice(first), ...nats.urls.slice(0, first)];
+    const natsUrls = (await options.natsUrls?.(index, urls)) ?? urls;
     // Settings load config/default.json and ONE file over it: config/cluster.json with the node's own settings.
     writeFileSync(configFile, JSON.stringify({
       ...clusterSettings(),
@@ -148,7 +159,7 @@ export class EngineNode {
       mqtts_port: null,
       mqtt_ws_port: null,
       mqtt_wss_port: null,
-      cluster_nats_servers: [...nats.urls.slice(first), ...nats.urls.slice(0, first)],
+      cluster_nats_servers: natsUrls,
       cluster_node_name: name,
       cluster_request_timeout_ms: 5000,
       ...options.settings,
@@ -190,13 +201,13 @@ export class TestCluster {
   private constructor(readonly dir: string, readonly nats: NatsCluster, readonly nodes: EngineNode[]) {}
 
   static async start(size = 3, options: EngineNodeOptions = {}): Promise<TestCluster> {
-    const nats = await NatsCluster.start(3);
+    const nats = await NatsCluster.start(3, options.natsUrls !== undefined);
     const dir = mkdtempSync(join(tmpdir(), 'engine-cluster-'));
     const nodes: EngineNode[] = [];
     const cluster = new TestCluster(dir, nats, nodes);
     try {
       for (let i = 0; i < size; i++) {
-        nodes.push(await EngineNode.create(`node${i + 1}`, dir, nats, i % nats.servers.length, options));
+        nodes.push(await EngineNode.create(`node${i + 1}`, dir, nats, i % nats.servers.length, options, i));
       }
       await Promise.all(nodes.map((node) => node.start()));
     } catch (error) {

@@ -83,8 +83,8 @@ describe('kernel/sessions', () => {
   it('keeps one live connection per client name: the next holder tells the previous one to go', () => {
     const clients = new ClientConnections();
     const events: string[] = [];
-    const first = { takeOver: () => events.push('first taken over'), disconnect: () => events.push('first disconnected') };
-    const second = { takeOver: () => events.push('second taken over'), disconnect: () => events.push('second disconnected') };
+    const first = { takeOver: () => events.push('first taken over'), disconnect: () => events.push('first disconnected'), useAnotherServer: () => events.push('first fenced') };
+    const second = { takeOver: () => events.push('second taken over'), disconnect: () => events.push('second disconnected'), useAnotherServer: () => events.push('second fenced') };
     clients.attach('c1', first);
     clients.attach('c1', second);
     assert.deepEqual(events, ['first taken over']);

@@ -13,6 +13,7 @@ import type { Connection } from '../connection';
 import { REASON, RETURN_CODE_311, connackRefusal, type ConnackRefusal } from '../reason-codes';
 import { CONNECT_COMMAND, SESSION_NEVER_EXPIRES, type WillMessage } from '../../../kernel/messaging/session-types';
 import type { SessionHandle } from '../../../kernel/messaging/message-core-port';
+import { fencedError } from '../../../kernel/messaging/session-ownership';
 import type { QoS } from '../../../kernel/messaging/message';
 import { topicNameProblem } from '../../../kernel/topic-name';
 import { SERVER_TOPIC_ALIAS_MAXIMUM } from '../connection';
@@ -107,6 +108,7 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   }
   // The client may have gone while its password was checked.
   if (connection.state !== 'connecting') return;
+  if (core.fenced()) return refuse(connection, connackRefusal(fencedError(), level));
   // In a cluster, the client id is claimed for this node first (docs/cluster.md, "Sessions").
   const claiming = core.claimSession(clientId);
   if (claiming !== undefined) {
@@ -142,6 +144,8 @@ function attach(connection: Connection, packet: IConnectPacket, principal: Princ
   const level = connection.protocolVersion;
   const v5 = level === 5;
   const core = connection.broker.core;
+  // A fenced node serves no session (docs/cluster.md, "Self-fencing"), also one whose claim was on its way.
+  if (core.fenced()) return refuse(connection, connackRefusal(fencedError(), level));
   connection.clientId = clientId;
   connection.principal = principal;
   connection.keepAliveMs = keepAlive * 1000;
