@@ -99,7 +99,8 @@ export class NodeLiveness {
       }).finally(() => { this.renewing = false; });
     }
     const renewedSince = this.renewedSince;
-    if (!this.checking && renewedSince !== null && performance.now() - renewedSince >= this.leaseMs) {
+    // A fenced node adopts nothing: it has not caught up with the claims made while it was away.
+    if (!this.checking && !this.claims.fenced && renewedSince !== null && performance.now() - renewedSince >= this.leaseMs) {
       this.checking = true;
       this.bucket().then((kv) => this.adoptFromDeadNodes(kv)).catch((error: unknown) => {
         this.log.warn({ err: error }, 'cluster: the other nodes\' leases could not be read now');

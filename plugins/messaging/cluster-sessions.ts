@@ -146,6 +146,9 @@ export class ClusterSessions implements SessionOwnershipListener {
    */
   sweep(): void {
     if (++this.sweeps % CLAIM_SWEEP_EVERY !== 0) return;
+    // Fenced, this node holds no session on purpose: its claims stay until it serves again (or a
+    // survivor adopts them); a release queued now would be sent when the stream is reached again.
+    if (this.ownership.fenced) return;
     const core = this.core;
     const released: string[] = [];
     for (const clientId of this.ownership.ownedSettled()) {
