@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import type { TestServer } from '../helpers/server';
 import { db, login, ok } from '../actions/action-client';
-import { query, startSqlServer } from '../sql/sql-client';
+import { query, startSqlServer } from './sql-client';
 
-describe('review: SQL values at the WebAssembly boundary', function () {
+describe('sql: values at the WebAssembly boundary', function () {
   this.timeout(60_000);
   let server: TestServer;
   let token: string;
