@@ -20,12 +20,7 @@ async function acknowledgements(client: RawClient, count: number): Promise<Packe
     const acks = client.packets.filter(isAck);
     if (acks.length >= count) return acks;
     if (client.socket.destroyed) throw new Error(`closed after ${acks.length} acknowledgements`);
-    // The RawClient parses each chunk before this listener runs (it was attached first).
-    await new Promise<void>((resolve) => {
-      const done = (): void => { client.socket.off('data', done); client.socket.off('close', done); resolve(); };
-      client.socket.on('data', done);
-      client.socket.on('close', done);
-    });
+    await client.nextChunk();
   }
 }
 

@@ -27,12 +27,7 @@ function payloadOf(i: number): Buffer {
 async function until(client: RawClient, done: () => boolean, what: string): Promise<void> {
   while (!done()) {
     if (client.socket.destroyed) throw new Error(`closed before ${what}`);
-    // The RawClient parses each chunk before this listener runs (it was attached first).
-    await new Promise<void>((resolve) => {
-      const wake = (): void => { client.socket.off('data', wake); client.socket.off('close', wake); resolve(); };
-      client.socket.on('data', wake);
-      client.socket.on('close', wake);
-    });
+    await client.nextChunk();
   }
 }
 

@@ -115,6 +115,16 @@ export class RawClient {
     }
   }
 
+  /** Resolves after the next chunk is read (and parsed into `packets`) or the socket closes. */
+  nextChunk(): Promise<void> {
+    // The client's own 'data' listener was attached first: the chunk is parsed before this one runs.
+    return new Promise<void>((resolve) => {
+      const wake = (): void => { this.socket.off('data', wake); this.socket.off('close', wake); resolve(); };
+      this.socket.on('data', wake);
+      this.socket.on('close', wake);
+    });
+  }
+
   destroy(): void {
     this.socket.destroy();
   }
