@@ -280,13 +280,17 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
       return;
     }
     // Filled in straight into this turn's output: no buffer of their own.
-    if (!this.gathering) this.startTurnOutput();
-    const output = this.output;
-    const at = output.reserve(this.stream, size);
-    fillPubacks(output.bufferFor, at, ids);
+    const at = this.reserveInTurn(size);
+    fillPubacks(this.output.bufferFor, at, ids);
     ids.length = 0;
+    this.answered(this.output.checkMark(this.stream), size);
+  }
+
+  /** Room for `size` bytes at the end of this turn's output, counted as sent: their offset in `output.bufferFor`. */
+  private reserveInTurn(size: number): number {
     this.broker.core.countBytesSent(size);
-    this.answered(output.checkMark(this.stream), size);
+    if (!this.gathering) this.startTurnOutput();
+    return this.output.reserve(this.stream, size);
   }
 
   // ---- SessionOutlet: messages to the client ------------------------------------------------
@@ -356,14 +360,11 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   private writeDeliveryCopy(shared: Buffer, o: OutboundOptions): boolean {
     const pubacks = this.extra?.pubacks;
     if (pubacks !== undefined && pubacks.length > 0) this.writePubacks();
-    this.broker.core.countBytesSent(shared.length);
-    if (!this.gathering) this.startTurnOutput();
-    const output = this.output;
-    const at = output.reserve(this.stream, shared.length);
-    const into = output.bufferFor;
+    const at = this.reserveInTurn(shared.length);
+    const into = this.output.bufferFor;
     shared.copy(into, at);
     setDeliveryFields(into, at, o);
-    return output.checkMark(this.stream);
+    return this.output.checkMark(this.stream);
   }
 
   resendPubrel(packetId: number): void {
