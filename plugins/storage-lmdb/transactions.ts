@@ -41,7 +41,6 @@ interface Transaction {
   undo?: Array<{ map: Map<number, unknown[] | null>; id: number; previous: unknown[] | null | undefined }>;
 }
 
-
 export class TransactionManager {
   private readonly open = new Map<string, Transaction>();
 
