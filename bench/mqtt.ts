@@ -8,6 +8,10 @@
  * which can overflow its stack when an overload ends (mqemitter recursion), starts clean each time.
  * A scenario that fails against a broker is printed as "n/a (error …)" and the bench goes on.
  *
+ * Every scenario runs BENCH_ROUNDS rounds (default 3; `--quick` 1), each round measuring every broker
+ * and the disk's bound one after another, and each is reported by its median round: the ratios are
+ * of medians, and the per-round ratios of the rows with a target are printed below the tables.
+ *
  * Scenarios (16-byte payloads, MQTT 3.1.1, BENCH_SECONDS per measurement after a 1 s warm-up):
  *   fanin         4 QoS 0 publishers → 1 topic → 1 subscriber             delivered msg/s
  *   fanin-topics  the same spread over 10,000 topics (subscriber: T/#)     delivered msg/s
@@ -28,7 +32,7 @@
  * cost of metrics being served and scraped, measured in the same run (docs/operations.md).
  */
 import { join } from 'node:path';
-import { benchSeconds, formatNumber, formatRatio, intEnv, log, removeTempDir, runChildJson, table, tempDir } from './load';
+import { benchRounds, benchSeconds, formatNumber, formatRatio, intEnv, log, median, removeTempDir, runChildJson, table, tempDir } from './load';
 import type { WindowResult } from './raw-lmdb-window';
 import { startBroker, type Broker, type BrokerName } from './mqtt-brokers';
 import { checkGenerator, runGenerator, sleep, type GeneratorResult } from './mqtt-load';
@@ -52,6 +56,7 @@ const IDLE_TARGET_KIB = 4;
 
 interface Settings {
   seconds: number;
+  rounds: number;
   connections: number;
   floodRate: number;
   quick: boolean;
@@ -82,7 +87,21 @@ type Bound = { rate: number; p50Ms: number; p99Ms: number; error?: undefined } |
 
 export interface MqttReport {
   settings: Settings;
-  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; mosquitto: Measured; scraped?: Measured; bound?: Bound }>;
+  results: Array<{ scenario: MqttScenario; ours: Measured; aedes: Measured; mosquitto: Measured; scraped?: Measured; bound?: Bound; rounds: Round[] }>;
+}
+
+/** One round of a scenario: every broker and the bound, measured one after another. */
+type Round = Record<BrokerName, Measured> & { bound?: Bound };
+
+/** A broker's median round by rate; a round that failed counts only when every round failed. */
+function medianOf(runs: Measured[]): Measured {
+  const measured = runs.filter((run) => run.error === undefined);
+  return measured.length ? median(measured, (run) => (run as Figures).rate) : runs[0];
+}
+
+function medianBound(runs: Array<Bound | undefined>): Bound | undefined {
+  const measured = runs.filter((run): run is Bound & { error?: undefined } => run !== undefined && run.error === undefined);
+  return measured.length ? median(measured, (run) => run.rate) : runs[0];
 }
 
 /** lmdb-js alone, `window` durable puts in flight: what any broker storing each message could acknowledge. */
@@ -227,6 +246,7 @@ export async function runMqtt(): Promise<MqttReport> {
   const settings: Settings = {
     quick,
     seconds: quick ? 2 : benchSeconds(),
+    rounds: quick ? 1 : benchRounds(),
     connections: quick ? 2_000 : intEnv('BENCH_MQTT_CONNECTIONS', 10_000),
     floodRate: intEnv('BENCH_MQTT_FLOOD_RATE', 1_000_000),
     scrape: process.argv.includes('--scrape') || process.env.BENCH_MQTT_SCRAPE === '1',
@@ -234,23 +254,31 @@ export async function runMqtt(): Promise<MqttReport> {
   const brokers: readonly BrokerName[] = settings.scrape ? ['ours', 'ours-scraped'] : BROKERS;
   const skipped: Measured = { error: 'not measured (--scrape)' };
   const scenarios = chosenScenarios();
-  log(`MQTT: ${scenarios.join(', ')}; ${settings.seconds} s per measurement${quick ? ' (quick)' : ''}`);
+  log(`MQTT: ${scenarios.join(', ')}; ${settings.seconds} s per measurement, ${settings.rounds} round(s)${quick ? ' (quick)' : ''}`);
   const results: MqttReport['results'] = [];
   for (const scenario of scenarios) {
-    const measured: Record<BrokerName, Measured> = { ours: skipped, aedes: skipped, mosquitto: skipped, 'ours-scraped': skipped };
-    for (const name of brokers) {
-      log(`${scenario}: ${BROKER_TITLE[name]}`);
-      measured[name] = await measure(name, scenario, settings);
-      log(`${scenario}: ${BROKER_TITLE[name]} ${describe(measured[name])}`);
+    const rounds: Round[] = [];
+    for (let round = 1; round <= settings.rounds; round++) {
+      const measured: Round = { ours: skipped, aedes: skipped, mosquitto: skipped, 'ours-scraped': skipped };
+      const label = settings.rounds > 1 ? `${scenario} (round ${round})` : scenario;
+      for (const name of brokers) {
+        log(`${label}: ${BROKER_TITLE[name]}`);
+        measured[name] = await measure(name, scenario, settings);
+        log(`${label}: ${BROKER_TITLE[name]} ${describe(measured[name])}`);
+      }
+      const window = settings.scrape ? undefined : boundWindow(scenario);
+      if (window !== undefined) {
+        const bound = await measureBound(window, settings.seconds);
+        measured.bound = bound;
+        log(`${label}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
+      }
+      rounds.push(measured);
     }
-    let bound: Bound | undefined;
-    const window = settings.scrape ? undefined : boundWindow(scenario);
-    if (window !== undefined) {
-      bound = await measureBound(window, settings.seconds);
-      log(`${scenario}: the disk's bound ${bound.error === undefined ? `${formatNumber(bound.rate)}/s` : `n/a (error: ${bound.error})`}`);
-    }
-    const { 'ours-scraped': scraped, ...references } = measured;
-    results.push({ scenario, ...references, scraped: settings.scrape ? scraped : undefined, bound });
+    const pick = (name: BrokerName): Measured => medianOf(rounds.map((round) => round[name]));
+    results.push({
+      scenario, ours: pick('ours'), aedes: pick('aedes'), mosquitto: pick('mosquitto'),
+      scraped: settings.scrape ? pick('ours-scraped') : undefined, bound: medianBound(rounds.map((round) => round.bound)), rounds,
+    });
   }
   return { settings, results };
 }
@@ -398,7 +426,7 @@ function printScrape(report: MqttReport): void {
     `the http and metrics plugins loaded and GET /metrics polled every second (metrics_require_auth false), each a fresh child\n` +
     `process per scenario, in this run. The ratio is plain ÷ scraped (above 1 for a rate: the scraped broker did less); within\n` +
     `noise means metrics cost nothing measurable. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads,\n` +
-    `${settings.seconds} s per measurement after a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}.\n\n`,
+    `${settings.seconds} s per measurement after a 1 s warm-up, ${roundsText(settings)}.\n\n`,
   );
   const cell = (m: Measured): string => (m.error !== undefined ? `n/a (error: ${m.error})` : formatNumber(m.rate));
   const rows = report.results.map(({ scenario, ours, scraped = { error: 'not measured' } }) => {
@@ -417,7 +445,7 @@ export function printMqtt(report: MqttReport): void {
     `anonymous clients (ours: mqtt_allow_anonymous with role admin, so none checks a password per CONNECT). Ours appends every\n` +
     `message (any QoS) to its durable LMDB log before delivering or acknowledging it; Aedes and Mosquitto keep messages in\n` +
     `memory. Load: mqtt-bench.mjs (BENCH_MQTT_TOOL), MQTT 3.1.1, ${PAYLOAD}-byte payloads, ${settings.seconds} s per measurement after\n` +
-    `a 1 s warm-up, one round${settings.quick ? ' (--quick)' : ''}. Ratios are ours ÷ the reference (for latency, lower is better).\n\n`,
+    `a 1 s warm-up, ${roundsText(settings)}. Ratios are ours ÷ the reference (for latency, lower is better).\n\n`,
   );
   const rows = report.results.flatMap(({ scenario, ours, aedes, mosquitto, bound }) => rowsOf(scenario, { ours, aedes, mosquitto }, settings, bound));
   process.stdout.write(`${table(['scenario', 'ours', 'Aedes', 'Mosquitto', 'ours ÷ Aedes', 'ours ÷ Mosquitto', 'target', ''],
@@ -431,4 +459,23 @@ export function printMqtt(report: MqttReport): void {
   }));
   process.stdout.write('Per run: latency p50 / p99 (QoS 0 and flood: publish → delivery; QoS 1: PUBLISH → PUBACK; idle: CONNECT → CONNACK), broker CPU and RSS at the end\n\n');
   process.stdout.write(`${table(['scenario', 'broker', 'p50 / p99', 'broker CPU', 'broker RSS', 'note'], detail)}\n\n`);
+  if (settings.rounds > 1) printRounds(report);
+}
+
+function roundsText(settings: Settings): string {
+  const quick = settings.quick ? ' (--quick)' : '';
+  return settings.rounds === 1 ? `one round${quick}` : `the median of ${settings.rounds} rounds (each round measures every broker and the disk's bound one after another)${quick}`;
+}
+
+/** Each round's rates and the ratios the targets read, so a median's spread is visible. */
+function printRounds(report: MqttReport): void {
+  const rate = (m: Measured | Bound | undefined): number => (m === undefined || m.error !== undefined ? NaN : 'rate' in m ? m.rate : NaN);
+  const rows = report.results.flatMap(({ scenario, rounds }) => rounds.map((round, index) => [
+    scenario, String(index + 1),
+    ...(['ours', 'aedes', 'mosquitto'] as const).map((name) => (Number.isFinite(rate(round[name])) ? formatNumber(rate(round[name])) : '—')),
+    Number.isFinite(rate(round.bound)) ? formatNumber(rate(round.bound)) : '—',
+    formatRatio(rate(round.ours) / rate(round.mosquitto)), formatRatio(rate(round.ours) / rate(round.bound)),
+  ]));
+  process.stdout.write('Per round: rates (msg/s, deliveries/s or connects/s) and ours ÷ Mosquitto, ours ÷ the disk\'s bound in that round\n\n');
+  process.stdout.write(`${table(['scenario', 'round', 'ours', 'Aedes', 'Mosquitto', "disk's bound", 'ours ÷ Mosquitto', "ours ÷ bound"], rows)}\n\n`);
 }
