@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineNode, NatsCluster, TestCluster } from '../test/helpers/nats-cluster';
-import { benchSeconds, httpJson, basicAuth, log } from './load';
+import { benchSeconds, httpJson, basicAuth, log, profileArgs } from './load';
 
 const PUBLISHERS = 16;
 const WINDOW = 100;
@@ -151,7 +151,7 @@ export async function runCluster(): Promise<ClusterRow[]> {
   const seconds = benchSeconds();
   const rows: ClusterRow[] = [];
   log('cluster: 3 nats-servers, 3 nodes');
-  const cluster = await TestCluster.start(3);
+  const cluster = await TestCluster.start(3, { nodeArgs: (name) => profileArgs(`cluster-${name}`) });
   try {
     const mqttUrls = cluster.nodes.map((n) => n.mqtt);
     rows.push({
@@ -174,7 +174,7 @@ export async function runCluster(): Promise<ClusterRow[]> {
   log('cluster: 1 node without the plugin');
   const nats = await NatsCluster.start(3);
   const dir = mkdtempSync(join(tmpdir(), 'engine-bench-single-'));
-  const single = await EngineNode.create('single', dir, nats, 0, { settings: { plugins: SINGLE_NODE_PLUGINS } });
+  const single = await EngineNode.create('single', dir, nats, 0, { settings: { plugins: SINGLE_NODE_PLUGINS }, nodeArgs: () => profileArgs('cluster-single') });
   try {
     await single.start();
     rows.push({

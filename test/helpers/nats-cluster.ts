@@ -123,6 +123,8 @@ export interface EngineNodeOptions {
    * order; undefined: those. test/cluster/10 routes one node through TCP proxies it controls.
    */
   natsUrls?: (index: number, urls: string[]) => Promise<string[] | undefined>;
+  /** Options given to node before the program, by node name (the cluster bench's `--cpu-prof`). */
+  nodeArgs?: (name: string) => string[];
 }
 
 /** One engine process of the cluster, with its own data folder and ports; restartable on them. */
@@ -135,6 +137,7 @@ export class EngineNode {
     readonly configFile: string,
     readonly httpPort: number,
     readonly mqttPort: number,
+    private readonly nodeArgs: string[] = [],
   ) {}
 
   get http(): string { return `http://127.0.0.1:${this.httpPort}`; }
@@ -164,7 +167,7 @@ export class EngineNode {
       cluster_request_timeout_ms: 5000,
       ...options.settings,
     }));
-    return new EngineNode(name, dataDir, configFile, httpPort, mqttPort);
+    return new EngineNode(name, dataDir, configFile, httpPort, mqttPort, options.nodeArgs?.(name));
   }
 
   /** Starts the process; resolves once both its HTTP and MQTT listeners are open. */
@@ -177,7 +180,7 @@ export class EngineNode {
       ENGINE_MQTTS_PORT: 'null',
       ENGINE_MQTT_WS_PORT: 'null',
       ENGINE_MQTT_WSS_PORT: 'null',
-    });
+    }, [], this.nodeArgs);
     this.process = engine;
     await engine.logged((line) => line.msg === 'listening' && typeof line.http === 'string');
     await engine.logged((line) => line.msg === 'listening' && typeof line.mqtt === 'string');

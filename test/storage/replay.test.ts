@@ -14,7 +14,6 @@
  */
 import { readAll } from '../../kernel/storage/stored-values';
 import assert from 'node:assert/strict';
-import { Packr } from 'msgpackr';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,12 +29,10 @@ import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import { definePlugin } from '../../kernel/plugin';
 import { findPlugin } from '../../kernel/load-plugins';
 import { positionalRows } from '../../kernel/storage/positional-rows';
+import { decodeRecord, encodeRecord } from '../../plugins/cluster-nats/record-codec';
 
 /** Loaded after the recording storage (given as objects, so that it comes first). */
 const PLUGINS = ['data', 'messaging', 'http', 'rest', 'actions', 'mqtt'];
-
-/** Entries as a log would carry them: encoded when told (the store goes on using the objects). */
-const wire = new Packr({ useRecords: false, moreTypes: true });
 
 /** storage-lmdb, with every entry of its store recorded from the first one on. */
 function recordingStorage(recorded: OperationEntry[]) {
@@ -43,7 +40,7 @@ function recordingStorage(recorded: OperationEntry[]) {
     ...storageLmdb,
     async register(engine, options) {
       await storageLmdb.register(engine, options);
-      engine.need('storage').operations.tap((entry) => recorded.push(wire.unpack(wire.pack(entry)) as OperationEntry));
+      engine.need('storage').operations.tap((entry) => recorded.push(decodeRecord(encodeRecord([entry]))[0]) /* as the cluster's stream carries it */);
     },
   });
 }
