@@ -120,6 +120,10 @@ export class NodeLiveness {
     // The claims that moved this node's sessions while it was away are applied before it serves.
     this.catchUp().then((caughtUp) => {
       if (!caughtUp || this.stopped || !this.claims.fenced || this.renewedSince === null) return;
+      // The fence's half lease after the last renewal answered passed while this caught up (the
+      // next renewal hangs): its timer has fired, and nothing would fence this node again until a
+      // renewal is answered, so it stays fenced; that renewal re-arms the timer and catches up again.
+      if (this.fenceTimer === null) return;
       this.claims.unfence();
       this.log.info({ node: this.node }, 'cluster: this node reached the stream again, caught up and renewed its lease: it serves again (unfenced)');
     }, () => undefined).finally(() => { this.unfencing = false; });

@@ -144,13 +144,24 @@ export class SqlWorkerPool {
 
   /** Workers start on demand: a server whose clients send no SQL runs none. */
   private grow(): void {
-    const fresh = new SqlWorker(this);
+    let fresh: SqlWorker;
+    try {
+      fresh = new SqlWorker(this);
+    } catch (error) {
+      // Node refused to start it (its options): the queued calls fail now, none is left queued.
+      this.failQueued(error);
+      return;
+    }
     this.workers.push(fresh);
     fresh.ready.then(() => this.next(fresh), (error: unknown) => {
       // The worker could not start (SQLite failed to load): the queued calls fail with it.
       this.workers = this.workers.filter((worker) => worker !== fresh);
-      for (const queued of this.queue.splice(0)) queued.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: (error as Error).message }));
+      this.failQueued(error);
     });
+  }
+
+  private failQueued(error: unknown): void {
+    for (const queued of this.queue.splice(0)) queued.reject(new EngineError('NOT_AVAILABLE', { feature: 'SQL', reason: (error as Error).message }));
   }
 
   /** Runs a job on the first free worker (or when one frees up). */
