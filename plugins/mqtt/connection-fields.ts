@@ -32,6 +32,12 @@ export class ConnectionExtras {
   pending?: Packet[];
   /** The start of a PUBLISH the last chunk ended with (wire/simple-publish.ts `isCutPublish`). */
   cutPublish?: Buffer;
+  /**
+   * Answers to PUBLISHes refused at once, waiting behind the messages received before them that
+   * are still being stored [MQTT-4.6.0-2, MQTT-4.6.0-3]; each with how many more of those stored
+   * answers it waits for after the answer before it (connection.ts `writeAnswerInOrder`).
+   */
+  answersBehindStored?: Array<{ bytes: Buffer; waitFor: number }>;
   /** Packet ids of this turn's success PUBACKs, written together (connection.ts `writePuback`). */
   pubacks?: number[];
   /** This turn's output, gathered into one chunk (turn-output.ts). */

@@ -196,6 +196,31 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
     return this.answered(this.write(bytes, now), bytes.length);
   }
 
+  /**
+   * The PUBACK/PUBREC of a QoS 1/2 PUBLISH answered at once (refused, or a QoS 2 duplicate): in the
+   * order the PUBLISHes came [MQTT-4.6.0-2, MQTT-4.6.0-3], so after the answers of the messages
+   * received before it that are still being stored.
+   */
+  writeAnswerInOrder(bytes: Buffer): void {
+    const storing = this.readExtras.unacknowledged;
+    if (storing === 0) {
+      this.writeAnswer(bytes);
+      return;
+    }
+    const queue = (this.extras.answersBehindStored ??= []);
+    let owed = 0;
+    for (let i = 0; i < queue.length; i++) owed += queue[i].waitFor;
+    queue.push({ bytes, waitFor: storing - owed });
+  }
+
+  /** A stored message was answered (publishStored): the answers that waited for it go out. */
+  storedAnswered(): void {
+    const queue = this.extra?.answersBehindStored;
+    if (queue === undefined || queue.length === 0) return;
+    queue[0].waitFor--;
+    while (queue.length > 0 && queue[0].waitFor <= 0) this.writeAnswer(queue.shift()!.bytes);
+  }
+
   /** After an answer of `size` bytes was written (`belowMark`: the stream's write answer): backpressure. */
   private answered(belowMark: boolean, size: number): boolean {
     const stream = this.stream;

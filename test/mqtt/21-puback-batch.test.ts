@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import type { TestServer } from '../helpers/server';
+import { MAX_TOPIC_NAME_BYTES } from '../../kernel/topic-name';
 import { RawClient, brokerUrl, connectPacket, startBroker } from './mqtt-helpers';
 
 const MESSAGES = 300;
@@ -54,6 +55,28 @@ describe('mqtt 21: PUBACKs of a commit written together', function () {
       }
     });
   }
+
+  it('level 5: a PUBLISH refused at once (0x99 payload format, 0x90 topic too long) is answered after the stored ones sent before it, in publish order [MQTT-4.6.0-2, MQTT-4.6.0-3]', async () => {
+    const client = await RawClient.open(mqttPort(server), 5);
+    try {
+      client.send(connectPacket({ clientId: 'batch-refused', protocolVersion: 5 }), 5);
+      assert.equal((await client.next('connack')).reasonCode, 0);
+      const publish = (messageId: number, qos: 1 | 2, extra: Record<string, unknown> = {}): Buffer => mqttPacket.generate({
+        cmd: 'publish', topic: 'batch/refused', payload: Buffer.from(String(messageId)), qos, messageId, dup: false, retain: false, ...extra,
+      } as Packet, { protocolVersion: 5 });
+      const notUtf8 = { payload: Buffer.from([0xff, 0xfe]), properties: { payloadFormatIndicator: true } };
+      const tooLong = { topic: `batch/${'x'.repeat(MAX_TOPIC_NAME_BYTES)}` };
+      client.write(Buffer.concat([
+        publish(1, 1), publish(2, 1, notUtf8), publish(3, 2), publish(4, 1, tooLong), publish(5, 1), publish(6, 2, notUtf8), publish(7, 1),
+      ]));
+      const acks = await acknowledgements(client, 7);
+      assert.deepEqual(acks.map((ack) => `${ack.cmd} ${ack.messageId} ${(ack as { reasonCode?: number }).reasonCode ?? 0}`), [
+        'puback 1 0', 'puback 2 153', 'pubrec 3 0', 'puback 4 144', 'puback 5 0', 'pubrec 6 153', 'puback 7 0',
+      ]);
+    } finally {
+      client.destroy();
+    }
+  });
 
   it('QoS 1 and QoS 2 PUBLISH mixed in one write get PUBACK and PUBREC in publish order [MQTT-4.6.0-2, MQTT-4.6.0-3]', async () => {
     const client = await RawClient.open(mqttPort(server));

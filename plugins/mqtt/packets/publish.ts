@@ -60,7 +60,7 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
     if (qos === 2 && connection.qos2Storing.has(packetId)) return;
     if (qos === 2 && connection.broker.core.hasReceivedQos2(session, packetId)) {
       // Already stored: acknowledged again, not published again [MQTT-4.3.3-10].
-      connection.writeAnswer(encodeAck('pubrec', packetId, connection.protocolVersion));
+      connection.writeAnswerInOrder(encodeAck('pubrec', packetId, connection.protocolVersion));
       return;
     }
   }
@@ -70,12 +70,12 @@ export function handlePublish(connection: Connection, packet: IPublishPacket): v
   if (!(kept ?? decidePublish(connection, topic))) {
     connection.broker.log.debug({ clientId: connection.clientId, topic }, 'PUBLISH not authorized');
     // MQTT 5 says why [MQTT-3.4.2-1]; a 3.1.1 client cannot be told and is acknowledged (as Mosquitto does).
-    if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion, REASON.NOT_AUTHORIZED));
+    if (qos > 0) connection.writeAnswerInOrder(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, connection.protocolVersion, REASON.NOT_AUTHORIZED));
     return;
   }
   if (v5 && properties?.payloadFormatIndicator === true && !isUtf8(packet.payload as Buffer)) {
     // The payload says UTF-8 and is not [MQTT-3.3.2-4]: refused with 0x99.
-    if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.PAYLOAD_FORMAT_INVALID));
+    if (qos > 0) connection.writeAnswerInOrder(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.PAYLOAD_FORMAT_INVALID));
     return;
   }
 
@@ -117,7 +117,7 @@ function refuseLongTopic(connection: Connection, qos: QoS, packetId: number): vo
   const reason = `a topic name must not exceed ${MAX_TOPIC_NAME_BYTES.toLocaleString('en-US')} bytes`;
   if (connection.protocolVersion !== 5) return connection.close(REASON.TOPIC_NAME_INVALID, reason);
   connection.broker.log.debug({ clientId: connection.clientId }, 'PUBLISH refused: topic name too long');
-  if (qos > 0) connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.TOPIC_NAME_INVALID));
+  if (qos > 0) connection.writeAnswerInOrder(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, REASON.TOPIC_NAME_INVALID));
 }
 
 /** The message is durable (or its commit failed): PUBACK or PUBREC now [MQTT-4.3.2-2]. */
@@ -140,6 +140,7 @@ export function publishStored(connection: Connection, token: number, ok: boolean
       connection.close(REASON.UNSPECIFIED_ERROR, error instanceof Error ? error.message : undefined);
     } else if (connection.protocolVersion === 5) {
       connection.writeAnswer(encodeAck(qos === 1 ? 'puback' : 'pubrec', packetId, 5, publishFailureReason(error)));
+      connection.storedAnswered();
     } else {
       connection.close();
     }
@@ -147,6 +148,7 @@ export function publishStored(connection: Connection, token: number, ok: boolean
   }
   if (qos === 1) connection.writePuback(packetId);
   else connection.writeAnswer(encodeAck('pubrec', packetId, connection.protocolVersion));
+  connection.storedAnswered();
 }
 
 /** Topic bytes one connection's inbound aliases may hold; beyond, DISCONNECT 0x97 quota exceeded. */
