@@ -21,11 +21,31 @@ const GROUP = '$share/joining/join/#';
 const BEFORE = 300;
 const AFTER = 300;
 
+/** Told of every payload a member gets on `join/t`. */
+const arrivals = new Set<() => void>();
+
 /** Payloads each member got on `join/t`. */
 function collect(client: MqttClient): string[] {
   const got: string[] = [];
-  client.on('message', (topic, payload) => { if (topic === 'join/t') got.push(payload.toString()); });
+  client.on('message', (topic, payload) => {
+    if (topic !== 'join/t') return;
+    got.push(payload.toString());
+    for (const check of arrivals) check();
+  });
   return got;
+}
+
+/** Resolves once the members together got `count` different payloads starting with `prefix`. */
+function untilAll(got: string[][], prefix: string, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (new Set(got.flat().filter((payload) => payload.startsWith(prefix))).size < count) return;
+      arrivals.delete(check);
+      resolve();
+    };
+    arrivals.add(check);
+    check();
+  });
 }
 
 /** Each member publishes a barrier after the last thing it did; once every member has every barrier, every node has applied what came before. */
@@ -58,6 +78,9 @@ async function joinWhileMessagesWait(nodes: EngineNode[], members: MqttClient[],
   const sends: Array<Promise<unknown>> = [];
   for (let n = 0; n < AFTER; n++) sends.push(publisher.publishAsync('join/t', `${tag}-after-${n}`, { qos: 1 }));
   await Promise.all(sends);
+  // Every message after the SUBACKs, then a trailing barrier: a copy any node was going to deliver
+  // twice comes before it (each node delivers in log order).
+  await untilAll(got, `${tag}-after-`, AFTER);
   const end = members.map((client) => received(client, `joinbar/${tag}-end`));
   await publisher.publishAsync(`joinbar/${tag}-end`, 'x', { qos: 1 });
   await Promise.all(end);
