@@ -7,10 +7,11 @@
  * announcement of the group goes to nobody, and a member's SUBACK waits until its node's
  * announcement is applied, so every message published after the SUBACKs arrives exactly once.
  *
- * The window is made wide and certain: both members' nodes are stopped (SIGSTOP) while a
+ * The window is made wide: both members' nodes are stopped (SIGSTOP) while a
  * publisher on the third node stores messages of the group's topic and the members' SUBSCRIBEs
  * wait in the nodes' sockets; resumed, each node reads the SUBSCRIBE and applies those messages
- * from the stream before its announcement, which comes after them in the stream.
+ * from the stream before its announcement, which comes after them in the stream. And a
+ * publisher keeps publishing while 40 new groups are joined on two nodes at the same moment.
  */
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
@@ -120,6 +121,49 @@ describe('cluster: a shared group gets each message once while its members join'
     const all = await joinWhileMessagesWait([node1, node2], [member1, member2], got, publisher, 'new');
     assertOnceEach(all, 'new', got);
     await member2.endAsync();
+  });
+
+  it('40 new groups, each joined by members on node1 and node2 at the same moment while a publisher on node3 keeps publishing: no message reaches a group twice', async function () {
+    const [node1, node2, node3] = cluster().nodes;
+    const ROUNDS = 40;
+    const members = [
+      await connect(node1.mqtt, { clientId: 'flood-m1', protocolVersion: 5 }),
+      await connect(node2.mqtt, { clientId: 'flood-m2', protocolVersion: 5 }),
+    ];
+    const flooder = await connect(node3.mqtt, { clientId: 'flood-pub' });
+    // Copies per group (its subscription identifier) and payload: a group's copy twice is a duplicate.
+    const copies = new Map<string, number>();
+    for (const client of members) {
+      client.on('message', (topic, payload, packet) => {
+        if (topic !== 'flood/t') return;
+        for (const id of [packet.properties?.subscriptionIdentifier ?? []].flat()) {
+          const key = `group ${id}: ${payload.toString()}`;
+          copies.set(key, (copies.get(key) ?? 0) + 1);
+        }
+      });
+      await client.subscribeAsync('floodbar/#', { qos: 1 });
+    }
+    let flowing = true;
+    let sent = 0;
+    const flood = (async () => {
+      while (flowing) await Promise.all(Array.from({ length: 30 }, () => flooder.publishAsync('flood/t', String(sent++), { qos: 1 })));
+    })();
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        const group = `$share/flood${round}/flood/#`;
+        await Promise.all(members.map((client) => client.subscribeAsync(group, { qos: 1, properties: { subscriptionIdentifier: round + 1 } })));
+        await Promise.all(members.map((client) => client.unsubscribeAsync(group)));
+      }
+    } finally {
+      flowing = false;
+      await flood;
+    }
+    const end = members.map((client) => received(client, 'floodbar/end'));
+    await flooder.publishAsync('floodbar/end', 'x', { qos: 1 });
+    await Promise.all(end);
+    const twice = [...copies].filter(([, count]) => count > 1).map(([key]) => key);
+    assert.deepEqual(twice.slice(0, 10), [], `no group got a message twice (${twice.length} duplicates among ${copies.size} deliveries of ${sent} messages)`);
+    await Promise.all([...members, flooder].map((client) => client.endAsync()));
   });
 
   it(`after the group emptied and node2 restarted (it knows none of the group's history), members on node1 and node2 join again while ${BEFORE} messages wait: no message twice, each of ${AFTER} after the SUBACKs once`, async function () {
