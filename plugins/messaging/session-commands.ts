@@ -23,7 +23,7 @@ import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
-import { listedSessions, type ListedSession, type SessionView } from './session-listing';
+import { byClientName, listedSessions, type ListedSession, type SessionView } from './session-listing';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -305,11 +305,11 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
   });
 }
 
-/** The sessions the caller may use, by client name. */
+/** The sessions this node holds that the caller may use, by client name (listedSessions: the whole cluster's). */
 export function visible(core: MessageCore, ctx: CommandContext): Session[] {
   const out: Session[] = [];
   for (const s of core.sessions.values()) if (core.mayUseSession(ctx, s)) out.push(s);
-  return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+  return out.sort(byClientName);
 }
 
 function summary(s: SessionView): MqSessionSummary {

@@ -75,6 +75,11 @@ function storedView(stored: StoredSession): SessionView {
   };
 }
 
+/** Sessions in client name order (code unit order, as the listings always gave them). */
+export function byClientName(a: { clientId: string }, b: { clientId: string }): number {
+  return a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0;
+}
+
 function sortByName(listed: ListedSession[]): ListedSession[] {
-  return listed.sort((a, b) => (a.session.clientId < b.session.clientId ? -1 : a.session.clientId > b.session.clientId ? 1 : 0));
+  return listed.sort((a, b) => byClientName(a.session, b.session));
 }
