@@ -49,8 +49,9 @@ export interface MessageCorePort {
    * the promise resolves once the claim is applied, true when this node owns the session then
    * (false: a later claim of another node won), and rejects CLUSTER_UNAVAILABLE when the claim
    * cannot be stored. undefined: nothing to wait for (one node, or this node owns it already).
+   * `account`: the logged-in account, kept in the claim for the cluster's listings of sessions.
    */
-  claimSession(clientId: string): Promise<boolean> | undefined;
+  claimSession(clientId: string, account?: string): Promise<boolean> | undefined;
   /** In a cluster: this node is fenced (cut off from the stream, docs/cluster.md "Self-fencing"); a CONNECT is refused (0x88 / 0x03). */
   fenced(): boolean;
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */
@@ -79,6 +80,13 @@ export interface MessageCorePort {
   atSubscriptionLimit(session: SessionHandle, filter: string): boolean;
   /** Adds or replaces a subscription (the caller checked the filter and `maySubscribe`); true when it existed. */
   subscribe(session: SessionHandle, filter: string, options: SubscriptionOptions): boolean;
+  /**
+   * In a cluster, a shared subscription counts on this node only once its node's membership
+   * announcement is applied from the stream (docs/cluster.md, "Shared subscriptions"): resolves
+   * then (it never rejects), so that the protocol's answer (SUBACK) covers every message
+   * published after it. undefined: nothing to wait for (one node, or no group changed size).
+   */
+  sharedMembershipSettled(): Promise<void> | undefined;
   /** Sends the retained messages a new subscription asks for (after the protocol's answer). */
   sendRetained(session: SessionHandle, filter: string, options: SubscriptionOptions, existed: boolean): void;
   /** false when there was no such subscription. */

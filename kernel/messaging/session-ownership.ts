@@ -49,6 +49,15 @@ export interface SessionOwnershipListener {
   unfenced(): void;
 }
 
+/** A claim as the listings read it (SessionOwnershipPort.claimed). */
+export interface ClientClaim {
+  clientId: string;
+  /** The node that owns the client id. */
+  node: string;
+  /** The account of the session it was claimed for; absent for claims made without one (an MQ API name, an adoption). */
+  account?: string;
+}
+
 export interface SessionOwnershipPort {
   /** This node's name. */
   readonly node: string;
@@ -64,7 +73,16 @@ export interface SessionOwnershipPort {
    * client id then (null: only if no node owns it), else it is passed over (false). Without it the
    * last claim wins (a CONNECT takes the client id over).
    */
-  claim(clientId: string, expect?: string | null): Promise<boolean>;
+  claim(clientId: string, expect?: string | null, account?: string): Promise<boolean>;
+  /**
+   * Every claim applied here, read from the replicated state: the owning node and, when the claim
+   * carries it, the account it was made for (`account` of claim: a CONNECT's). The listings of
+   * sessions (listMqSessions) show a session that is not stored (a clean session, held in its
+   * owner's memory) from its claim alone.
+   */
+  claimed(): Iterable<ClientClaim>;
+  /** The claim of one client id (undefined: none). */
+  claimOf(clientId: string): ClientClaim | undefined;
   /**
    * This node's session of the client id has ended (nothing of it is stored any more): the claim
    * goes, so claims do not pile up. Applied only while this node still owns it.

@@ -107,7 +107,10 @@ export interface MqSessionSummary {
   kind: 'mqtt' | 'mqApi';
   owner: string;
   connected: boolean;
-  subscriptionCount: number;
+  /** null: not known on the node asked (a clean session another node of a cluster holds in memory). */
+  subscriptionCount: number | null;
+  /** In a cluster: the node that owns the session (null: none claimed it); absent on a single node. */
+  node?: string | null;
 }
 
 /** `mq.listSessions` (listMqSessions): one page, and how many sessions match. */
@@ -247,6 +250,8 @@ export interface SubscriptionRow extends MqSessionSubscription {
   clientName: string;
   kind: 'mqtt' | 'mqApi';
   connected: boolean;
+  /** In a cluster: the node that owns the session (as MqSessionSummary.node). */
+  node?: string | null;
 }
 export interface SubscriptionPage {
   /** Subscriptions that pass the filter. */

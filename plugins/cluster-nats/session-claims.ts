@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
-import type { SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
+import type { ClientClaim, SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 
 export const OWNER_PREFIX = 'owner/';
 /** Keys only the owner of their client id writes: its session and the will of its connection. */
@@ -33,6 +33,8 @@ export interface StoredClaim {
   node: string;
   claim: string;
   expect?: string;
+  /** The account of the session claimed (a CONNECT's), for the listings of sessions (ClientClaim). */
+  account?: string;
 }
 
 export class SessionClaims implements SessionOwnershipPort {
@@ -89,8 +91,11 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  async claim(clientId: string, expect?: string | null): Promise<boolean> {
-    const claim: StoredClaim = { node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`, ...(expect !== undefined ? { expect: expect ?? '' } : {}) };
+  async claim(clientId: string, expect?: string | null, account?: string): Promise<boolean> {
+    const claim: StoredClaim = {
+      node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`,
+      ...(expect !== undefined ? { expect: expect ?? '' } : {}), ...(account !== undefined ? { account } : {}),
+    };
     this.claiming.set(clientId, (this.claiming.get(clientId) ?? 0) + 1);
     try {
       await this.state.put(OWNER_PREFIX + clientId, claim);
@@ -100,6 +105,19 @@ export class SessionClaims implements SessionOwnershipPort {
       else this.claiming.set(clientId, left);
     }
     return this.owns(clientId);
+  }
+
+  *claimed(): Iterable<ClientClaim> {
+    // The state holds the claims as applied (one passed over is not stored), like `owners`.
+    for (const [key, value] of this.state.entries(OWNER_PREFIX)) {
+      const claim = value as StoredClaim | undefined;
+      if (typeof claim?.node === 'string') yield clientClaim(key.slice(OWNER_PREFIX.length), claim);
+    }
+  }
+
+  claimOf(clientId: string): ClientClaim | undefined {
+    const claim = this.state.get(OWNER_PREFIX + clientId) as StoredClaim | undefined;
+    return typeof claim?.node === 'string' ? clientClaim(clientId, claim) : undefined;
   }
 
   ownedSettled(): string[] {
@@ -202,4 +220,8 @@ export class SessionClaims implements SessionOwnershipPort {
       }
     };
   }
+}
+
+function clientClaim(clientId: string, claim: StoredClaim): ClientClaim {
+  return typeof claim.account === 'string' ? { clientId, node: claim.node, account: claim.account } : { clientId, node: claim.node };
 }

@@ -74,6 +74,13 @@ export class CatchUp {
     if (this.groups.size > 0) this.schedule(null);
   }
 
+  /** The lowest position a shared group's delivery may go on from: `routedUpTo`, or a group's lag below it. */
+  oldestGroupPosition(routedUpTo: number): number {
+    let oldest = routedUpTo;
+    for (const lag of this.groupLag.values()) if (lag.position < oldest) oldest = lag.position;
+    return oldest;
+  }
+
   /** Groups left without members lag no more (the sweep). */
   dropEmptyGroups(): void {
     for (const group of this.groupLag.keys()) if (group.members.length === 0) this.groupLag.delete(group);

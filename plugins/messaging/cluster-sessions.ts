@@ -159,9 +159,24 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (released.length > 0) core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
-  /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */
-  claim(clientId: string): Promise<boolean> | undefined {
-    return this.ownership.owns(clientId) ? undefined : this.ownership.claim(clientId);
+  /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for); `account` is kept in it for the listings. */
+  claim(clientId: string, account?: string): Promise<boolean> | undefined {
+    return this.ownership.owns(clientId) ? undefined : this.ownership.claim(clientId, undefined, account);
+  }
+
+  /**
+   * A session opened here that is not stored: the other nodes list it from its claim alone
+   * (session-listing.ts), so the claim names the session's account. When this node owned the
+   * client id already, for another account's session, it is claimed again, only while this node
+   * still owns it (nothing changes hands).
+   */
+  opened(session: Session): void {
+    if (session.persistent || session.kind !== 'mqtt') return;
+    const claim = this.ownership.claimOf(session.clientId);
+    if (claim === undefined || claim.node !== this.ownership.node || claim.account === session.owner) return;
+    this.ownership.claim(session.clientId, this.ownership.node, session.owner).catch(() => {
+      // Not stored (the stream cannot take writes now): the listings show the claim's account until the next CONNECT.
+    });
   }
 
   lost(clientId: string): void {

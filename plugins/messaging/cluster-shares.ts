@@ -13,9 +13,14 @@
  * - for message S, every node computes the same member count per node and picks the same node,
  *   by a hash of S over the members (nodes holding more members get more messages).
  *
- * A node picked for a message it has no member for (its last member left, the withdrawal not yet
- * applied) drops it. A node that died keeps its share until the survivor that adopts its sessions
- * removes its announcements (`removeNode`, once its lease lapsed); a node whose announcement was
+ * A node delivers message S to a group only when the membership in force at S, as applied from
+ * the stream, picks it. Where a node does not know that membership (S is numbered before the
+ * group's first announcement, or before this process loaded the announcements), or it counts no
+ * member, nobody is picked: a message is never delivered twice, and a new member's SUBACK waits
+ * until its announcement is applied (`announced`), so every message published after it is
+ * covered. A node picked for a message it has no member for (its last member left, the
+ * withdrawal not yet applied) drops it. A node that died keeps its share until the survivor that
+ * adopts its sessions removes its announcements (`removeNode`, once its lease lapsed); a node whose announcement was
  * removed while it still holds members (it restarted, or was only cut off) announces them again.
  */
 import type { Engine } from '../../kernel/engine';
@@ -26,8 +31,12 @@ import type { Logger } from 'pino';
 
 /** State keys of the announcements: `share-members/<node>/<share>/<filter>`. */
 export const SHARE_MEMBERS_PREFIX = 'share-members/';
-/** Membership versions kept per group (older messages, served by a catch-up, use the oldest). */
-const VERSIONS_KEPT = 32;
+/**
+ * Membership versions kept per group at most. Those no delivery can look up any more (older than
+ * the router's and every lagging group's position: `oldestNeeded`) go first; past this bound the
+ * oldest goes, and a catch-up of a message older than the oldest kept delivers it to nobody.
+ */
+const VERSIONS_KEPT = 1024;
 
 /** The group members of every node from some message on. */
 interface Version {
@@ -61,8 +70,14 @@ export class ClusterShares {
   /** Groups whose local count is to be announced (next turn, or again after a failed write). */
   private readonly unannounced = new Set<string>();
   private flushScheduled = false;
+  /** Told once the writes of the next flush have settled (announced()). */
+  private afterNextFlush: Array<() => void> = [];
+  /** The writes of the last flush, until they settle. */
+  private writing: Promise<void> | null = null;
   private untap: (() => void) | null = null;
   private readonly state: LogStatePort;
+  /** The lowest position a delivery of this node may still go on from (the router's, a lagging group's): set by the message core. */
+  oldestNeeded: () => number = () => 0;
 
   constructor(
     private readonly node: string,
@@ -87,6 +102,8 @@ export class ClusterShares {
    * that ended with the last run are gone).
    */
   load(): void {
+    // The membership as it stands now counts for messages numbered after the last one applied;
+    // older ones (a restarted node learns no history) get an unknown membership: see mine().
     const after = this.messageLog.assignedSequence();
     for (const [key, value] of this.state.entries(SHARE_MEMBERS_PREFIX)) this.note(key, typeof value === 'number' ? value : 0, after);
     const own = `${SHARE_MEMBERS_PREFIX}${this.node}/`;
@@ -130,22 +147,38 @@ export class ClusterShares {
     return keys.length;
   }
 
-  /** Is this node the one that delivers message `sequence` to the group? (`$SYS`, sequence 0: each node its own.) */
+  /**
+   * Is this node the one that delivers message `sequence` to the group? (`$SYS`, sequence 0: each
+   * node its own.) Only the membership in force at the message decides, the same on every node:
+   * when this node does not know it (no announcement applied before the message, or the message
+   * predates what this process loaded or keeps) or it counts no member, no node delivers it.
+   */
   mine(share: string, filter: string, sequence: number): boolean {
     if (sequence === 0) return true;
     const versions = this.versions.get(groupKey(share, filter));
-    if (versions === undefined) return true; // nobody's announcement applied yet: ours is on its way
-    let version = versions[0];
-    for (let i = versions.length - 1; i > 0; i--) {
+    if (versions === undefined) return false;
+    let version: Version | undefined;
+    for (let i = versions.length - 1; i >= 0; i--) {
       if (versions[i].after < sequence) { version = versions[i]; break; }
     }
-    if (version.total === 0) return true;
+    if (version === undefined || version.total === 0) return false;
     let pick = mix(sequence) % version.total;
     for (let i = 0; i < version.nodes.length; i++) {
       pick -= version.counts[i];
       if (pick < 0) return version.nodes[i] === this.node;
     }
     return false;
+  }
+
+  /**
+   * Resolves once this node's membership changes made so far are applied from the stream (at
+   * once: undefined), whether their writes succeeded or not. A SUBACK for a shared subscription
+   * waits for it: a message published after the SUBACK is numbered after the announcement, so
+   * the member's node counts for it.
+   */
+  announced(): Promise<void> | undefined {
+    if (this.flushScheduled) return new Promise((resolve) => this.afterNextFlush.push(resolve));
+    return this.writing ?? undefined;
   }
 
   /** Every entry this node applies, in stream order: announcements change the membership from here on. */
@@ -184,8 +217,11 @@ export class ClusterShares {
     // Several announcements at one place in the log: the last one holds.
     if (versions.length > 0 && versions[versions.length - 1].after === after) versions[versions.length - 1] = version;
     else versions.push(version);
+    // A message S is looked up only above oldestNeeded(): a version followed by one in force there is never read again.
+    const needed = this.oldestNeeded();
+    while (versions.length > 1 && versions[1].after <= needed) versions.shift();
     if (versions.length > VERSIONS_KEPT) versions.shift();
-    if (nodes.size === 0 && versions.length === 1) {
+    if (nodes.size === 0 && versions.every((v) => v.total === 0)) {
       this.current.delete(group);
       this.versions.delete(group);
     }
@@ -202,16 +238,24 @@ export class ClusterShares {
     this.flushScheduled = false;
     const groups = [...this.unannounced];
     this.unannounced.clear();
+    const writes: Array<Promise<void>> = [];
     for (const group of groups) {
       const key = `${SHARE_MEMBERS_PREFIX}${this.node}/${group}`;
       const count = this.local.get(group)?.count ?? 0;
       const written = count > 0 ? this.state.put(key, count) : this.state.remove(key);
-      written.catch((error: unknown) => {
+      writes.push(written.catch((error: unknown) => {
         // Not stored (the stream cannot take writes now): announced again by the sweep.
         logStoreFailure(this.log, error, { group }, 'the shared group membership could not be announced; trying again');
         this.unannounced.add(group);
-      });
+      }));
     }
+    const waiting = this.afterNextFlush;
+    this.afterNextFlush = [];
+    const settled = Promise.all(writes).then(() => {
+      if (this.writing === settled) this.writing = null;
+      for (const resolve of waiting) resolve();
+    });
+    this.writing = settled;
   }
 
   /** The sweep: announcements that failed are written again. */

@@ -109,7 +109,10 @@ export class MessageCore implements MessageCorePort {
     this.lifecycle = new SessionLifecycle(this);
     this.apiSessions = new ApiSessions(this);
     this.shares = ClusterShares.forEngine(engine, this.messageLog, this.log);
-    if (this.shares !== null) this.tree.groupSizeChanged = this.shares.groupSize;
+    if (this.shares !== null) {
+      this.tree.groupSizeChanged = this.shares.groupSize;
+      this.shares.oldestNeeded = () => this.catchUp.oldestGroupPosition(this.router.routedUpTo);
+    }
     this.cluster = engine.has('sessionOwnership') ? new ClusterSessions(this, engine.need('sessionOwnership')) : undefined;
     const flow = this.flow = new FlowControl(() => this.batch.backlog);
     this.batch = new PublishBatch<OwnAppend>(
@@ -222,7 +225,7 @@ export class MessageCore implements MessageCorePort {
   }
 
   /** `authorizeSession`'s rule for a session found (the mq session commands, listings). */
-  mayUseSession(ctx: CommandContext, session: Session): boolean {
+  mayUseSession(ctx: CommandContext, session: Pick<Session, 'clientId' | 'owner'>): boolean {
     return this.lifecycle.mayUseSession(ctx, session);
   }
 
@@ -291,12 +294,14 @@ export class MessageCore implements MessageCorePort {
     return this.cluster?.ownership.fenced === true;
   }
 
-  claimSession(clientId: string): Promise<boolean> | undefined {
-    return this.cluster?.claim(clientId);
+  claimSession(clientId: string, account?: string): Promise<boolean> | undefined {
+    return this.cluster?.claim(clientId, account);
   }
 
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
-    return this.lifecycle.openSession(clientId, principal, options, outlet);
+    const opened = this.lifecycle.openSession(clientId, principal, options, outlet);
+    this.cluster?.opened(opened.session);
+    return opened;
   }
 
   storeNewSession(session: Session, present: boolean, outlet: SessionOutlet): Promise<void> | null {
@@ -347,6 +352,10 @@ export class MessageCore implements MessageCorePort {
 
   subscribe(session: Session, filter: string, options: SubscriptionOptions): boolean {
     return this.subscriptions.subscribe(session, filter, options);
+  }
+
+  sharedMembershipSettled(): Promise<void> | undefined {
+    return this.shares?.announced();
   }
 
   sendRetained(session: Session, filter: string, options: SubscriptionOptions, existed: boolean): void {

@@ -23,6 +23,7 @@ import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
+import { byClientName, listedSessions, type ListedSession, type SessionView } from './session-listing';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -184,6 +185,8 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const topics = new KnownTopics(engine);
       const subscriptions = p.changes.map((change) => changeOne(core, topics, target, change, ctx));
       await stored(core, target);
+      // In a cluster, a shared subscription added counts once its announcement is applied (as a SUBACK waits).
+      await core.sharedMembershipSettled();
       return { subscriptions };
     },
   });
@@ -243,10 +246,11 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     access: 'authenticated',
     handler: (p, ctx) => {
       const filter = p.filter ? p.filter.toLowerCase() : '';
-      const all = visible(core, ctx).filter((s) => !filter || s.clientId.toLowerCase().includes(filter));
+      // In a cluster: every node's sessions, each with its node (session-listing.ts).
+      const all = listedSessions(core, ctx).filter((listed) => !filter || listed.session.clientId.toLowerCase().includes(filter));
       const offset = p.offset ?? 0;
       const page = p.limit === undefined ? all.slice(offset) : all.slice(offset, offset + p.limit);
-      return { total: all.length, sessions: page.map(summary) };
+      return { total: all.length, sessions: page.map(listedSummary) };
     },
   });
 
@@ -268,13 +272,15 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
       const limit = p.limit ?? 500;
       const page: SubscriptionRow[] = [];
       let total = 0;
-      for (const s of visible(core, ctx)) {
-        if (s.subscriptionCount === 0) continue;
+      // In a cluster: the subscriptions every node's sessions hold, as far as the stream tells
+      // (another node's clean session keeps its subscriptions in that node's memory: none listed).
+      for (const { session: s, node } of listedSessions(core, ctx)) {
+        if (s.subscriptions === null || s.subscriptionCount === 0) continue;
         const byClient = filter !== '' && s.clientId.toLowerCase().includes(filter);
         const filters = [...s.subscriptions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
         for (const [topicFilter, options] of filters) {
           if (filter && !byClient && !topicFilter.toLowerCase().includes(filter)) continue;
-          if (total >= offset && page.length < limit) page.push({ clientName: s.clientId, kind: s.kind, connected: s.online, topicFilter, ...options });
+          if (total >= offset && page.length < limit) page.push({ clientName: s.clientId, kind: s.kind, connected: s.online, topicFilter, ...options, ...(node !== undefined ? { node } : {}) });
           total++;
         }
       }
@@ -299,15 +305,22 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
   });
 }
 
-/** The sessions the caller may use, by client name. */
+/** The sessions this node holds that the caller may use, by client name (listedSessions: the whole cluster's). */
 export function visible(core: MessageCore, ctx: CommandContext): Session[] {
   const out: Session[] = [];
   for (const s of core.sessions.values()) if (core.mayUseSession(ctx, s)) out.push(s);
-  return out.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+  return out.sort(byClientName);
 }
 
-function summary(s: Session): MqSessionSummary {
+function summary(s: SessionView): MqSessionSummary {
   return { clientName: s.clientId, kind: s.kind, owner: s.owner, connected: s.online, subscriptionCount: s.subscriptionCount };
+}
+
+/** A listed session's summary, with its node in a cluster. */
+function listedSummary(listed: ListedSession): MqSessionSummary {
+  const out = summary(listed.session);
+  if (listed.node !== undefined) out.node = listed.node;
+  return out;
 }
 
 function describe(engine: Engine, core: MessageCore, s: Session): MqSessionDescription {
@@ -317,6 +330,7 @@ function describe(engine: Engine, core: MessageCore, s: Session): MqSessionDescr
   const subscribedTopics = new KnownTopics(engine).matching(subscriptions.map((sub) => sub.topicFilter));
   return {
     ...summary(s),
+    ...(core.cluster !== undefined ? { node: core.cluster.ownership.node } : {}),
     subscriptions,
     subscribedTopics,
     publishedTopics: [...(s.publishedTopics ?? [])].sort(),

@@ -67,7 +67,7 @@ export class SessionLifecycle {
   }
 
   /** `authorizeSession`'s rule for a session found (the mq session commands, listings). */
-  mayUseSession(ctx: CommandContext, session: Session): boolean {
+  mayUseSession(ctx: CommandContext, session: Pick<Session, 'clientId' | 'owner'>): boolean {
     const resource = { kind: 'client' as const, clientName: session.clientId };
     const engine = this.core.engine;
     return engine.allows(ctx, CONNECT_COMMAND, resource)

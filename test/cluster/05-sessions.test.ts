@@ -42,13 +42,14 @@ async function take(raw: RawClient, cmd: Packet['cmd'], count: number): Promise<
   return packets;
 }
 
-/** ['clientName'] when the node holds that session, else [] (the action listMqSessions). */
+/** ['clientName'] when the node holds that session, else [] (the action listMqSessions lists every node's sessions, each with its node). */
 async function sessionsHeld(node: EngineNode, clientName: string): Promise<string[]> {
   const login = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
   const authToken = login.json.result.authToken as string;
   const listed = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'mq', action: 'listMqSessions', authToken, params: { filter: clientName } } });
   assert.equal(listed.json.errorCode ?? 0, 0, listed.text);
-  return (listed.json.result.sessions as Array<{ clientName: string }>).map((entry) => entry.clientName).filter((name) => name === clientName);
+  return (listed.json.result.sessions as Array<{ clientName: string; node?: string }>)
+    .filter((entry) => entry.clientName === clientName && entry.node === node.name).map((entry) => entry.clientName);
 }
 
 describe('cluster: sessions resumable on any node', function () {

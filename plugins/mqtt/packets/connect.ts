@@ -110,7 +110,7 @@ function admit(connection: Connection, packet: IConnectPacket, principal: Princi
   if (connection.state !== 'connecting') return;
   if (core.fenced()) return refuse(connection, connackRefusal(fencedError(), level));
   // In a cluster, the client id is claimed for this node first (docs/cluster.md, "Sessions").
-  const claiming = core.claimSession(clientId);
+  const claiming = core.claimSession(clientId, principal.account);
   if (claiming !== undefined) {
     return claiming.then((owned) => {
       if (connection.state !== 'connecting') return;

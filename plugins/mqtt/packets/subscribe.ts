@@ -2,7 +2,8 @@
  * SUBSCRIBE: each filter is checked (syntax, shared-subscription rules, the kernel's `mq.subscribe`
  * decision), added to the message core (a subscription on the same filter is replaced
  * [MQTT-3.8.4-3]), answered in one SUBACK with a code per filter in order [MQTT-3.8.4-6], and then
- * the retained messages each asks for are sent.
+ * the retained messages each asks for are sent. In a cluster, a SUBACK granting a shared
+ * subscription waits until the member counts across the cluster (answer-order.ts).
  */
 import type { ISubscribePacket, ISubscription } from 'mqtt-packet';
 import type { QoS } from '../../../kernel/messaging/message';
@@ -10,6 +11,7 @@ import { MAX_SUBSCRIPTION_IDENTIFIER, type SubscriptionOptions } from '../../../
 import { parseSharedFilter, topicFilterProblem } from '../../../kernel/auth/topic-filter';
 import type { Connection } from '../connection';
 import { REASON, SUBACK_311_FAILURE } from '../reason-codes';
+import { answerInOrder } from './answer-order';
 
 
 export function handleSubscribe(connection: Connection, packet: ISubscribePacket): void {
@@ -24,6 +26,7 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
   const refused = v5 ? REASON.NOT_AUTHORIZED : SUBACK_311_FAILURE;
   const codes: number[] = [];
   const granted: Array<{ filter: string; options: SubscriptionOptions; existed: boolean }> = [];
+  let shares = false;
   for (const subscription of packet.subscriptions as ISubscription[]) {
     const filter = subscription.topic;
     const shared = parseSharedFilter(filter);
@@ -56,9 +59,12 @@ export function handleSubscribe(connection: Connection, packet: ISubscribePacket
     const existed = core.subscribe(session, filter, options);
     codes.push(options.qos);
     granted.push({ filter, options, existed });
+    if (shared) shares = true;
   }
-  connection.send(v5
-    ? { cmd: 'suback', messageId: packet.messageId, granted: codes, reasonCode: REASON.SUCCESS, properties: {} }
-    : { cmd: 'suback', messageId: packet.messageId, granted: codes });
-  for (const { filter, options, existed } of granted) core.sendRetained(session, filter, options, existed);
+  answerInOrder(connection, shares ? core.sharedMembershipSettled() : undefined, () => {
+    connection.send(v5
+      ? { cmd: 'suback', messageId: packet.messageId, granted: codes, reasonCode: REASON.SUCCESS, properties: {} }
+      : { cmd: 'suback', messageId: packet.messageId, granted: codes });
+    for (const { filter, options, existed } of granted) core.sendRetained(session, filter, options, existed);
+  });
 }

@@ -5,6 +5,7 @@
 import type { IUnsubscribePacket } from 'mqtt-packet';
 import type { Connection } from '../connection';
 import { REASON } from '../reason-codes';
+import { answerInOrder } from './answer-order';
 
 export function handleUnsubscribe(connection: Connection, packet: IUnsubscribePacket): void {
   const session = connection.session;
@@ -12,5 +13,6 @@ export function handleUnsubscribe(connection: Connection, packet: IUnsubscribePa
   const core = connection.broker.core;
   const codes = packet.unsubscriptions.map((filter) => (core.unsubscribe(session, filter) ? REASON.SUCCESS : REASON.NO_SUBSCRIPTION_EXISTED));
   // The reason codes are written for MQTT 5 only.
-  connection.send({ cmd: 'unsuback', messageId: packet.messageId, granted: codes });
+  // After a SUBACK still waiting (answer-order.ts), never before it.
+  answerInOrder(connection, undefined, () => connection.send({ cmd: 'unsuback', messageId: packet.messageId, granted: codes }));
 }

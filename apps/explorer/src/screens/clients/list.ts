@@ -70,6 +70,9 @@ export function ClientList({ query }: { query: Record<string, string> }) {
     }
   };
 
+  // In a cluster every node's sessions are listed, each with the node that owns it.
+  const clustered = sessions !== null && sessions.some((s) => s.node !== undefined);
+
   return html`
     <section class="ops-clients" aria-label="Clients">
       <div class="row ops-heading">
@@ -85,15 +88,16 @@ export function ClientList({ query }: { query: Record<string, string> }) {
       ${sessions === null ? html`<p class="muted">Loading…</p>` : html`
         <div class="card ops-table">
           <table aria-label="Sessions">
-            <thead><tr><th>Client</th><th>State</th><th>Kind</th><th>Owner</th><th class="num">Subscriptions</th><th></th></tr></thead>
+            <thead><tr><th>Client</th><th>State</th><th>Kind</th><th>Owner</th>${clustered ? html`<th>Node</th>` : null}<th class="num">Subscriptions</th><th></th></tr></thead>
             <tbody>
-              ${sessions.length === 0 ? html`<tr><td colspan="6" class="muted">${filter ? `No session name contains "${filter}".` : 'No sessions.'}</td></tr>` : null}
+              ${sessions.length === 0 ? html`<tr><td colspan=${clustered ? 7 : 6} class="muted">${filter ? `No session name contains "${filter}".` : 'No sessions.'}</td></tr>` : null}
               ${sessions.map((s) => html`
                 <tr key=${s.clientName} data-client=${s.clientName}>
                   <td><a class="mono" href=${formatHash({ screen: 'clients', path: [s.clientName] })}>${visible(s.clientName)}</a></td>
                   <td><${ConnectedBadge} connected=${s.connected} /></td>
                   <td>${KIND_TEXT[s.kind] ?? s.kind}</td>
                   <td>${s.owner}</td>
+                  ${clustered ? html`<td>${s.node ?? '–'}</td>` : null}
                   <td class="num">${formatCount(s.subscriptionCount)}</td>
                   <td class="ops-actions">${s.connected ? html`<button type="button" aria-label=${`Disconnect ${visibleText(s.clientName)}`} onClick=${() => setDialog({ kind: 'disconnect', clientName: s.clientName })}>Disconnect</button>` : null}</td>
                 </tr>`)}
