@@ -271,6 +271,17 @@ export class Engine {
     if (!storage) this.log.warn('no storage plugin is loaded: accounts and roles live in memory only');
     // A topic's integration table and the topic are one resource to the decision (docs/roles.md).
     if (storage) this.resourceAliases.register(topicTableAliases(storage));
+    // Accounts and roles written through another node of a cluster reach this one as applied
+    // store entries: the catalogs follow them (tapped before they are read, so none is missed).
+    storage?.operations.tap((entry) => {
+      if (entry.op !== 'internal.put' && entry.op !== 'internal.remove') return;
+      const value = entry.op === 'internal.put' ? entry.value : undefined;
+      if (entry.store === 'accounts') {
+        // As where it was written: a password changed or an account removed ends its action sessions.
+        if (this.accounts.storedElsewhere(entry.key, value as AccountRecord | undefined).passwordChangedOrRemoved) this.apiSessions.endAccount(entry.key);
+      }
+      else if (entry.store === 'roles') this.roles.storedElsewhere(entry.key, value as Role | undefined);
+    });
     this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
     await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
     this.roles.onChange(() => this.log.info('roles changed'));

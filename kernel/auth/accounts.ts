@@ -47,6 +47,8 @@ export class Accounts {
   private readonly cache = new Map<string, { digest: Buffer; expiresAt: number }>();
   private readonly pepper = randomBytes(32);
   private adminDefault = false;
+  /** Records this node is storing (`save`): the store's tap tells them before the write returns. */
+  private readonly saving = new Set<AccountRecord>();
   private changes = 0;
 
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
@@ -68,6 +70,27 @@ export class Accounts {
       await this.create(DEFAULT_ADMIN, initialAdminPassword || DEFAULT_ADMIN_PASSWORD, ['admin'], 'built-in administrator');
     }
     this.adminDefault = await this.hasher.verify(DEFAULT_ADMIN_PASSWORD, this.records.get(DEFAULT_ADMIN)!.passwordHash);
+  }
+
+  /**
+   * An account stored or removed by the store itself: a write made through another node of a
+   * cluster, applied here from the replicated log (the engine taps the store's entries). A
+   * verified password of it is forgotten, so a password changed elsewhere stops working here too.
+   */
+  storedElsewhere(key: string, record: AccountRecord | undefined): { passwordChangedOrRemoved: boolean } {
+    const before = this.records.get(key);
+    const unchanged = { passwordChangedOrRemoved: false };
+    // This node's own write, told by the store before `save` sees it stored.
+    if (record !== undefined && this.saving.has(record)) return unchanged;
+    if (record === undefined ? before === undefined : before === record) return unchanged;
+    if (record === undefined) this.records.delete(key);
+    else this.records.set(key, record);
+    this.cache.delete(key);
+    this.changes++;
+    if (key === DEFAULT_ADMIN && record !== undefined) {
+      void this.hasher.verify(DEFAULT_ADMIN_PASSWORD, record.passwordHash).then((isDefault) => { this.adminDefault = isDefault; }, () => undefined);
+    }
+    return { passwordChangedOrRemoved: before !== undefined && (record === undefined || record.passwordHash !== before.passwordHash) };
   }
 
   /** Grows with every change to any account: callers that memoize a principal compare it. */
@@ -196,7 +219,12 @@ export class Accounts {
   }
 
   private async save(record: AccountRecord): Promise<void> {
-    await this.store?.put(record.name, record);
+    this.saving.add(record);
+    try {
+      await this.store?.put(record.name, record);
+    } finally {
+      this.saving.delete(record);
+    }
     this.records.set(record.name, record);
     this.changes++;
   }

@@ -77,6 +77,18 @@ export class RoleCatalog {
     for (const [name, role] of store.entries()) if (!this.fixed.has(name)) this.stored.set(name, role);
   }
 
+  /**
+   * A role stored or removed by the store itself: a write made through another node of a
+   * cluster, applied here from the replicated log (the engine taps the store's entries).
+   */
+  storedElsewhere(key: string, role: Role | undefined): void {
+    if (this.fixed.has(key)) return;
+    if (role === undefined ? !this.stored.has(key) : this.stored.get(key) === role) return;
+    if (role === undefined) this.stored.delete(key);
+    else this.stored.set(key, role);
+    this.changed();
+  }
+
   /** Called when any role changes, so per-connection authorization caches can be dropped. */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
@@ -143,6 +155,8 @@ export class RoleCatalog {
 
   private async persist(role: Role): Promise<void> {
     await this.store?.put(role.name, role);
+    // The store's tap may have told it already (storedElsewhere): changed once.
+    if (this.stored.get(role.name) === role) return;
     this.stored.set(role.name, role);
     this.changed();
   }
