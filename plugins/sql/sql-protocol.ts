@@ -81,8 +81,8 @@ export type WorkerToMain =
 export type TableRequest = (
   | { op: 'authorize'; jobId: number }
   | { op: 'scan'; jobId: number; table: string; index?: string; lower?: WireBoundLike; upper?: WireBoundLike; reverse: boolean; batch: number }
-  | { op: 'more'; jobId: number; scanId: string; batch: number }
-  | { op: 'close'; jobId: number; scanId: string }
+  | { op: 'more'; jobId: number; scanId: number; batch: number }
+  | { op: 'close'; jobId: number; scanId: number }
   | { op: 'insert'; jobId: number; table: string; record: Record<string, unknown> }
   | { op: 'update'; jobId: number; table: string; id: number; values: Record<string, unknown> }
   | { op: 'delete'; jobId: number; table: string; id: number }
@@ -104,19 +104,14 @@ export type HostRequest = TableRequest extends infer T ? (T extends unknown ? Om
 /** A bound of a key range: canonical values of the index's leading segments. */
 export interface WireBoundLike { values: unknown[]; inclusive: boolean }
 
+/**
+ * The answer to a request. That of `scan` and `more` is a row batch (row-batch.ts): the bytes of
+ * the scan's next records as the store keeps them, and the scan id to continue with (0 when the
+ * scan has ended).
+ */
 export type TableReply =
   | { ok: true; value: unknown }
   | { ok: false; error: JobError };
-
-/**
- * The answer to a scan: records as the store keeps them (canonical values, `[id, ...values]` in
- * the table's column order; a short array's missing columns read as their defaults), and the scan
- * to continue when more may follow.
- */
-export interface ScanBatch {
-  rows: unknown[][];
-  scanId?: string;
-}
 
 /** Structural stand-in for worker_threads' MessagePort (transferable in `init`). */
 export type MessagePortLike = import('node:worker_threads').MessagePort;

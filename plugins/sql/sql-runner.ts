@@ -173,7 +173,7 @@ function connectionFor(database: string, owner: string): Connection {
   const { capi } = sqlite3;
   for (const [id, value] of connectionLimits) capi.sqlite3_limit(db.pointer!, id as Parameters<typeof capi.sqlite3_limit>[1], value);
   db.exec(`ATTACH ':memory:' AS ${quote(owner)}`);
-  capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host) as never, 0);
+  capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host, fast) as never, 0);
   capi.sqlite3_create_module(db.pointer!, 'engine_catalog', catalogModule(sqlite3, host) as never, 0);
   for (const name of CATALOG_TABLES) db.exec(`CREATE VIRTUAL TABLE ${quote(owner)}.${name} USING engine_catalog`);
   capi.sqlite3_progress_handler(db.pointer!, progressEvery, () => {
