@@ -32,6 +32,8 @@ export interface SqlJob {
   onError: 'continue' | 'stop';
   /** When set, result rows come back as records encoded in this format (`records`), not as `rows`. */
   format?: import('../../lib/values/wire-format').ValueFormat;
+  /** With `format`: the encoded rows come back as the JSON text of the `data` array of this shape (`json`). */
+  json?: 'arrays' | 'objects';
 }
 
 /** How a result column is described (name, engine type, length, scale, nullable). */
@@ -58,6 +60,10 @@ export interface StatementOutcome {
   rows?: SqlValue[][];
   /** The rows encoded in the job's format, values in field order (result-rows.ts encodeRowValues), when the job named a format. */
   encoded?: unknown[][];
+  /** The encoded rows as JSON text (an array of arrays or of objects by field name), when the job asked for `json`. */
+  json?: string;
+  /** Rows in `json`. */
+  count?: number;
   more?: boolean;
   total?: number;
 }
