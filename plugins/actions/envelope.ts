@@ -6,6 +6,7 @@
 import { EngineError } from '../../kernel/errors';
 import { jsonDepthExceeds } from '../../lib/values/json-depth';
 import { holdsNumber, requestIdText } from './request-id-text';
+import { JsonText } from './json-text';
 
 export interface Envelope {
   api?: string;
@@ -116,16 +117,29 @@ export function responseEnvelope(echo: EnvelopeEcho, authToken: string, result: 
 
 /**
  * The response as JSON text: JSON.stringify's, except that `requestId` is written as the request
- * wrote it when its text was kept (a number JSON.parse rounded comes back digit for digit).
+ * wrote it when its text was kept (a number JSON.parse rounded comes back digit for digit), and a
+ * result's `data` given as JsonText (json-text.ts) is written as that text.
  */
 export function responseText(response: Record<string, unknown>, echo: EnvelopeEcho): string {
-  if (echo.requestIdText === undefined || !('requestId' in response)) return JSON.stringify(response);
+  const result = response.result;
+  const dataText = isObject(result) && result.data instanceof JsonText;
+  const idText = echo.requestIdText !== undefined && 'requestId' in response;
+  if (!idText && !dataText) return JSON.stringify(response);
+  return objectText(response, (key, value) => {
+    if (key === 'requestId' && idText) return echo.requestIdText;
+    if (key === 'result' && dataText) return objectText(value as Record<string, unknown>, (inner, data) => (inner === 'data' ? (data as JsonText).text : JSON.stringify(data)));
+    return JSON.stringify(value);
+  });
+}
+
+/** An object's JSON text, each member's value written by `member` (undefined leaves it out, as JSON.stringify does). */
+function objectText(object: Record<string, unknown>, member: (key: string, value: unknown) => string | undefined): string {
   let text = '';
-  for (const key of Object.keys(response)) {
-    const json = key === 'requestId' ? echo.requestIdText : JSON.stringify(response[key]);
+  for (const key of Object.keys(object)) {
+    const json = member(key, object[key]);
     if (json !== undefined) text += `${text === '' ? '{' : ','}${JSON.stringify(key)}:${json}`;
   }
-  return `${text}}`;
+  return text === '' ? '{}' : `${text}}`;
 }
 
 /**

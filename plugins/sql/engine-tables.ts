@@ -9,11 +9,12 @@
  * only widens the read. Every read and write goes to the main thread (sync-call.ts), where the
  * data commands authorize and run it.
  */
-import type { CanonicalValue, ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
+import type { ColumnDefinition, IndexDefinition, TableDefinition } from '../../kernel/storage/types';
 import type { Sqlite3 } from './sqlite-module';
-import type { HostRequest, JobError, ScanBatch, SqlValue, TableReply } from './sql-protocol';
-import { boundValue, declaredType, fromSql, storedToSql } from './sql-values';
-import { fastValues } from './fast-values';
+import type { HostRequest, JobError, SqlValue, TableReply } from './sql-protocol';
+import { boundValue, declaredType, fromSql } from './sql-values';
+import type { FastValues } from './fast-values';
+import { BatchColumns, BatchMemory, HeapBatch } from './row-batch-reader';
 
 /** What the module needs from the worker running the job. */
 export interface TableHost {
@@ -69,14 +70,17 @@ interface Plan {
 interface VtabState {
   def: TableDefinition;
   columns: ColumnDefinition[];
+  batchColumns: BatchColumns;
 }
 
 interface CursorState {
   vtab: VtabState;
-  /** Stored records: `[id, ...values]` (ScanBatch). */
-  rows: unknown[][];
+  /** The current batch of stored records (row-batch-reader.ts). */
+  rows: HeapBatch;
   position: number;
-  scanId?: string;
+  /** The scan to continue (0: none, or it has ended). */
+  scanId: number;
+  /** Records to ask for in the next batch. */
   batch: number;
 }
 
@@ -146,11 +150,10 @@ function choosePlan(def: TableDefinition, usable: Array<{ column: number; op: nu
   return best;
 }
 
-const REAL_TYPES = new Set(['real', 'float', 'money', 'number']);
-
-export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
+/** The `engine` module of one connection; `fast`: the runner's value helpers (one scratch area per thread). */
+export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues): unknown {
   const { capi, wasm } = sqlite3;
-  const fast = fastValues(sqlite3);
+  const memory = new BatchMemory(sqlite3, fast);
   const vtab = sqlite3.vtab;
   const states = new Map<number, VtabState>();
   const cursors = new Map<number, CursorState>();
@@ -165,15 +168,15 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
     const rc = capi.sqlite3_declare_vtab(pDb, createTableSql(def.columns.map((column) => ({ name: column.name, type: declaredType(column) }))));
     if (rc !== 0) return rc;
     const table = vtab.xVtab.create(ppVtab);
-    states.set(table.pointer as unknown as number, { def, columns: def.columns });
+    states.set(table.pointer as unknown as number, { def, columns: def.columns, batchColumns: new BatchColumns(def.columns) });
     return 0;
   };
 
   const fetchBatch = (cursor: CursorState, request: HostRequest): void => {
-    const batch = unwrap(host.call(request) as TableReply) as ScanBatch;
-    cursor.rows = batch.rows;
+    // The batch's bytes are valid until the next call: copied into SQLite's memory at once.
+    cursor.rows.load(unwrap(host.call(request) as TableReply) as Uint8Array);
     cursor.position = 0;
-    cursor.scanId = batch.scanId;
+    cursor.scanId = cursor.rows.scanId;
     cursor.batch = Math.min(cursor.batch * 4, MAX_BATCH);
   };
 
@@ -242,20 +245,22 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
     },
     xOpen(pVtab: number, ppCursor: number): number {
       const cursor = vtab.xCursor.create(ppCursor);
-      cursors.set(cursor.pointer as unknown as number, { vtab: states.get(pVtab)!, rows: [], position: 0, batch: FIRST_BATCH });
+      const state = states.get(pVtab)!;
+      cursors.set(cursor.pointer as unknown as number, { vtab: state, rows: new HeapBatch(memory, state.batchColumns), position: 0, scanId: 0, batch: FIRST_BATCH });
       return 0;
     },
     xClose(pCursor: number): number {
       const cursor = cursors.get(pCursor);
-      if (cursor?.scanId !== undefined) host.tell({ op: 'close', scanId: cursor.scanId });
+      if (cursor && cursor.scanId !== 0) host.tell({ op: 'close', scanId: cursor.scanId });
+      cursor?.rows.free();
       cursors.delete(pCursor);
       vtab.xCursor.dispose(pCursor);
       return 0;
     },
     xFilter(pCursor: number, _idxNum: number, idxStr: number, argc: number, argv: number): number {
       const cursor = cursors.get(pCursor)!;
-      if (cursor.scanId !== undefined) host.tell({ op: 'close', scanId: cursor.scanId });
-      cursor.scanId = undefined;
+      if (cursor.scanId !== 0) host.tell({ op: 'close', scanId: cursor.scanId });
+      cursor.scanId = 0;
       const planText = wasm.cstrToJs(idxStr) ?? '{}';
       let plan = plans.get(planText);
       if (!plan) {
@@ -277,7 +282,7 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
       }
       if (plan.eq.some((_, i) => args[i] === null)) {
         // `= NULL` is never true: nothing to read.
-        cursor.rows = [];
+        cursor.rows.clear();
         cursor.position = 0;
         return 0;
       }
@@ -313,27 +318,23 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost): unknown {
     xNext(pCursor: number): number {
       const cursor = cursors.get(pCursor)!;
       cursor.position++;
-      if (cursor.position >= cursor.rows.length && cursor.scanId !== undefined) {
+      if (cursor.position >= cursor.rows.count && cursor.scanId !== 0) {
         fetchBatch(cursor, { op: 'more', scanId: cursor.scanId, batch: cursor.batch });
       }
       return 0;
     },
     xEof(pCursor: number): number {
       const cursor = cursors.get(pCursor)!;
-      return cursor.position >= cursor.rows.length ? 1 : 0;
+      return cursor.position >= cursor.rows.count ? 1 : 0;
     },
     xColumn(pCursor: number, pContext: number, column: number): number {
       const cursor = cursors.get(pCursor)!;
-      const definition = cursor.vtab.columns[column];
-      const row = cursor.rows[cursor.position];
-      // A record written before a column was added is shorter: the column reads as its default.
-      const value = column < row.length ? row[column] : definition.defaultValue;
-      fast.result(pContext, storedToSql(definition, value as CanonicalValue), REAL_TYPES.has(definition.type));
+      cursor.rows.result(pContext, cursor.position, column);
       return 0;
     },
     xRowid(pCursor: number, pRowid: number): number {
       const cursor = cursors.get(pCursor)!;
-      vtab.xRowid(pRowid, Number(cursor.rows[cursor.position][0]));
+      vtab.xRowid(pRowid, cursor.rows.id(cursor.position));
       return 0;
     },
     xUpdate(pVtab: number, argc: number, argv: number, pRowid: number): number {

@@ -17,11 +17,14 @@ import type { TableDefinition } from '../../kernel/storage/types';
 import { loadSqlite } from './sqlite-module';
 import { budget, runJob, startRunner, type Transport } from './sql-runner';
 import type { SqlJob, StatementOutcome, TableReply, TableRequest } from './sql-protocol';
-import { answerRead, closeScan, jobError, READ_OPS, type JobContext } from './table-requests';
+import { answerRead, closeScan, jobError, READ_OPS, writeScan, type JobContext, type OpenScan } from './table-requests';
+import { RowBatchWriter } from './row-batch';
 import { catalogUpdate } from './catalog-update';
 
 /** Most records a statement reads on the main thread. */
 export const SLICE_RECORDS = 64;
+/** Bytes of the buffer the slice's scans write their batches into (a larger record gets a buffer of its own). */
+const SLICE_BATCH_BYTES = 64 * 1024;
 /** VM instructions between two checks of the slice's deadline. */
 const CHECK_EVERY = 1_000;
 /** Most VM instructions of a slice (in checks of CHECK_EVERY). */
@@ -57,6 +60,8 @@ export class MainSlice {
   /** Per (database, owner, text): how often its slice ran out of time (Infinity: it reads too many records or runs too many instructions). */
   private readonly strikes = new Map<string, number>();
   private context: JobContext | undefined;
+  /** Where this thread's scans write their row batches (the runner copies each before its next call). */
+  private readonly batches = new RowBatchWriter(new Uint8Array(SLICE_BATCH_BYTES));
   private recordsRead = 0;
   private overRecords = false;
 
@@ -135,8 +140,12 @@ export class MainSlice {
         }
         try {
           const value = answerRead(this.engine, this.storage(), context, request);
-          if (request.op === 'scan' || request.op === 'more') this.recordsRead += (value as { rows: unknown[] }).rows.length;
-          return { ok: true, value };
+          if (request.op !== 'scan' && request.op !== 'more') return { ok: true, value };
+          const scan = value as OpenScan;
+          const before = scan.next;
+          const written = writeScan(context, scan, this.batches);
+          this.recordsRead += scan.next - before;
+          return { ok: true, value: typeof written === 'number' ? this.batches.bytes.subarray(0, written) : written };
         } catch (error) {
           return { ok: false, error: jobError(error) };
         }

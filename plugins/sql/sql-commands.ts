@@ -26,6 +26,8 @@ interface QueryParams extends Common {
   skipRecords?: number;
   returnCursor?: boolean;
   countTotal?: boolean;
+  /** Answer the rows as the JSON text of a `data` array of this shape (`json`, `count`) rather than as `records`. */
+  json?: 'arrays' | 'objects';
 }
 interface RunParams extends Common {
   statements: string[];
@@ -68,7 +70,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
       properties: {
         database: NAME, owner: NAME, sql: { type: 'string', minLength: 1 }, params: { type: 'array' },
         maxRecords: { type: 'integer', minimum: 1 }, skipRecords: { type: 'integer', minimum: 0 },
-        returnCursor: { type: 'boolean' }, countTotal: { type: 'boolean' }, format: FORMAT,
+        returnCursor: { type: 'boolean' }, countTotal: { type: 'boolean' }, format: FORMAT, json: { enum: ['arrays', 'objects'] },
       },
     },
     async handler(p, ctx) {
@@ -80,7 +82,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         kind: 'query', database: p.database.toLowerCase(), owner: p.owner.toLowerCase(), statements: [p.sql], params: p.params ?? [],
         maxRows: p.returnCursor ? cap : requested, skipRows: p.skipRecords ?? 0, countAll: p.countTotal === true,
         timeoutMs: settings.sql_timeout_ms, onError: 'stop',
-        ...(p.returnCursor ? {} : { format: formatOf(p.format) }),
+        ...(p.returnCursor ? {} : { format: formatOf(p.format), ...(p.json !== undefined ? { json: p.json } : {}) }),
       };
       const [outcome] = await pool.run(job, { ctx, database: job.database });
       const error = failure(outcome);
@@ -91,7 +93,9 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
         const cursor = cursors.add(ownerOf(ctx), fields, rows);
         return { cursorId: cursor.id, fields };
       }
-      return { fields, records: outcome.encoded ? recordsOf(fields, outcome.encoded) : encodeRows(fields, rows, formatOf(p.format)), more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
+      const counts = { more: outcome.more === true, requested, ...(outcome.total !== undefined ? { total: outcome.total } : {}) };
+      if (outcome.json !== undefined) return { fields, json: outcome.json, count: outcome.count ?? 0, ...counts };
+      return { fields, records: outcome.encoded ? recordsOf(fields, outcome.encoded) : encodeRows(fields, rows, formatOf(p.format)), ...counts };
     },
   });
 

@@ -32,6 +32,8 @@ export interface SqlJob {
   onError: 'continue' | 'stop';
   /** When set, result rows come back as records encoded in this format (`records`), not as `rows`. */
   format?: import('../../lib/values/wire-format').ValueFormat;
+  /** With `format`: the encoded rows come back as the JSON text of the `data` array of this shape (`json`). */
+  json?: 'arrays' | 'objects';
 }
 
 /** How a result column is described (name, engine type, length, scale, nullable). */
@@ -58,6 +60,10 @@ export interface StatementOutcome {
   rows?: SqlValue[][];
   /** The rows encoded in the job's format, values in field order (result-rows.ts encodeRowValues), when the job named a format. */
   encoded?: unknown[][];
+  /** The encoded rows as JSON text (an array of arrays or of objects by field name), when the job asked for `json`. */
+  json?: string;
+  /** Rows in `json`. */
+  count?: number;
   more?: boolean;
   total?: number;
 }
@@ -81,8 +87,8 @@ export type WorkerToMain =
 export type TableRequest = (
   | { op: 'authorize'; jobId: number }
   | { op: 'scan'; jobId: number; table: string; index?: string; lower?: WireBoundLike; upper?: WireBoundLike; reverse: boolean; batch: number }
-  | { op: 'more'; jobId: number; scanId: string; batch: number }
-  | { op: 'close'; jobId: number; scanId: string }
+  | { op: 'more'; jobId: number; scanId: number; batch: number }
+  | { op: 'close'; jobId: number; scanId: number }
   | { op: 'insert'; jobId: number; table: string; record: Record<string, unknown> }
   | { op: 'update'; jobId: number; table: string; id: number; values: Record<string, unknown> }
   | { op: 'delete'; jobId: number; table: string; id: number }
@@ -104,19 +110,14 @@ export type HostRequest = TableRequest extends infer T ? (T extends unknown ? Om
 /** A bound of a key range: canonical values of the index's leading segments. */
 export interface WireBoundLike { values: unknown[]; inclusive: boolean }
 
+/**
+ * The answer to a request. That of `scan` and `more` is a row batch (row-batch.ts): the bytes of
+ * the scan's next records as the store keeps them, and the scan id to continue with (0 when the
+ * scan has ended).
+ */
 export type TableReply =
   | { ok: true; value: unknown }
   | { ok: false; error: JobError };
-
-/**
- * The answer to a scan: records as the store keeps them (canonical values, `[id, ...values]` in
- * the table's column order; a short array's missing columns read as their defaults), and the scan
- * to continue when more may follow.
- */
-export interface ScanBatch {
-  rows: unknown[][];
-  scanId?: string;
-}
 
 /** Structural stand-in for worker_threads' MessagePort (transferable in `init`). */
 export type MessagePortLike = import('node:worker_threads').MessagePort;

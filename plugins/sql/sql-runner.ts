@@ -13,7 +13,7 @@ import type { Sqlite3 } from './sqlite-module';
 import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
 import type { CatalogUpdate, JobError, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, TableRequest, Touched } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
-import { encodeRowValues, resultFields } from './result-rows';
+import { encodeRowValues, recordsOf, resultFields } from './result-rows';
 import { fastValues, type FastValues } from './fast-values';
 import { identifierName, leadingWords, significant, tokenize } from './sql-tokens';
 import { columnTypeOf, fromSql } from './sql-values';
@@ -173,7 +173,7 @@ function connectionFor(database: string, owner: string): Connection {
   const { capi } = sqlite3;
   for (const [id, value] of connectionLimits) capi.sqlite3_limit(db.pointer!, id as Parameters<typeof capi.sqlite3_limit>[1], value);
   db.exec(`ATTACH ':memory:' AS ${quote(owner)}`);
-  capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host) as never, 0);
+  capi.sqlite3_create_module(db.pointer!, 'engine', engineModule(sqlite3, host, fast) as never, 0);
   capi.sqlite3_create_module(db.pointer!, 'engine_catalog', catalogModule(sqlite3, host) as never, 0);
   for (const name of CATALOG_TABLES) db.exec(`CREATE VIRTUAL TABLE ${quote(owner)}.${name} USING engine_catalog`);
   capi.sqlite3_progress_handler(db.pointer!, progressEvery, () => {
@@ -415,8 +415,15 @@ function runSql(conn: Connection, sql: string, current: SqlJob, original: string
       }
       // Encoded here, off the main thread, when the caller's format is known.
       // The rows are this statement's own (and described above): encoded where they are.
-      if (current.format) outcome.encoded = encodeRowValues(resultFields(outcome.columns), rows, current.format, true);
-      else outcome.rows = rows;
+      if (current.format) {
+        const fields = resultFields(outcome.columns);
+        const encoded = encodeRowValues(fields, rows, current.format, true);
+        // As the response's JSON text: the main thread writes it as it is (no clone of the rows, no shaping, no JSON.stringify there).
+        if (current.json !== undefined) {
+          outcome.json = JSON.stringify(current.json === 'objects' ? recordsOf(fields, encoded) : encoded);
+          outcome.count = encoded.length;
+        } else outcome.encoded = encoded;
+      } else outcome.rows = rows;
       outcome.more = more;
       if (current.countAll) outcome.total = seen;
     }

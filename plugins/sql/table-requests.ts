@@ -14,7 +14,8 @@ import type { KeyBound, RecordCursor, StoragePort, TransactionSavepoint } from '
 import type { TableDefinition } from '../../kernel/storage/types';
 import type { RecordInsertResult } from '../../lib/data/command-types';
 import { ISO_FORMAT } from '../../lib/values/wire-format';
-import type { JobError, ScanBatch, TableRequest } from './sql-protocol';
+import type { JobError, TableRequest } from './sql-protocol';
+import { RowBatchWriter, rowsBytes, type PendingRows } from './row-batch';
 
 /** What a running job's requests are answered with. */
 export interface JobContext {
@@ -23,8 +24,8 @@ export interface JobContext {
   transactionId?: string;
   /** Where the transaction stood before the running statement's first write (runSqlStatements). */
   savepoint?: TransactionSavepoint;
-  /** Open scans (store cursors), closed when the job ends. */
-  scans: Map<string, RecordCursor>;
+  /** Open scans, closed when the job ends. */
+  scans: Map<number, OpenScan>;
   /** A table definition the worker now holds (after its own DDL). */
   defined(def: TableDefinition): void;
   removed(table: string): void;
@@ -40,7 +41,22 @@ const FORMAT = { ...ISO_FORMAT };
 /** Requests a read-only statement makes: answered synchronously (the main thread's own runs call this directly). */
 export const READ_OPS: ReadonlySet<TableRequest['op']> = new Set(['authorize', 'readable', 'scan', 'more', 'close']);
 
-/** Authorizes the tables a request carries (a statement's first request), then answers a read request. */
+/**
+ * A scan a runner reads: the store's cursor, and the records read from it that are not sent yet
+ * (a batch holds what fits in the reply buffer; the rest go with the next `more`).
+ */
+export interface OpenScan extends PendingRows {
+  id: number;
+  cursor: RecordCursor;
+  /** The cursor has nothing more (it is closed). */
+  ended: boolean;
+}
+
+/**
+ * Authorizes the tables a request carries (a statement's first request), then answers a read
+ * request. A scan's answer (`scan`, `more`) is its OpenScan, holding the records to send:
+ * `writeScan` writes them as a row batch.
+ */
 export function answerRead(engine: Engine, storage: StoragePort, job: JobContext, request: TableRequest): unknown {
   const { ctx, database } = job;
   if (request.authorize) {
@@ -70,12 +86,17 @@ export function answerRead(engine: Engine, storage: StoragePort, job: JobContext
         ...(request.index !== undefined ? { index: request.index } : {}), ...(range ? { range } : {}), reverse: request.reverse,
         ...(job.transactionId !== undefined ? { transactionId: job.transactionId } : {}),
       });
-      const scanId = String(nextScanId++);
-      job.scans.set(scanId, cursor);
-      return fetch(job, scanId, request.batch);
+      const scan: OpenScan = { id: nextScanId, cursor, records: [], next: 0, ended: false };
+      // Ids stay within a u32 (the batch header's field) and are never 0 (0 says "ended").
+      nextScanId = nextScanId >= 0xffff_fffe ? 1 : nextScanId + 1;
+      job.scans.set(scan.id, scan);
+      return fill(scan, request.batch);
     }
-    case 'more':
-      return fetch(job, request.scanId, request.batch);
+    case 'more': {
+      const scan = job.scans.get(request.scanId);
+      if (!scan) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: String(request.scanId) });
+      return fill(scan, request.batch);
+    }
     case 'close':
       closeScan(job, request.scanId);
       return true;
@@ -140,28 +161,49 @@ export async function answer(engine: Engine, storage: StoragePort, job: JobConte
 let nextScanId = 1;
 
 /**
- * The next `count` records of a scan. A range read visits no more entries than it returns, so one
- * slice of `count` is bounded work; a short batch ends the scan.
+ * Reads the next `count` records of a scan when none are left to send. A range read visits no
+ * more entries than it returns, so one slice of `count` is bounded work; a short read ends the
+ * scan (its cursor is closed at once, the records stay to be sent).
  */
-function fetch(job: JobContext, scanId: string, count: number): ScanBatch {
-  const cursor = job.scans.get(scanId);
-  if (!cursor) throw new EngineError('CURSOR_NOT_FOUND', { cursorId: scanId });
-  const step = cursor.fetch(count, 'forward').next(Infinity);
-  const stored = step.done ? step.value : [];
-  // Grown by push: a packed array serializes about three times faster than a holey one (new Array(n)).
-  const rows: unknown[][] = [];
-  for (let i = 0; i < stored.length; i++) rows.push([stored[i].id, ...stored[i].values]);
-  if (stored.length === count) return { rows, scanId };
-  closeScan(job, scanId);
-  return { rows };
+function fill(scan: OpenScan, count: number): OpenScan {
+  if (scan.next < scan.records.length || scan.ended) return scan;
+  const step = scan.cursor.fetch(count, 'forward').next(Infinity);
+  scan.records = step.done ? step.value : [];
+  scan.next = 0;
+  if (scan.records.length < count) {
+    scan.ended = true;
+    scan.cursor.close();
+  }
+  return scan;
 }
 
-export function closeScan(job: JobContext, scanId: string): void {
-  const cursor = job.scans.get(scanId);
-  if (!cursor) return;
+/**
+ * Writes the scan's next records as a row batch (row-batch.ts) with `writer`, as many as fit;
+ * returns the batch's length, or, when the first record alone is larger than the writer's
+ * buffer, a batch of that one record in a buffer of its own. The scan is forgotten once all its
+ * records are written.
+ */
+export function writeScan(job: JobContext, scan: OpenScan, writer: RowBatchWriter): number | Uint8Array {
+  let written: number | Uint8Array = writer.write(scan, scan.id, scan.ended);
+  if (written < 0) {
+    const alone: PendingRows = { records: [scan.records[scan.next]], next: 0 };
+    const own = new Uint8Array(rowsBytes(alone.records));
+    scan.next++;
+    new RowBatchWriter(own).write(alone, scan.id, scan.ended && scan.next >= scan.records.length);
+    written = own;
+  }
+  if (scan.ended && scan.next >= scan.records.length) job.scans.delete(scan.id);
+  return written;
+}
+
+export function closeScan(job: JobContext, scanId: number): void {
+  const scan = job.scans.get(scanId);
+  if (!scan) return;
   job.scans.delete(scanId);
+  scan.records = [];
+  if (scan.ended) return;
   try {
-    cursor.close();
+    scan.cursor.close();
   } catch {
     // already closed (its table dropped)
   }

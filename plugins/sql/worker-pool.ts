@@ -14,8 +14,8 @@ import { EngineError } from '../../kernel/errors';
 import type { StoragePort } from '../../kernel/storage/storage-port';
 import type { TableDefinition } from '../../kernel/storage/types';
 import type { CatalogUpdate, MainToWorker, SqlJob, StatementOutcome, TableRequest, WorkerToMain } from './sql-protocol';
-import { reply, replyBuffer } from './sync-call';
-import { answer, closeScan, jobError, type JobContext } from './table-requests';
+import { replyBuffer, SyncReplier } from './sync-call';
+import { answer, answerRead, closeScan, jobError, writeScan, type JobContext, type OpenScan } from './table-requests';
 import { catalogUpdate } from './catalog-update';
 import { MainSlice } from './main-slice';
 import { workerExecArgv } from './worker-profile';
@@ -35,6 +35,7 @@ class SqlWorker {
   readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly signal = replyBuffer();
+  private readonly replier: SyncReplier;
   readonly ready: Promise<void>;
   running: Running | undefined;
   /** Per (database, owner) connection of the worker: the definitions it holds. */
@@ -47,6 +48,7 @@ class SqlWorker {
     this.worker = new Worker(WORKER_FILE, { execArgv: workerExecArgv() });
     const channel = new MessageChannel();
     this.port = channel.port1;
+    this.replier = new SyncReplier(this.port, this.signal);
     this.ready = new Promise((resolve, reject) => {
       this.worker.once('error', reject);
       this.worker.once('exit', () => reject(new Error('the SQL worker stopped before it started')));
@@ -69,15 +71,26 @@ class SqlWorker {
   private async serve(request: TableRequest): Promise<void> {
     const running = this.running;
     if (!running || running.job.id !== request.jobId) {
-      if (!request.noReply) reply(this.port, this.signal, { ok: false, error: { id: 'SQL_ERROR', details: { reason: 'no job is running' } } });
+      if (!request.noReply) this.replier.reply({ ok: false, error: { id: 'SQL_ERROR', details: { reason: 'no job is running' } } });
       return;
     }
     try {
+      if (request.op === 'scan' || request.op === 'more') {
+        // A scan's rows are written straight into the shared buffer (no promise, no serialization).
+        this.sendRows(running.context, answerRead(this.pool.engine, this.pool.storage(), running.context, request) as OpenScan);
+        return;
+      }
       const value = await answer(this.pool.engine, this.pool.storage(), running.context, request);
-      if (!request.noReply) reply(this.port, this.signal, { ok: true, value });
+      if (!request.noReply) this.replier.reply({ ok: true, value });
     } catch (error) {
-      if (!request.noReply) reply(this.port, this.signal, { ok: false, error: jobError(error) });
+      if (!request.noReply) this.replier.reply({ ok: false, error: jobError(error) });
     }
+  }
+
+  private sendRows(context: JobContext, scan: OpenScan): void {
+    const written = writeScan(context, scan, this.replier.batches);
+    if (typeof written === 'number') this.replier.sendBatch(written);
+    else this.replier.sendLargeBatch(written);
   }
 
   run(job: SqlJob, context: JobContext, catalog: CatalogUpdate): Promise<StatementOutcome[]> {

@@ -10,6 +10,7 @@ import { internFormat } from '../../../../lib/values/interned-formats';
 import type { ActionCall } from '../../action-table';
 import { enumValue, readFormat, RESPONSE_OPTION_ENUMS } from '../../response-options';
 import { shapeRecords } from '../../record-shape';
+import type { JsonText } from '../../json-text';
 
 /** Largest `maxRecords` / `fetchRecords` of one call (page through more with a cursor). */
 export const MAX_RECORDS_PER_CALL = 100_000;
@@ -112,18 +113,25 @@ export interface Counts {
   totalRecordCount: number;
 }
 
-export function recordsResult(call: ActionCall, fields: ColumnDefinition[], records: EncodedRecord[], counts: Counts): Record<string, unknown> {
+/** Records whose `data` array is already JSON text, shaped as the call's options ask (`count` of them). */
+export interface ShapedJson {
+  json: JsonText;
+  count: number;
+}
+
+export function recordsResult(call: ActionCall, fields: ColumnDefinition[], records: EncodedRecord[] | ShapedJson, counts: Counts): Record<string, unknown> {
   const format = readFormat(call.options);
-  const shaped = shapeRecords(fields, records, call.options, format);
+  const written = !Array.isArray(records);
+  const shaped = shapeRecords(fields, written ? [] : records, call.options, format);
   return {
     dataFormat: call.options.dataFormat,
     binaryFormat: call.options.binaryFormat,
     numberFormat: call.options.numberFormat,
     fields: shaped.fields,
-    data: shaped.data,
+    data: written ? records.json : shaped.data,
     moreRecords: counts.moreRecords,
     requestedRecordCount: counts.requestedRecordCount,
-    returnedRecordCount: records.length,
+    returnedRecordCount: written ? records.count : records.length,
     totalRecordCount: counts.totalRecordCount,
   };
 }

@@ -13,6 +13,7 @@ import type { ActionCall, ActionDefinition } from '../../action-table';
 import { EngineError } from '../../../../kernel/errors';
 import { readFormat } from '../../response-options';
 import { shapeRecords } from '../../record-shape';
+import { JsonText } from '../../json-text';
 import type { ColumnDefinition } from '../../../../kernel/storage/types';
 import type { EncodedRecord } from '../../../../lib/data/command-types';
 import { exec, isPlainObject, LOCATION, recordsResult, schema, where, type Params } from './db-call';
@@ -20,7 +21,7 @@ import { exec, isPlainObject, LOCATION, recordsResult, schema, where, type Param
 /** SQL cursor ids (plugins/sql/sql-cursors.ts) start so; the data commands' ids are 24 characters of base64url. */
 export const SQL_CURSOR_PREFIX = 'sql-';
 
-interface QueryResult { fields: ColumnDefinition[]; records: EncodedRecord[]; more: boolean; requested: number; total?: number }
+interface QueryResult { fields: ColumnDefinition[]; records?: EncodedRecord[]; json?: string; count?: number; more: boolean; requested: number; total?: number }
 interface CursorResult { cursorId: string; fields: ColumnDefinition[] }
 interface RunResult {
   committed: boolean;
@@ -55,8 +56,11 @@ async function getRecordsUsingSql(call: ActionCall): Promise<Record<string, unkn
     const shaped = shapeRecords(opened.fields, [], options, format);
     return { cursorId: opened.cursorId, dataFormat: options.dataFormat, binaryFormat: options.binaryFormat, fields: shaped.fields };
   }
-  const found = await exec<QueryResult>(call, 'sql.query', { ...common, countTotal: p.forceRecordCount === true });
-  return recordsResult(sqlCall, found.fields, found.records, {
+  // Rows that need no shaping beyond their format are written as JSON text where they are made (the SQL worker).
+  const plain = options.includeFields.length === 0 && options.excludeFields.length === 0 && options.includePaths.length === 0 && options.excludePaths.length === 0;
+  const found = await exec<QueryResult>(call, 'sql.query', { ...common, countTotal: p.forceRecordCount === true, ...(plain ? { json: options.dataFormat } : {}) });
+  const records = found.json !== undefined ? { json: new JsonText(found.json), count: found.count ?? 0 } : found.records ?? [];
+  return recordsResult(sqlCall, found.fields, records, {
     moreRecords: found.more,
     requestedRecordCount: found.requested,
     totalRecordCount: found.total ?? -1,
