@@ -54,6 +54,12 @@ export interface SessionOwnershipPort {
   readonly node: string;
   /** Does this node own the client id now (as far as it has applied the log)? */
   owns(clientId: string): boolean;
+  /**
+   * Does this node own the client id with no release of it on its way? Only then may a CONNECT or
+   * a new MQ API session rely on the claim without claiming again: a release on its way would
+   * take the claim away once applied (docs/cluster.md, "Sessions").
+   */
+  keeps(clientId: string): boolean;
   /** The node that owns the client id (undefined: none claimed it). */
   ownerOf(clientId: string): string | undefined;
   /**
@@ -67,9 +73,11 @@ export interface SessionOwnershipPort {
   claim(clientId: string, expect?: string | null): Promise<boolean>;
   /**
    * This node's session of the client id has ended (nothing of it is stored any more): the claim
-   * goes, so claims do not pile up. Applied only while this node still owns it.
+   * goes, so claims do not pile up. The release names the claim it lets go of and is applied only
+   * while this node still holds the client id by that claim, so it never takes away a later claim.
+   * Resolves once it is settled (applied, passed over, or not stored); never rejects.
    */
-  release(clientId: string): void;
+  release(clientId: string): Promise<void>;
   /**
    * Client ids this node owns with no claim of its own on its way (a CONNECT whose claim is being
    * applied is not listed): the message core releases those it holds nothing for (a CONNECT that

@@ -35,8 +35,22 @@ export interface StoredClaim {
   expect?: string;
 }
 
+/**
+ * A release as written: it lets go of the claim it names only (applied as the removal of
+ * `owner/<clientId>` while that claim of that node still holds, else passed over), so a release
+ * on its way never takes away a later claim, this node's own included.
+ */
+interface StoredRelease {
+  node: string;
+  release: string;
+}
+
 export class SessionClaims implements SessionOwnershipPort {
   private readonly owners = new Map<string, string>();
+  /** The claim id each owner holds its client id by (what a release names). */
+  private readonly claimIds = new Map<string, string>();
+  /** Client ids whose release by this node is on its way: until it settles, nothing relies on this node's claim. */
+  private readonly releasing = new Map<string, Promise<void>>();
   /** Client ids this node owns (kept with `owners`). */
   private readonly mine = new Set<string>();
   /** Client ids whose claim by this node is on its way (ownedSettled leaves them out). */
@@ -52,13 +66,17 @@ export class SessionClaims implements SessionOwnershipPort {
   constructor(readonly node: string, private readonly state: LogStatePort) {
     // As this node's store left them at its applied position: the stream goes on from there.
     for (const [key, value] of state.entries(OWNER_PREFIX)) {
-      const node = (value as StoredClaim | undefined)?.node;
-      if (typeof node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), node);
+      const claim = value as StoredClaim | undefined;
+      if (typeof claim?.node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), claim.node, claim.claim);
     }
   }
 
   owns(clientId: string): boolean {
     return this.owners.get(clientId) === this.node;
+  }
+
+  keeps(clientId: string): boolean {
+    return this.owns(clientId) && !this.releasing.has(clientId);
   }
 
   ownerOf(clientId: string): string | undefined {
@@ -108,18 +126,32 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  private setOwner(clientId: string, node: string | undefined): void {
-    if (node === undefined) this.owners.delete(clientId);
-    else this.owners.set(clientId, node);
+  private setOwner(clientId: string, node: string | undefined, claim: string | undefined): void {
+    if (node === undefined) {
+      this.owners.delete(clientId);
+      this.claimIds.delete(clientId);
+    } else {
+      this.owners.set(clientId, node);
+      if (claim === undefined) this.claimIds.delete(clientId);
+      else this.claimIds.set(clientId, claim);
+    }
     if (node === this.node) this.mine.add(clientId);
     else this.mine.delete(clientId);
   }
 
-  release(clientId: string): void {
-    if (!this.owns(clientId)) return;
-    this.state.remove(OWNER_PREFIX + clientId).catch(() => {
+  release(clientId: string): Promise<void> {
+    const pending = this.releasing.get(clientId);
+    if (pending !== undefined) return pending;
+    // A claim of this node on its way is what counts then: nothing to let go of.
+    if (!this.owns(clientId) || this.claiming.has(clientId)) return Promise.resolve();
+    const release: StoredRelease = { node: this.node, release: this.claimIds.get(clientId) ?? '' };
+    const released = this.state.put(OWNER_PREFIX + clientId, release).catch(() => {
       // Not stored (the stream is unavailable): the claim stays, as if the session went on.
+    }).finally(() => {
+      if (this.releasing.get(clientId) === released) this.releasing.delete(clientId);
     });
+    this.releasing.set(clientId, released);
+    return released;
   }
 
   /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). */
@@ -151,37 +183,46 @@ export class SessionClaims implements SessionOwnershipPort {
       const entry = entries[i];
       if (entry.op !== 'state.put' && entry.op !== 'state.remove') continue;
       const key = entry.key;
-      let keep = true;
-      if (key.startsWith(OWNER_PREFIX)) keep = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
+      let applied: OperationEntry = entry;
+      if (key.startsWith(OWNER_PREFIX)) applied = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
       else if (key.startsWith(SESSION_PREFIX) || key.startsWith(WILL_PREFIX)) {
         const clientId = key.slice(key.indexOf('/') + 1);
         const owner = this.owners.get(clientId);
-        keep = owner === undefined || writer === undefined || owner === writer;
-        // This node's own write did not count: a caller waiting for it must not answer as if it had.
-        if (!keep && writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
+        if (owner !== undefined && writer !== undefined && owner !== writer) {
+          applied = PASSED_OVER;
+          // This node's own write did not count: a caller waiting for it must not answer as if it had.
+          if (writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
+        }
       }
-      if (keep) continue;
+      if (applied === entry) continue;
       if (reviewed === entries) reviewed = entries.slice();
-      reviewed[i] = PASSED_OVER;
+      reviewed[i] = applied;
     }
     return reviewed;
   }
 
-  private applyClaim(clientId: string, entry: OperationEntry & { op: 'state.put' | 'state.remove' }, writer: string | undefined): boolean {
+  /** A claim or a release as every node applies it: the entry itself, the removal a release becomes, or PASSED_OVER. */
+  private applyClaim(clientId: string, entry: OperationEntry & { op: 'state.put' | 'state.remove' }, writer: string | undefined): OperationEntry {
     const owner = this.owners.get(clientId);
     if (entry.op === 'state.remove') {
-      // Only the owner lets go of a client id.
-      if (owner !== undefined && writer !== undefined && owner !== writer) return false;
-      this.setOwner(clientId, undefined);
-      return true;
+      // Only the owner lets go of a client id (a release written before releases named their claim).
+      if (owner !== undefined && writer !== undefined && owner !== writer) return PASSED_OVER;
+      this.setOwner(clientId, undefined, undefined);
+      return entry;
     }
-    const claim = entry.value as StoredClaim | undefined;
-    if (typeof claim?.node !== 'string') return false;
-    if (claim.expect !== undefined && (owner ?? '') !== claim.expect) return false;
-    this.setOwner(clientId, claim.node);
+    const value = entry.value as Partial<StoredClaim & StoredRelease> | undefined;
+    if (typeof value?.node !== 'string') return PASSED_OVER;
+    if (typeof value.release === 'string') {
+      // Only the claim it names, while its node still holds it by that claim: a later claim stays.
+      if (owner !== value.node || (writer !== undefined && writer !== owner) || this.claimIds.get(clientId) !== value.release) return PASSED_OVER;
+      this.setOwner(clientId, undefined, undefined);
+      return { op: 'state.remove', key: entry.key };
+    }
+    if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
+    this.setOwner(clientId, value.node, value.claim);
     // A claim of the node that owns it already changes nothing.
-    if (owner !== claim.node) this.changed.push(clientId, claim.node);
-    return true;
+    if (owner !== value.node) this.changed.push(clientId, value.node);
+    return entry;
   }
 
   /**

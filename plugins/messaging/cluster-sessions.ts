@@ -76,8 +76,14 @@ export class ClusterSessions implements SessionOwnershipListener {
     // Only while `owner` still has it: of two nodes moving it at once one wins, the other answers
     // NODE_BOUND (each would otherwise load it and read the same messages).
     if (!(await this.ownership.claim(clientName, owner))) {
-      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
+      const now = this.ownership.ownerOf(clientName);
+      // Its owner ended it (and let go of the name) before the claim: "not found", as on one node.
+      if (now === undefined) return;
+      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: now, here });
     }
+    // Deleted between the look at its stored state and the claim: nothing was loaded, so the claim
+    // goes before the answer (a creation of the name on any node then finds it free).
+    if (!this.core.sessions.has(clientName)) await this.ownership.release(clientName);
   }
 
   /**
@@ -87,6 +93,8 @@ export class ClusterSessions implements SessionOwnershipListener {
    */
   async claimName(clientName: string): Promise<void> {
     if (this.ownership.fenced) throw fencedError();
+    // A release of the name on its way would take the claim away: it settles first.
+    if (this.ownership.owns(clientName) && !this.ownership.keeps(clientName)) await this.ownership.release(clientName);
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
     // Only while no node owns it: of two nodes creating it at once one wins (the last claim
@@ -149,19 +157,28 @@ export class ClusterSessions implements SessionOwnershipListener {
     // Fenced, this node holds no session on purpose: its claims stay until it serves again (or a
     // survivor adopts them); a release queued now would be sent when the stream is reached again.
     if (this.ownership.fenced) return;
-    const core = this.core;
     const released: string[] = [];
     for (const clientId of this.ownership.ownedSettled()) {
-      if (core.sessions.has(clientId) || core.engine.clientConnections.holder(clientId) !== undefined) continue;
-      this.ownership.release(clientId);
+      // (A release already on its way is not sent again.)
+      if (!this.holdsNothingFor(clientId) || !this.ownership.keeps(clientId)) continue;
+      void this.ownership.release(clientId);
       released.push(clientId);
     }
-    if (released.length > 0) core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
+    if (released.length > 0) this.core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
-  /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for). */
+  /** No session and no connection of the client id here. */
+  private holdsNothingFor(clientId: string): boolean {
+    return !this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined;
+  }
+
+  /**
+   * A CONNECT's claim, when the client id is not this node's yet, or when a release of it is on
+   * its way (the session of the client id just ended here): that release names the claim it lets
+   * go of, so the new claim stays whichever is applied first (undefined: nothing to wait for).
+   */
   claim(clientId: string): Promise<boolean> | undefined {
-    return this.ownership.owns(clientId) ? undefined : this.ownership.claim(clientId);
+    return this.ownership.keeps(clientId) ? undefined : this.ownership.claim(clientId);
   }
 
   lost(clientId: string): void {
@@ -232,8 +249,9 @@ export class ClusterSessions implements SessionOwnershipListener {
     const clientId = session.clientId;
     this.removeWill(clientId);
     // The claim goes too, unless a new session of the client id began in this turn (a clean start).
+    // A CONNECT still logging in here claims again (claim()), so this release cannot take its claim.
     setImmediate(() => {
-      if (!this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined) this.ownership.release(clientId);
+      if (this.holdsNothingFor(clientId)) void this.ownership.release(clientId);
     });
   }
 
