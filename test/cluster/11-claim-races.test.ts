@@ -52,7 +52,8 @@ describe('cluster: claims racing a release, a CONNECT or a deletion', function (
     const first = await connect(node1.mqtt, { clientId, clean: true });
     events.push('first connected');
 
-    // The clean session ends with its connection: node1 releases its claim; the release waits in the proxy.
+    // The clean session ends with its connection: node1 releases its claim (the 10 s sweep does,
+    // since the connection is still attached when the session ends); the release waits in the proxy.
     hold();
     const releaseSent = node1Sent(`owner/${clientId}`);
     await end(first);
