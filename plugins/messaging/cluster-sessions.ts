@@ -14,7 +14,7 @@ import { fencedError, type SessionOwnershipListener, type SessionOwnershipPort }
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import { Session, type StoredWill } from './session';
+import { Session, type SessionOutlet, type StoredWill } from './session';
 import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
@@ -244,14 +244,20 @@ export class ClusterSessions implements SessionOwnershipListener {
     this.write(this.core.messageLog.state.put(WILL_PREFIX + session.clientId, value));
   }
 
-  /** The session ended here (its will, if due, was published): its stored will goes. */
-  sessionEnded(session: Session): void {
+  /**
+   * The session ended here (its will, if due, was published): its stored will goes. `closed`: the
+   * connection whose end ended it, which holds the client id until its socket has closed.
+   */
+  sessionEnded(session: Session, closed?: SessionOutlet): void {
     const clientId = session.clientId;
     this.removeWill(clientId);
-    // The claim goes too, unless a new session of the client id began in this turn (a clean start).
-    // A CONNECT still logging in here claims again (claim()), so this release cannot take its claim.
+    // The claim goes too, unless a new session or another connection of the client id began
+    // meanwhile (a clean start). A CONNECT still logging in here claims again (claim()), so this
+    // release cannot take its claim.
     setImmediate(() => {
-      if (this.holdsNothingFor(clientId)) void this.ownership.release(clientId);
+      if (this.core.sessions.has(clientId)) return;
+      const holder: unknown = this.core.engine.clientConnections.holder(clientId);
+      if (holder === undefined || holder === closed) void this.ownership.release(clientId);
     });
   }
 
