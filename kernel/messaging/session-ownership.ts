@@ -47,6 +47,13 @@ export interface SessionOwnershipListener {
   fenced(): void;
   /** This node reached the stream again, applied it up to its tail and renewed its lease: it loads the sessions it still owns and serves again. */
   unfenced(): void;
+  /**
+   * The node a CONNECT took the client id from (SessionOwnershipPort.awaitsWord) has let go of it,
+   * or its lease lapsed: `cleared` when it had decided the connection's will before (a DISCONNECT
+   * read first, or the will sent by it), so the will is not sent; else the takeover ended the
+   * connection and the will is due. Called on every node, in log order; the owner acts.
+   */
+  formerOwnerLetGo(clientId: string, cleared: boolean): void;
 }
 
 export interface SessionOwnershipPort {
@@ -60,6 +67,12 @@ export interface SessionOwnershipPort {
    * take the claim away once applied (docs/cluster.md, "Sessions").
    */
   keeps(clientId: string): boolean;
+  /**
+   * Was the client id taken from another node by a CONNECT whose former owner has not said yet
+   * that it let go? The new owner then holds the ended connection's will until it does
+   * (SessionOwnershipListener.formerOwnerLetGo), rather than decide it from the state alone.
+   */
+  awaitsWord(clientId: string): boolean;
   /** The node that owns the client id (undefined: none claimed it). */
   ownerOf(clientId: string): string | undefined;
   /**

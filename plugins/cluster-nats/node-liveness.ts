@@ -191,6 +191,8 @@ export class NodeLiveness {
       if (performance.now() - since >= this.leaseMs) dead.push(node);
       else maybeAlive.push(node);
     }
+    // Every node: the word a dead node owed on its connections' wills will not come.
+    for (const node of dead) this.claims.nodeGone(node);
     if (dead.length === 0 || maybeAlive.sort()[0] !== this.node || this.stopped) return;
     for (const node of dead) {
       this.handOver(node);

@@ -19,6 +19,13 @@ export const OWNER_PREFIX = 'owner/';
 const SESSION_PREFIX = 'session/';
 const WILL_PREFIX = 'will/';
 /**
+ * `let-go/<clientId>`: written by a former owner once it has applied the claim that took the
+ * client id from it. Whatever it wrote of that client's session or will before it (and after the
+ * claim in the stream) was decided before it let go: a write that clears the will means the
+ * connection's end had already decided it (a DISCONNECT, or the will sent). Never stored.
+ */
+const LET_GO_PREFIX = 'let-go/';
+/**
  * What a write passed over becomes: the removal of a key nobody writes, so the record keeps its
  * entries' places (the writer's answers and a restart's partial position count them).
  */
@@ -56,8 +63,15 @@ export class SessionClaims implements SessionOwnershipPort {
   /** Client ids whose claim by this node is on its way (ownedSettled leaves them out). */
   private readonly claiming = new Map<string, number>();
   private listener: SessionOwnershipListener | null = null;
-  /** Owners changed by the record being reviewed: [clientId, node] pairs, told once it is applied. */
-  private changed: string[] = [];
+  /** Owners changed by the record being reviewed, told once it is applied (`takeover`: a claim with no expectation). */
+  private changed: Array<{ clientId: string; node: string; from: string | undefined; takeover: boolean }> = [];
+  /**
+   * Client ids taken over from a node that has not said yet that it let go (`let-go/`): `cleared`
+   * once a write of that node's, made before it let go, cleared the connection's will.
+   */
+  private readonly awaitingWord = new Map<string, { from: string; cleared: boolean }>();
+  /** Words heard in the record being reviewed, told once it is applied: [clientId, cleared]. */
+  private heard: Array<[string, boolean]> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
   /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
@@ -88,11 +102,25 @@ export class SessionClaims implements SessionOwnershipPort {
     return new Set(this.owners.values());
   }
 
-  /** The nodes whose leases matter: those that own a session or hold the message core's node-local state. */
+  /** The nodes whose leases matter: those that own a session, hold the message core's node-local state, or owe their word on a will. */
   watchedNodes(): Set<string> {
     const nodes = this.owningNodes();
     if (this.listener !== null) for (const node of this.listener.nodesHoldingState()) nodes.add(node);
+    for (const awaiting of this.awaitingWord.values()) nodes.add(awaiting.from);
     return nodes;
+  }
+
+  awaitsWord(clientId: string): boolean {
+    return this.awaitingWord.has(clientId);
+  }
+
+  /** `node`'s lease has lapsed (node-liveness.ts, on every node): the word it owed will not come, its connections ended with it. */
+  nodeGone(node: string): void {
+    for (const [clientId, awaiting] of [...this.awaitingWord]) {
+      if (awaiting.from !== node) continue;
+      this.awaitingWord.delete(clientId);
+      this.listener?.formerOwnerLetGo(clientId, awaiting.cleared);
+    }
   }
 
   /** A dead node's node-local state goes (this node adopts its sessions): see SessionOwnershipListener.nodeDied. */
@@ -192,7 +220,18 @@ export class SessionClaims implements SessionOwnershipPort {
           applied = PASSED_OVER;
           // This node's own write did not count: a caller waiting for it must not answer as if it had.
           if (writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
+          // The former owner decided the will before it let go (the new owner holds the will until its word).
+          const awaiting = this.awaitingWord.get(clientId);
+          if (awaiting?.from === writer && clearsWill(entry)) awaiting.cleared = true;
         }
+      } else if (key.startsWith(LET_GO_PREFIX)) {
+        const clientId = key.slice(LET_GO_PREFIX.length);
+        const awaiting = this.awaitingWord.get(clientId);
+        if (awaiting !== undefined && awaiting.from === writer) {
+          this.awaitingWord.delete(clientId);
+          this.heard.push([clientId, awaiting.cleared]);
+        }
+        applied = PASSED_OVER;
       }
       if (applied === entry) continue;
       if (reviewed === entries) reviewed = entries.slice();
@@ -221,7 +260,13 @@ export class SessionClaims implements SessionOwnershipPort {
     if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
     this.setOwner(clientId, value.node, value.claim);
     // A claim of the node that owns it already changes nothing.
-    if (owner !== value.node) this.changed.push(clientId, value.node);
+    if (owner === value.node) return entry;
+    const takeover = value.expect === undefined;
+    // A CONNECT took the client id from a live node: that node alone knows how its connection
+    // ended (a DISCONNECT read just before it let go), so the will waits for its word.
+    if (takeover && owner !== undefined) this.awaitingWord.set(clientId, { from: owner, cleared: false });
+    else this.awaitingWord.delete(clientId);
+    this.changed.push({ clientId, node: value.node, from: owner, takeover });
     return entry;
   }
 
@@ -231,16 +276,31 @@ export class SessionClaims implements SessionOwnershipPort {
    * records before its claim left it, never before).
    */
   reviewed(): (() => void) | undefined {
-    if (this.changed.length === 0) return undefined;
+    if (this.changed.length === 0 && this.heard.length === 0) return undefined;
     const changed = this.changed;
+    const heard = this.heard;
     this.changed = [];
+    this.heard = [];
     return () => {
       const listener = this.listener;
       if (listener === null) return;
-      for (let i = 0; i < changed.length; i += 2) {
-        if (changed[i + 1] === this.node) listener.gained(changed[i]);
-        else listener.lost(changed[i]);
+      for (const { clientId, node, from, takeover } of changed) {
+        if (node === this.node) {
+          listener.gained(clientId);
+          continue;
+        }
+        listener.lost(clientId);
+        // The new owner waits for this word before it decides the will of the connection served
+        // here: written after everything this node wrote of that connection (once it is applied).
+        if (takeover && from === this.node) this.state.put(LET_GO_PREFIX + clientId, { node: this.node }).catch(() => undefined);
       }
+      for (const [clientId, cleared] of heard) listener.formerOwnerLetGo(clientId, cleared);
     };
   }
+}
+
+/** A write of a session's state or will that leaves no will: its removal, or a session stored without one. */
+function clearsWill(entry: OperationEntry & { op: 'state.put' | 'state.remove' }): boolean {
+  if (entry.op === 'state.remove') return true;
+  return entry.key.startsWith(SESSION_PREFIX) && (entry.value as { will?: unknown } | undefined)?.will == null;
 }

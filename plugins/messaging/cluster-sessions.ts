@@ -14,7 +14,7 @@ import { fencedError, type SessionOwnershipListener, type SessionOwnershipPort }
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import { Session, type SessionOutlet, type StoredWill } from './session';
+import { Session, type SessionOutlet, type StoredWill, type WillMessage } from './session';
 import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
@@ -36,6 +36,13 @@ export class ClusterSessions implements SessionOwnershipListener {
   private sweeps = 0;
   /** MQ API calls waiting for their session's write (storeChange): passed over yet? */
   private readonly awaitingWrite = new Map<string, Array<{ passedOver: boolean }>>();
+  /**
+   * Wills of connections another node served, taken over here by a CONNECT: held until that node
+   * says it let go (formerOwnerLetGo), since only it knows whether a DISCONNECT came first. `will`
+   * of a stored session (`session`: as loaded here), or `stored`: the `will/<clientId>` of one
+   * that is not stored.
+   */
+  private readonly heldWills = new Map<string, { session: Session; will: WillMessage } | { stored: StoredConnectionWill }>();
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -182,6 +189,8 @@ export class ClusterSessions implements SessionOwnershipListener {
   }
 
   lost(clientId: string): void {
+    // A will held for the node that has it now decides nothing here any more.
+    this.heldWills.delete(clientId);
     const core = this.core;
     const session = core.sessions.get(clientId);
     if (session !== undefined) core.lifecycle.forget(session);
@@ -194,10 +203,54 @@ export class ClusterSessions implements SessionOwnershipListener {
     const core = this.core;
     const stale = core.sessions.get(clientId);
     if (stale !== undefined) core.lifecycle.forget(stale);
+    this.heldWills.delete(clientId);
     const session = core.state.loadSession(clientId, core.engine.clock.now());
-    if (session !== undefined) core.lifecycle.loaded([session]);
-    // The connection it had elsewhere has ended (taken over, or its node died): its will is due.
-    else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) this.sendStoredWill(clientId);
+    // Taken from a live node by a CONNECT: the will of its connection waits for that node's word.
+    const awaiting = this.ownership.awaitsWord(clientId);
+    if (session !== undefined) {
+      if (awaiting && session.will !== undefined) {
+        this.heldWills.set(clientId, { session, will: session.will });
+        session.will = undefined;
+        session.willDueAt = undefined;
+      }
+      core.lifecycle.loaded([session]);
+      return;
+    }
+    const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
+    if (stored === undefined) return;
+    if (!awaiting) {
+      // The connection it had elsewhere has ended (its node died, or it let go before): its will is due.
+      this.sendStoredWill(clientId);
+      return;
+    }
+    // Held aside and removed: the new connection here may store a will of its own under that key.
+    this.heldWills.set(clientId, { stored });
+    this.storedWills.add(clientId);
+    this.removeWill(clientId);
+  }
+
+  formerOwnerLetGo(clientId: string, cleared: boolean): void {
+    const held = this.heldWills.get(clientId);
+    if (held === undefined) return;
+    this.heldWills.delete(clientId);
+    // Decided there (a DISCONNECT, or the will sent by that node): nothing is sent from here.
+    if (cleared) return;
+    if ('stored' in held) {
+      this.publishStoredWill(clientId, held.stored);
+      return;
+    }
+    const core = this.core;
+    const session = held.session;
+    if (core.sessions.get(clientId) !== session) {
+      // A clean start ended that session here: its will goes now, as on one node.
+      core.lifecycle.publishWillOf(session, held.will);
+    } else if (!session.online) {
+      // Not resumed (the CONNECT went away): the will is due after its delay, as after any connection's end.
+      session.will = held.will;
+      session.willDueAt = core.engine.clock.now() + held.will.delay * 1000;
+      if (session.persistent) core.state.markDirty(session);
+    }
+    // Resumed: the new connection cancelled the will [MQTT-3.1.3-9].
   }
 
   /**
@@ -287,22 +340,25 @@ export class ClusterSessions implements SessionOwnershipListener {
 
   /** Publishes `will/<clientId>` (its connection ended on a node that no longer holds it) and removes it, in one record. */
   private sendStoredWill(clientId: string): void {
-    const core = this.core;
-    const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
-    if (stored !== undefined) {
-      const principal: Principal = { account: stored.account, roles: stored.roles };
-      const will = stored.will;
-      if (core.decisions.mayPublish(principal, will.topic)) {
-        this.publishWill({
-          topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
-          publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
-        });
-      } else {
-        core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
-      }
-    }
+    const stored = this.core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
+    if (stored !== undefined) this.publishStoredWill(clientId, stored);
     this.storedWills.add(clientId);
     this.removeWill(clientId);
+  }
+
+  /** Publishes a connection's will as stored (`will/<clientId>`), if its account may publish to its topic. */
+  private publishStoredWill(clientId: string, stored: StoredConnectionWill): void {
+    const core = this.core;
+    const principal: Principal = { account: stored.account, roles: stored.roles };
+    const will = stored.will;
+    if (!core.decisions.mayPublish(principal, will.topic)) {
+      core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
+      return;
+    }
+    this.publishWill({
+      topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
+      publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
+    });
   }
 
   private write(written: Promise<void>): void {

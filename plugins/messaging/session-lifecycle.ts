@@ -233,6 +233,12 @@ export class SessionLifecycle {
     else this.core.cluster?.storeWill(session);
   }
 
+  /** The will of a session that ended here without it being sent (cluster-sessions.ts: held for another node's word), sent now. */
+  publishWillOf(session: Session, will: WillMessage): void {
+    session.will = will;
+    this.publishWill(session);
+  }
+
   private publishWill(session: Session): void {
     const will = session.will;
     session.will = undefined;

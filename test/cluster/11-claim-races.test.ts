@@ -110,6 +110,57 @@ describe('cluster: claims racing a release, a CONNECT or a deletion', function (
     assert.equal(created.errorCode, 0, `the name is free again: ${JSON.stringify(created)}`);
   });
 
+  /**
+   * A client with a will connected to node1 ends its connection (`normally`: DISCONNECT 0x00, else
+   * dropped) while node1's writes are held, and the same client id connects with a clean start to
+   * node2, whose claim is applied before node1's writes: the wills that reach a subscriber on node3.
+   * `kept`: the first connection's session is kept (3.1.1 clean session 0), its will stored with it.
+   */
+  async function willAfterCrossing(clientId: string, normally: boolean, kept: boolean): Promise<string[]> {
+    const [node1, node2, node3] = cluster().nodes;
+    const topic = `will-race/${clientId}`;
+    const watcher = await connect(node3.mqtt, { clientId: `${clientId}-watch` });
+    await watcher.subscribeAsync(topic, { qos: 1 });
+    const wills: string[] = [];
+    watcher.on('message', (t, payload) => { if (t === topic) wills.push(payload.toString()); });
+    const first = await connect(node1.mqtt, { clientId, clean: !kept, will: { topic, payload: Buffer.from('gone'), qos: 1, retain: false } });
+    await barrier(node1, node2, `${clientId}-1`);
+
+    // node1 reads the end of the connection and decides its will; what it writes waits in the proxy.
+    hold();
+    const decided = node1Sent(normally ? `${kept ? 'session' : 'will'}/${clientId}` : topic);
+    if (normally) await end(first);
+    else first.end(true);
+    await decided;
+    events.push(`${clientId}: node1's decision held`);
+
+    // The clean start on node2 takes the client id over, ahead of node1's writes in the stream.
+    const second = await connect(node2.mqtt, { clientId, clean: true });
+    await barrier(node2, node3, `${clientId}-2`);
+    events.push(`${clientId}: taken over on node2, wills so far ${JSON.stringify(wills)}`);
+    release();
+
+    // node1 has applied the takeover once it refuses the name (the claim is before its held writes),
+    // and it let go then; node2 applied that, and what node2 sent reached node3.
+    assert.equal((await action(0, 'createMqApiSession', { clientName: clientId })).errorCode, 14221);
+    await barrier(node1, node2, `${clientId}-3`);
+    await barrier(node2, node3, `${clientId}-4`);
+    await barrier(node1, node3, `${clientId}-5`);
+    await end(second);
+    watcher.end(true);
+    return wills;
+  }
+
+  it('a DISCONNECT 0x00 read by node1 just before it applies a clean-start takeover from node2: the will is never published (a session ending with its connection, and a kept one)', async function () {
+    assert.deepEqual(await willAfterCrossing('will-normal', true, false), [], 'session ending with its connection');
+    assert.deepEqual(await willAfterCrossing('will-normal-kept', true, true), [], 'kept session');
+  });
+
+  it('a connection dropped on node1 just before it applies a clean-start takeover from node2: the will is published once (a session ending with its connection, and a kept one)', async function () {
+    assert.deepEqual(await willAfterCrossing('will-dropped', false, false), ['gone'], 'session ending with its connection');
+    assert.deepEqual(await willAfterCrossing('will-dropped-kept', false, true), ['gone'], 'kept session');
+  });
+
   it('a node restarted while its first lease renewal is held serves nobody until the renewal is stored, and does not fence itself at start', async function () {
     const node1 = cluster().nodes[0];
     await node1.stop();
