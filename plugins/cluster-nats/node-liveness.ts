@@ -67,10 +67,10 @@ export class NodeLiveness {
   /**
    * Opens (or creates) the bucket and renews this node's lease; resolves once the first renewal is
    * stored (trying again until `deadline`, a performance.now() time, then rejecting: the node does
-   * not start). From then on the lease is renewed every quarter of it, and the fence runs half a
-   * lease after the last renewal sent that succeeded.
+   * not start; none: until it succeeds or the node stops). From then on the lease is renewed every
+   * quarter of it, and the fence runs half a lease after the last renewal sent that succeeded.
    */
-  async start(deadline: number): Promise<void> {
+  async start(deadline = Infinity): Promise<void> {
     this.log.info({ node: this.node }, 'cluster: renewing this node\'s lease before it serves');
     for (;;) {
       // Taken before the request: the key is stored after this, so it lapses a lease after it at the earliest.

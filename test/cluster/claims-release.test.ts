@@ -2,7 +2,7 @@
  * How every node applies claims and releases of client ids (plugins/cluster-nats/session-claims.ts,
  * docs/cluster.md "Sessions"), record by record as the stream hands them over: a release lets go
  * of the claim it names only, so a release on its way never takes away a later claim. The
- * interleavings through real nodes are in test/cluster/11; this covers every order of the entries.
+ * interleavings through real nodes are in test/cluster/14; this covers every order of the entries.
  */
 import assert from 'node:assert/strict';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';

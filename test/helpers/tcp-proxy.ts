@@ -1,6 +1,6 @@
 /**
  * A TCP proxy a test controls, put between an engine node and one nats-server (test/cluster/10,
- * 11): `cut()` destroys every connection through it and refuses new ones until `restore()`, as a
+ * 14): `cut()` destroys every connection through it and refuses new ones until `restore()`, as a
  * network that drops a node would; `hold()` keeps what the node sends (its stream writes among
  * it) until `release()`, while the server's side still reaches the node, so a test can line up a
  * write that is on its way with what the node does meanwhile (`sent()` tells when it is held);
