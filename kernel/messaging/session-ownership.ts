@@ -47,6 +47,13 @@ export interface SessionOwnershipListener {
   fenced(): void;
   /** This node reached the stream again, applied it up to its tail and renewed its lease: it loads the sessions it still owns and serves again. */
   unfenced(): void;
+  /**
+   * The node a CONNECT took the client id from (SessionOwnershipPort.awaitsWord) has let go of it,
+   * or its lease lapsed: `cleared` when it had decided the connection's will before (a DISCONNECT
+   * read first, or the will sent by it), so the will is not sent; else the takeover ended the
+   * connection and the will is due. Called on every node, in log order; the owner acts.
+   */
+  formerOwnerLetGo(clientId: string, cleared: boolean): void;
 }
 
 /** A claim as the listings read it (SessionOwnershipPort.claimed). */
@@ -63,6 +70,18 @@ export interface SessionOwnershipPort {
   readonly node: string;
   /** Does this node own the client id now (as far as it has applied the log)? */
   owns(clientId: string): boolean;
+  /**
+   * Does this node own the client id with no release of it on its way? Only then may a CONNECT or
+   * a new MQ API session rely on the claim without claiming again: a release on its way would
+   * take the claim away once applied (docs/cluster.md, "Sessions").
+   */
+  keeps(clientId: string): boolean;
+  /**
+   * Was the client id taken from another node by a CONNECT whose former owner has not said yet
+   * that it let go? The new owner then holds the ended connection's will until it does
+   * (SessionOwnershipListener.formerOwnerLetGo), rather than decide it from the state alone.
+   */
+  awaitsWord(clientId: string): boolean;
   /** The node that owns the client id (undefined: none claimed it). */
   ownerOf(clientId: string): string | undefined;
   /**
@@ -85,9 +104,11 @@ export interface SessionOwnershipPort {
   claimOf(clientId: string): ClientClaim | undefined;
   /**
    * This node's session of the client id has ended (nothing of it is stored any more): the claim
-   * goes, so claims do not pile up. Applied only while this node still owns it.
+   * goes, so claims do not pile up. The release names the claim it lets go of and is applied only
+   * while this node still holds the client id by that claim, so it never takes away a later claim.
+   * Resolves once it is settled (applied, passed over, or not stored); never rejects.
    */
-  release(clientId: string): void;
+  release(clientId: string): Promise<void>;
   /**
    * Client ids this node owns with no claim of its own on its way (a CONNECT whose claim is being
    * applied is not listed): the message core releases those it holds nothing for (a CONNECT that

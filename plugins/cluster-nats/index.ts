@@ -57,8 +57,9 @@ export default definePlugin({
       const catchUp = streamCatchUp(link, applier, timeoutMs);
       engine.bus.setReplicaCatchUp(catchUp);
       const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
-      // Once the other plugins have started (the message core listens to claims by then).
-      engine.onStart(() => liveness.start());
+      // Once the other plugins have registered (the message core listens to claims by then), and
+      // before the listeners open: a node serves only once its first lease renewal is stored.
+      engine.onStart(() => liveness.start(performance.now() + 3 * timeoutMs));
       engine.onClose(async () => {
         liveness.stop();
         // Writes made while the other plugins stop (sessions closing) still go through the stream.

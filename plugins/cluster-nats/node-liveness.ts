@@ -14,6 +14,11 @@
  * that send, so no survivor can see it lapse earlier than a whole lease after it: the other half
  * is the margin for this node's timer running late and for closing its connections. It serves
  * again once a renewal succeeds and it has applied the stream up to the tail read after it.
+ *
+ * A node serves only once it holds a lease: start() resolves after its first renewal is stored,
+ * and the plugin's start hook runs before the listeners open. A first renewal that is slow (a
+ * loaded machine, a bucket being created) delays the start; it never fences a node that has just
+ * started, and a node restarted after a crash never serves while its previous run's key lapses.
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { ClusterLink } from './stream';
@@ -59,14 +64,35 @@ export class NodeLiveness {
     private readonly catchUp: () => Promise<boolean>,
   ) {}
 
-  /** Opens (or creates) the bucket and renews this node's lease from now on; tries again on each renewal until the bucket answers. */
-  start(): void {
+  /**
+   * Opens (or creates) the bucket and renews this node's lease; resolves once the first renewal is
+   * stored (trying again until `deadline`, a performance.now() time, then rejecting: the node does
+   * not start; none: until it succeeds or the node stops). From then on the lease is renewed every
+   * quarter of it, and the fence runs half a lease after the last renewal sent that succeeded.
+   */
+  async start(deadline = Infinity): Promise<void> {
+    this.log.info({ node: this.node }, 'cluster: renewing this node\'s lease before it serves');
+    for (;;) {
+      // Taken before the request: the key is stored after this, so it lapses a lease after it at the earliest.
+      const sentAt = performance.now();
+      try {
+        const kv = await this.bucket();
+        await kv.put(this.node, String(Date.now()));
+        this.renewedSince = performance.now();
+        this.renewed(sentAt);
+        break;
+      } catch (error) {
+        if (this.stopped) return;
+        if (performance.now() >= deadline) throw new Error(`this node could not renew its lease in the bucket ${NODES_BUCKET}: ${String((error as Error)?.message ?? error)}`);
+        // Usual for a moment when the bucket was just created (its stream has no leader yet).
+        this.log.info({ err: error }, 'cluster: this node\'s first lease renewal failed; trying again');
+        // A refused request answers at once: the next attempt waits a moment (an unavailable stream answers within its timeout).
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+    if (this.stopped) return;
     this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.leaseMs / 4)));
     this.timer.unref();
-    // Counted as if a renewal had been sent now: a node whose renewals never succeed fences too.
-    this.fenceTimer = setTimeout(() => this.fence(), this.leaseMs / 2);
-    this.fenceTimer.unref();
-    this.tick();
   }
 
   stop(): void {
@@ -169,6 +195,8 @@ export class NodeLiveness {
       if (performance.now() - since >= this.leaseMs) dead.push(node);
       else maybeAlive.push(node);
     }
+    // Every node: the word a dead node owed on its connections' wills will not come.
+    for (const node of dead) this.claims.nodeGone(node);
     if (dead.length === 0 || maybeAlive.sort()[0] !== this.node || this.stopped) return;
     for (const node of dead) {
       this.handOver(node);

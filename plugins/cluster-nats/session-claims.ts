@@ -19,6 +19,13 @@ export const OWNER_PREFIX = 'owner/';
 const SESSION_PREFIX = 'session/';
 const WILL_PREFIX = 'will/';
 /**
+ * `let-go/<clientId>`: written by a former owner once it has applied the claim that took the
+ * client id from it. Whatever it wrote of that client's session or will before it (and after the
+ * claim in the stream) was decided before it let go: a write that clears the will means the
+ * connection's end had already decided it (a DISCONNECT, or the will sent). Never stored.
+ */
+const LET_GO_PREFIX = 'let-go/';
+/**
  * What a write passed over becomes: the removal of a key nobody writes, so the record keeps its
  * entries' places (the writer's answers and a restart's partial position count them).
  */
@@ -37,15 +44,36 @@ export interface StoredClaim {
   account?: string;
 }
 
+/**
+ * A release as written: it lets go of the claim it names only (applied as the removal of
+ * `owner/<clientId>` while that claim of that node still holds, else passed over), so a release
+ * on its way never takes away a later claim, this node's own included.
+ */
+interface StoredRelease {
+  node: string;
+  release: string;
+}
+
 export class SessionClaims implements SessionOwnershipPort {
   private readonly owners = new Map<string, string>();
+  /** The claim id each owner holds its client id by (what a release names). */
+  private readonly claimIds = new Map<string, string>();
+  /** Client ids whose release by this node is on its way: until it settles, nothing relies on this node's claim. */
+  private readonly releasing = new Map<string, Promise<void>>();
   /** Client ids this node owns (kept with `owners`). */
   private readonly mine = new Set<string>();
   /** Client ids whose claim by this node is on its way (ownedSettled leaves them out). */
   private readonly claiming = new Map<string, number>();
   private listener: SessionOwnershipListener | null = null;
-  /** Owners changed by the record being reviewed: [clientId, node] pairs, told once it is applied. */
-  private changed: string[] = [];
+  /** Owners changed by the record being reviewed, told once it is applied (`takeover`: a claim with no expectation). */
+  private changed: Array<{ clientId: string; node: string; from: string | undefined; takeover: boolean }> = [];
+  /**
+   * Client ids taken over from a node that has not said yet that it let go (`let-go/`): `cleared`
+   * once a write of that node's, made before it let go, cleared the connection's will.
+   */
+  private readonly awaitingWord = new Map<string, { from: string; cleared: boolean }>();
+  /** Words heard in the record being reviewed, told once it is applied: [clientId, cleared]. */
+  private heard: Array<[string, boolean]> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
   /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
@@ -54,13 +82,17 @@ export class SessionClaims implements SessionOwnershipPort {
   constructor(readonly node: string, private readonly state: LogStatePort) {
     // As this node's store left them at its applied position: the stream goes on from there.
     for (const [key, value] of state.entries(OWNER_PREFIX)) {
-      const node = (value as StoredClaim | undefined)?.node;
-      if (typeof node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), node);
+      const claim = value as StoredClaim | undefined;
+      if (typeof claim?.node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), claim.node, claim.claim);
     }
   }
 
   owns(clientId: string): boolean {
     return this.owners.get(clientId) === this.node;
+  }
+
+  keeps(clientId: string): boolean {
+    return this.owns(clientId) && !this.releasing.has(clientId);
   }
 
   ownerOf(clientId: string): string | undefined {
@@ -72,11 +104,25 @@ export class SessionClaims implements SessionOwnershipPort {
     return new Set(this.owners.values());
   }
 
-  /** The nodes whose leases matter: those that own a session or hold the message core's node-local state. */
+  /** The nodes whose leases matter: those that own a session, hold the message core's node-local state, or owe their word on a will. */
   watchedNodes(): Set<string> {
     const nodes = this.owningNodes();
     if (this.listener !== null) for (const node of this.listener.nodesHoldingState()) nodes.add(node);
+    for (const awaiting of this.awaitingWord.values()) nodes.add(awaiting.from);
     return nodes;
+  }
+
+  awaitsWord(clientId: string): boolean {
+    return this.awaitingWord.has(clientId);
+  }
+
+  /** `node`'s lease has lapsed (node-liveness.ts, on every node): the word it owed will not come, its connections ended with it. */
+  nodeGone(node: string): void {
+    for (const [clientId, awaiting] of [...this.awaitingWord]) {
+      if (awaiting.from !== node) continue;
+      this.awaitingWord.delete(clientId);
+      this.listener?.formerOwnerLetGo(clientId, awaiting.cleared);
+    }
   }
 
   /** A dead node's node-local state goes (this node adopts its sessions): see SessionOwnershipListener.nodeDied. */
@@ -126,18 +172,32 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  private setOwner(clientId: string, node: string | undefined): void {
-    if (node === undefined) this.owners.delete(clientId);
-    else this.owners.set(clientId, node);
+  private setOwner(clientId: string, node: string | undefined, claim: string | undefined): void {
+    if (node === undefined) {
+      this.owners.delete(clientId);
+      this.claimIds.delete(clientId);
+    } else {
+      this.owners.set(clientId, node);
+      if (claim === undefined) this.claimIds.delete(clientId);
+      else this.claimIds.set(clientId, claim);
+    }
     if (node === this.node) this.mine.add(clientId);
     else this.mine.delete(clientId);
   }
 
-  release(clientId: string): void {
-    if (!this.owns(clientId)) return;
-    this.state.remove(OWNER_PREFIX + clientId).catch(() => {
+  release(clientId: string): Promise<void> {
+    const pending = this.releasing.get(clientId);
+    if (pending !== undefined) return pending;
+    // A claim of this node on its way is what counts then: nothing to let go of.
+    if (!this.owns(clientId) || this.claiming.has(clientId)) return Promise.resolve();
+    const release: StoredRelease = { node: this.node, release: this.claimIds.get(clientId) ?? '' };
+    const released = this.state.put(OWNER_PREFIX + clientId, release).catch(() => {
       // Not stored (the stream is unavailable): the claim stays, as if the session went on.
+    }).finally(() => {
+      if (this.releasing.get(clientId) === released) this.releasing.delete(clientId);
     });
+    this.releasing.set(clientId, released);
+    return released;
   }
 
   /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). */
@@ -169,37 +229,63 @@ export class SessionClaims implements SessionOwnershipPort {
       const entry = entries[i];
       if (entry.op !== 'state.put' && entry.op !== 'state.remove') continue;
       const key = entry.key;
-      let keep = true;
-      if (key.startsWith(OWNER_PREFIX)) keep = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
+      let applied: OperationEntry = entry;
+      if (key.startsWith(OWNER_PREFIX)) applied = this.applyClaim(key.slice(OWNER_PREFIX.length), entry, writer);
       else if (key.startsWith(SESSION_PREFIX) || key.startsWith(WILL_PREFIX)) {
         const clientId = key.slice(key.indexOf('/') + 1);
         const owner = this.owners.get(clientId);
-        keep = owner === undefined || writer === undefined || owner === writer;
-        // This node's own write did not count: a caller waiting for it must not answer as if it had.
-        if (!keep && writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
+        if (owner !== undefined && writer !== undefined && owner !== writer) {
+          applied = PASSED_OVER;
+          // This node's own write did not count: a caller waiting for it must not answer as if it had.
+          if (writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
+          // The former owner decided the will before it let go (the new owner holds the will until its word).
+          const awaiting = this.awaitingWord.get(clientId);
+          if (awaiting?.from === writer && clearsWill(entry)) awaiting.cleared = true;
+        }
+      } else if (key.startsWith(LET_GO_PREFIX)) {
+        const clientId = key.slice(LET_GO_PREFIX.length);
+        const awaiting = this.awaitingWord.get(clientId);
+        if (awaiting !== undefined && awaiting.from === writer) {
+          this.awaitingWord.delete(clientId);
+          this.heard.push([clientId, awaiting.cleared]);
+        }
+        applied = PASSED_OVER;
       }
-      if (keep) continue;
+      if (applied === entry) continue;
       if (reviewed === entries) reviewed = entries.slice();
-      reviewed[i] = PASSED_OVER;
+      reviewed[i] = applied;
     }
     return reviewed;
   }
 
-  private applyClaim(clientId: string, entry: OperationEntry & { op: 'state.put' | 'state.remove' }, writer: string | undefined): boolean {
+  /** A claim or a release as every node applies it: the entry itself, the removal a release becomes, or PASSED_OVER. */
+  private applyClaim(clientId: string, entry: OperationEntry & { op: 'state.put' | 'state.remove' }, writer: string | undefined): OperationEntry {
     const owner = this.owners.get(clientId);
     if (entry.op === 'state.remove') {
-      // Only the owner lets go of a client id.
-      if (owner !== undefined && writer !== undefined && owner !== writer) return false;
-      this.setOwner(clientId, undefined);
-      return true;
+      // Only the owner lets go of a client id (a release written before releases named their claim).
+      if (owner !== undefined && writer !== undefined && owner !== writer) return PASSED_OVER;
+      this.setOwner(clientId, undefined, undefined);
+      return entry;
     }
-    const claim = entry.value as StoredClaim | undefined;
-    if (typeof claim?.node !== 'string') return false;
-    if (claim.expect !== undefined && (owner ?? '') !== claim.expect) return false;
-    this.setOwner(clientId, claim.node);
+    const value = entry.value as Partial<StoredClaim & StoredRelease> | undefined;
+    if (typeof value?.node !== 'string') return PASSED_OVER;
+    if (typeof value.release === 'string') {
+      // Only the claim it names, while its node still holds it by that claim: a later claim stays.
+      if (owner !== value.node || (writer !== undefined && writer !== owner) || this.claimIds.get(clientId) !== value.release) return PASSED_OVER;
+      this.setOwner(clientId, undefined, undefined);
+      return { op: 'state.remove', key: entry.key };
+    }
+    if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
+    this.setOwner(clientId, value.node, value.claim);
     // A claim of the node that owns it already changes nothing.
-    if (owner !== claim.node) this.changed.push(clientId, claim.node);
-    return true;
+    if (owner === value.node) return entry;
+    const takeover = value.expect === undefined;
+    // A CONNECT took the client id from a live node: that node alone knows how its connection
+    // ended (a DISCONNECT read just before it let go), so the will waits for its word.
+    if (takeover && owner !== undefined) this.awaitingWord.set(clientId, { from: owner, cleared: false });
+    else this.awaitingWord.delete(clientId);
+    this.changed.push({ clientId, node: value.node, from: owner, takeover });
+    return entry;
   }
 
   /**
@@ -208,20 +294,35 @@ export class SessionClaims implements SessionOwnershipPort {
    * records before its claim left it, never before).
    */
   reviewed(): (() => void) | undefined {
-    if (this.changed.length === 0) return undefined;
+    if (this.changed.length === 0 && this.heard.length === 0) return undefined;
     const changed = this.changed;
+    const heard = this.heard;
     this.changed = [];
+    this.heard = [];
     return () => {
       const listener = this.listener;
       if (listener === null) return;
-      for (let i = 0; i < changed.length; i += 2) {
-        if (changed[i + 1] === this.node) listener.gained(changed[i]);
-        else listener.lost(changed[i]);
+      for (const { clientId, node, from, takeover } of changed) {
+        if (node === this.node) {
+          listener.gained(clientId);
+          continue;
+        }
+        listener.lost(clientId);
+        // The new owner waits for this word before it decides the will of the connection served
+        // here: written after everything this node wrote of that connection (once it is applied).
+        if (takeover && from === this.node) this.state.put(LET_GO_PREFIX + clientId, { node: this.node }).catch(() => undefined);
       }
+      for (const [clientId, cleared] of heard) listener.formerOwnerLetGo(clientId, cleared);
     };
   }
 }
 
 function clientClaim(clientId: string, claim: StoredClaim): ClientClaim {
   return typeof claim.account === 'string' ? { clientId, node: claim.node, account: claim.account } : { clientId, node: claim.node };
+}
+
+/** A write of a session's state or will that leaves no will: its removal, or a session stored without one. */
+function clearsWill(entry: OperationEntry & { op: 'state.put' | 'state.remove' }): boolean {
+  if (entry.op === 'state.remove') return true;
+  return entry.key.startsWith(SESSION_PREFIX) && (entry.value as { will?: unknown } | undefined)?.will == null;
 }

@@ -14,7 +14,7 @@ import { fencedError, type SessionOwnershipListener, type SessionOwnershipPort }
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import { Session, type StoredWill } from './session';
+import { Session, type SessionOutlet, type StoredWill, type WillMessage } from './session';
 import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
@@ -36,6 +36,13 @@ export class ClusterSessions implements SessionOwnershipListener {
   private sweeps = 0;
   /** MQ API calls waiting for their session's write (storeChange): passed over yet? */
   private readonly awaitingWrite = new Map<string, Array<{ passedOver: boolean }>>();
+  /**
+   * Wills of connections another node served, taken over here by a CONNECT: held until that node
+   * says it let go (formerOwnerLetGo), since only it knows whether a DISCONNECT came first. `will`
+   * of a stored session (`session`: as loaded here), or `stored`: the `will/<clientId>` of one
+   * that is not stored.
+   */
+  private readonly heldWills = new Map<string, { session: Session; will: WillMessage } | { stored: StoredConnectionWill }>();
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -76,8 +83,14 @@ export class ClusterSessions implements SessionOwnershipListener {
     // Only while `owner` still has it: of two nodes moving it at once one wins, the other answers
     // NODE_BOUND (each would otherwise load it and read the same messages).
     if (!(await this.ownership.claim(clientName, owner))) {
-      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: this.ownership.ownerOf(clientName) ?? owner, here });
+      const now = this.ownership.ownerOf(clientName);
+      // Its owner ended it (and let go of the name) before the claim: "not found", as on one node.
+      if (now === undefined) return;
+      throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: now, here });
     }
+    // Deleted between the look at its stored state and the claim: nothing was loaded, so the claim
+    // goes before the answer (a creation of the name on any node then finds it free).
+    if (!this.core.sessions.has(clientName)) await this.ownership.release(clientName);
   }
 
   /**
@@ -87,6 +100,8 @@ export class ClusterSessions implements SessionOwnershipListener {
    */
   async claimName(clientName: string): Promise<void> {
     if (this.ownership.fenced) throw fencedError();
+    // A release of the name on its way would take the claim away: it settles first.
+    if (this.ownership.owns(clientName) && !this.ownership.keeps(clientName)) await this.ownership.release(clientName);
     const owner = this.ownership.ownerOf(clientName);
     if (owner === this.ownership.node) return;
     // Only while no node owns it: of two nodes creating it at once one wins (the last claim
@@ -149,19 +164,29 @@ export class ClusterSessions implements SessionOwnershipListener {
     // Fenced, this node holds no session on purpose: its claims stay until it serves again (or a
     // survivor adopts them); a release queued now would be sent when the stream is reached again.
     if (this.ownership.fenced) return;
-    const core = this.core;
     const released: string[] = [];
     for (const clientId of this.ownership.ownedSettled()) {
-      if (core.sessions.has(clientId) || core.engine.clientConnections.holder(clientId) !== undefined) continue;
-      this.ownership.release(clientId);
+      // (A release already on its way is not sent again.)
+      if (!this.holdsNothingFor(clientId) || !this.ownership.keeps(clientId)) continue;
+      void this.ownership.release(clientId);
       released.push(clientId);
     }
-    if (released.length > 0) core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
+    if (released.length > 0) this.core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
-  /** A CONNECT's claim, when the client id is not this node's yet (undefined: nothing to wait for); `account` is kept in it for the listings. */
+  /** No session and no connection of the client id here. */
+  private holdsNothingFor(clientId: string): boolean {
+    return !this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined;
+  }
+
+  /**
+   * A CONNECT's claim, when the client id is not this node's yet, or when a release of it is on
+   * its way (the session of the client id just ended here): that release names the claim it lets
+   * go of, so the new claim stays whichever is applied first (undefined: nothing to wait for).
+   * `account` is kept in it for the listings.
+   */
   claim(clientId: string, account?: string): Promise<boolean> | undefined {
-    return this.ownership.owns(clientId) ? undefined : this.ownership.claim(clientId, undefined, account);
+    return this.ownership.keeps(clientId) ? undefined : this.ownership.claim(clientId, undefined, account);
   }
 
   /**
@@ -180,6 +205,8 @@ export class ClusterSessions implements SessionOwnershipListener {
   }
 
   lost(clientId: string): void {
+    // A will held for the node that has it now decides nothing here any more.
+    this.heldWills.delete(clientId);
     const core = this.core;
     const session = core.sessions.get(clientId);
     if (session !== undefined) core.lifecycle.forget(session);
@@ -192,10 +219,54 @@ export class ClusterSessions implements SessionOwnershipListener {
     const core = this.core;
     const stale = core.sessions.get(clientId);
     if (stale !== undefined) core.lifecycle.forget(stale);
+    this.heldWills.delete(clientId);
     const session = core.state.loadSession(clientId, core.engine.clock.now());
-    if (session !== undefined) core.lifecycle.loaded([session]);
-    // The connection it had elsewhere has ended (taken over, or its node died): its will is due.
-    else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) this.sendStoredWill(clientId);
+    // Taken from a live node by a CONNECT: the will of its connection waits for that node's word.
+    const awaiting = this.ownership.awaitsWord(clientId);
+    if (session !== undefined) {
+      if (awaiting && session.will !== undefined) {
+        this.heldWills.set(clientId, { session, will: session.will });
+        session.will = undefined;
+        session.willDueAt = undefined;
+      }
+      core.lifecycle.loaded([session]);
+      return;
+    }
+    const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
+    if (stored === undefined) return;
+    if (!awaiting) {
+      // The connection it had elsewhere has ended (its node died, or it let go before): its will is due.
+      this.sendStoredWill(clientId);
+      return;
+    }
+    // Held aside and removed: the new connection here may store a will of its own under that key.
+    this.heldWills.set(clientId, { stored });
+    this.storedWills.add(clientId);
+    this.removeWill(clientId);
+  }
+
+  formerOwnerLetGo(clientId: string, cleared: boolean): void {
+    const held = this.heldWills.get(clientId);
+    if (held === undefined) return;
+    this.heldWills.delete(clientId);
+    // Decided there (a DISCONNECT, or the will sent by that node): nothing is sent from here.
+    if (cleared) return;
+    if ('stored' in held) {
+      this.publishStoredWill(clientId, held.stored);
+      return;
+    }
+    const core = this.core;
+    const session = held.session;
+    if (core.sessions.get(clientId) !== session) {
+      // A clean start ended that session here: its will goes now, as on one node.
+      core.lifecycle.publishWillOf(session, held.will);
+    } else if (!session.online) {
+      // Not resumed (the CONNECT went away): the will is due after its delay, as after any connection's end.
+      session.will = held.will;
+      session.willDueAt = core.engine.clock.now() + held.will.delay * 1000;
+      if (session.persistent) core.state.markDirty(session);
+    }
+    // Resumed: the new connection cancelled the will [MQTT-3.1.3-9].
   }
 
   /**
@@ -242,13 +313,20 @@ export class ClusterSessions implements SessionOwnershipListener {
     this.write(this.core.messageLog.state.put(WILL_PREFIX + session.clientId, value));
   }
 
-  /** The session ended here (its will, if due, was published): its stored will goes. */
-  sessionEnded(session: Session): void {
+  /**
+   * The session ended here (its will, if due, was published): its stored will goes. `closed`: the
+   * connection whose end ended it, which holds the client id until its socket has closed.
+   */
+  sessionEnded(session: Session, closed?: SessionOutlet): void {
     const clientId = session.clientId;
     this.removeWill(clientId);
-    // The claim goes too, unless a new session of the client id began in this turn (a clean start).
+    // The claim goes too, unless a new session or another connection of the client id began
+    // meanwhile (a clean start). A CONNECT still logging in here claims again (claim()), so this
+    // release cannot take its claim.
     setImmediate(() => {
-      if (!this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined) this.ownership.release(clientId);
+      if (this.core.sessions.has(clientId)) return;
+      const holder: unknown = this.core.engine.clientConnections.holder(clientId);
+      if (holder === undefined || holder === closed) void this.ownership.release(clientId);
     });
   }
 
@@ -278,22 +356,25 @@ export class ClusterSessions implements SessionOwnershipListener {
 
   /** Publishes `will/<clientId>` (its connection ended on a node that no longer holds it) and removes it, in one record. */
   private sendStoredWill(clientId: string): void {
-    const core = this.core;
-    const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
-    if (stored !== undefined) {
-      const principal: Principal = { account: stored.account, roles: stored.roles };
-      const will = stored.will;
-      if (core.decisions.mayPublish(principal, will.topic)) {
-        this.publishWill({
-          topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
-          publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
-        });
-      } else {
-        core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
-      }
-    }
+    const stored = this.core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
+    if (stored !== undefined) this.publishStoredWill(clientId, stored);
     this.storedWills.add(clientId);
     this.removeWill(clientId);
+  }
+
+  /** Publishes a connection's will as stored (`will/<clientId>`), if its account may publish to its topic. */
+  private publishStoredWill(clientId: string, stored: StoredConnectionWill): void {
+    const core = this.core;
+    const principal: Principal = { account: stored.account, roles: stored.roles };
+    const will = stored.will;
+    if (!core.decisions.mayPublish(principal, will.topic)) {
+      core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
+      return;
+    }
+    this.publishWill({
+      topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
+      publisher: will.publisher, createdAt: core.engine.clock.now(), sequence: 0, wire: undefined, wireForm: 0,
+    });
   }
 
   private write(written: Promise<void>): void {

@@ -178,7 +178,7 @@ export class SessionLifecycle {
       else session.willDueAt = now + session.will.delay * 1000;
     }
     if (!session.persistent) {
-      this.endSession(session);
+      this.endSession(session, outlet);
       return;
     }
     this.offline.add(session);
@@ -213,10 +213,13 @@ export class SessionLifecycle {
     this.core.state.forget(session);
   }
 
-  /** Ends a session: its subscriptions and state go; a will still pending is sent now. Resolves once its removal is stored. */
-  endSession(session: Session): Promise<void> {
+  /**
+   * Ends a session: its subscriptions and state go; a will still pending is sent now. Resolves once
+   * its removal is stored. `closed`: the connection whose end ended it (it still holds the client id for a moment).
+   */
+  endSession(session: Session, closed?: SessionOutlet): Promise<void> {
     if (session.will) this.publishWill(session);
-    this.core.cluster?.sessionEnded(session);
+    this.core.cluster?.sessionEnded(session, closed);
     this.core.tree.removeAll(session);
     this.core.sessions.delete(session.clientId);
     this.offline.delete(session);
@@ -228,6 +231,12 @@ export class SessionLifecycle {
     session.willDueAt = undefined;
     if (session.persistent) this.core.state.markDirty(session);
     else this.core.cluster?.storeWill(session);
+  }
+
+  /** The will of a session that ended here without it being sent (cluster-sessions.ts: held for another node's word), sent now. */
+  publishWillOf(session: Session, will: WillMessage): void {
+    session.will = will;
+    this.publishWill(session);
   }
 
   private publishWill(session: Session): void {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { connect, end } from '../helpers/cluster-clients';
 import { clusterForSuite } from '../helpers/nats-cluster';
-import { digestFolder } from '../helpers/cluster-digest';
+import { converged, digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
 
 describe('cluster: replication through the stream', function () {
@@ -128,6 +128,8 @@ describe('cluster: replication through the stream', function () {
     await publisher.publishAsync('marker', 'end', { qos: 1 });
     await Promise.all(markers);
     await Promise.all([publisher, ...subscribers].map(end));
+    // Their claims are released as their sessions end: applied on every node before they stop.
+    await converged(nodes, 'replication');
 
     await Promise.all(nodes.map((node) => node.stop('SIGTERM')));
     const digests = [];

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect, end } from '../helpers/cluster-clients';
 import { clusterForSuite } from '../helpers/nats-cluster';
-import { digestFolder } from '../helpers/cluster-digest';
+import { converged, digestFolder } from '../helpers/cluster-digest';
 import { call } from '../helpers/server';
 
 async function publishMany(url: string, topic: string, from: number, count: number): Promise<void> {
@@ -67,6 +67,8 @@ describe('cluster: a restarted node catches up from the stream', function () {
     await publishMany(a.mqtt, 'marker', 0, 1);
     await Promise.all(markers);
     await Promise.all(subscribers.map(end));
+    // Their claims are released as their sessions end: applied on every node before they stop.
+    await converged(cluster().nodes, 'catchup');
     await Promise.all(cluster().nodes.map((node) => node.stop('SIGTERM')));
     const digests = [];
     for (const node of cluster().nodes) digests.push(await digestFolder(node.dataDir));

@@ -7,21 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
-import { connect, received } from '../helpers/cluster-clients';
-import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
+import { barrier, connect, received } from '../helpers/cluster-clients';
+import { clusterForSuite } from '../helpers/nats-cluster';
 import { TcpProxy } from '../helpers/tcp-proxy';
-
-/** Resolves once `to` has applied everything `from` wrote before now. */
-async function barrier(from: EngineNode, to: EngineNode, name: string): Promise<void> {
-  const subscriber = await connect(to.mqtt, { clientId: `${name}-sub` });
-  await subscriber.subscribeAsync(`barrier/${name}`, { qos: 1 });
-  const seen = received(subscriber, `barrier/${name}`);
-  const publisher = await connect(from.mqtt, { clientId: `${name}-pub` });
-  await publisher.publishAsync(`barrier/${name}`, name, { qos: 1 });
-  await seen;
-  subscriber.end(true);
-  publisher.end(true);
-}
 
 /** The CONNACK reason code a CONNECT to `url` is answered with (MQTT 5). */
 function connackCode(url: string, clientId: string): Promise<number> {

@@ -1,5 +1,6 @@
 /** MQTT clients of the cluster tests: the admin account, no automatic reconnect, a generous connect timeout. */
 import mqtt, { type MqttClient } from 'mqtt';
+import type { EngineNode } from './nats-cluster';
 
 export function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -24,4 +25,19 @@ export function received(client: MqttClient, topic: string): Promise<void> {
     };
     client.on('message', listener);
   });
+}
+
+/**
+ * Resolves once `to` has applied everything `from` wrote before now: a QoS 1 message published
+ * through `from` reaches a subscriber on `to` after every record `from` sent before it.
+ */
+export async function barrier(from: EngineNode, to: EngineNode, name: string): Promise<void> {
+  const subscriber = await connect(to.mqtt, { clientId: `${name}-sub` });
+  await subscriber.subscribeAsync(`barrier/${name}`, { qos: 1 });
+  const seen = received(subscriber, `barrier/${name}`);
+  const publisher = await connect(from.mqtt, { clientId: `${name}-pub` });
+  await publisher.publishAsync(`barrier/${name}`, name, { qos: 1 });
+  await seen;
+  subscriber.end(true);
+  publisher.end(true);
 }

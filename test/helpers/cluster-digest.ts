@@ -4,9 +4,32 @@
  * messages), the message core's shared state, the kernel's internal stores, and how far the node
  * applied the stream.
  */
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import { readAll } from '../../kernel/storage/stored-values';
+import type { EngineNode } from './nats-cluster';
+import { call } from './server';
+
+/**
+ * Resolves once every node has applied every write any node made before the call, e.g. the
+ * claims released as the test's last MQTT clients ended (before the nodes stop, for a digest): a
+ * record written through each node (after its earlier writes in its own order), then, on every
+ * node, a read of a record nobody wrote, which first applies the stream up to its last record.
+ */
+export async function converged(nodes: EngineNode[], name: string): Promise<void> {
+  const table = `converged_${name}`;
+  const created = await call('POST', `${nodes[0].http}/engine/api/v1/table/main/${table}`, { body: { fields: [{ name: 'k', type: 'varchar', length: 20 }] } });
+  assert.equal(created.status, 200, created.text);
+  for (const node of nodes) {
+    const inserted = await call('POST', `${node.http}/engine/api/v1/record/main/${table}`, { body: { k: node.name } });
+    assert.equal(inserted.status, 200, inserted.text);
+  }
+  for (const node of nodes) {
+    const missing = await call('GET', `${node.http}/engine/api/v1/record/main/${table}/999999999`);
+    assert.equal(missing.status, 404, missing.text);
+  }
+}
 
 export interface NodeDigest {
   /** The stream record the node applied last. */
