@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
-import { connect, received } from '../helpers/cluster-clients';
+import { barrier, connect, received } from '../helpers/cluster-clients';
 import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 
@@ -51,11 +51,11 @@ describe('cluster: sessions listed cluster-wide', function () {
 
   it('MQTT sessions (kept and clean, connected or not) and an MQ API session on three nodes are listed whole by listMqSessions and listMqSubscriptions on each node, each with the node that owns it; a reader account sees only its own session', async function () {
     const [node1, node2, node3] = cluster().nodes;
-    // A node loads the accounts at start and does not pick up another node's new account (a gap
-    // of its own, outside this test): the reader's account is created on each node.
-    for (const node of cluster().nodes) {
-      await action(node, 'admin', 'ADMIN', 'createAccount', { username: 'lister', password: 'lister-password-1', roles: ['reader'] }, 'admin');
-    }
+    // The reader's account, created through node1, is on node2 and node3 once they have applied
+    // what node1 wrote before a barrier message they deliver.
+    await action(node1, 'admin', 'ADMIN', 'createAccount', { username: 'lister', password: 'lister-password-1', roles: ['reader'] }, 'admin');
+    await barrier(node1, node2, 'account-on-node2');
+    await barrier(node1, node3, 'account-on-node3');
     // One watcher per node for the barriers (their names are not listed below).
     const watchers = await Promise.all(cluster().nodes.map((node, i) => connect(node.mqtt, { clientId: `watch-${i}` })));
     for (const watcher of watchers) await watcher.subscribeAsync('listbar/#', { qos: 1 });
