@@ -144,6 +144,8 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (waiting.passedOver || (!written && owner !== undefined && owner !== here)) {
       throw new EngineError('NODE_BOUND', { what: 'MQ API session', node: owner ?? 'another node', here });
     }
+    // Not written because this node fenced itself meanwhile (it let the session go): not stored.
+    if (!written && this.ownership.fenced) throw fencedError();
   }
 
   passedOver(clientId: string): void {
