@@ -7,7 +7,8 @@
 import type { Sqlite3 } from './sqlite-module';
 import type { SqlValue } from './sql-protocol';
 
-interface Exports {
+/** The SQLite C functions called straight on the WebAssembly exports (fast-values.ts, row-batch-reader.ts). */
+export interface SqliteExports {
   sqlite3_result_null(ctx: number): void;
   sqlite3_result_int(ctx: number, value: number): void;
   sqlite3_result_int64(ctx: number, value: bigint): void;
@@ -15,6 +16,7 @@ interface Exports {
   sqlite3_result_text(ctx: number, text: number, bytes: number, destructor: number): void;
   sqlite3_result_blob(ctx: number, blob: number, bytes: number, destructor: number): void;
   sqlite3_malloc(bytes: number): number;
+  sqlite3_free(pointer: number): void;
   sqlite3_step(stmt: number): number;
   sqlite3_column_type(stmt: number, i: number): number;
   sqlite3_column_int64(stmt: number, i: number): bigint;
@@ -47,7 +49,7 @@ const SQLITE_ROW = 100;
 const SQLITE_DONE = 101;
 
 export function fastValues(sqlite3: Sqlite3): FastValues {
-  const e = sqlite3.wasm.exports as unknown as Exports;
+  const e = sqlite3.wasm.exports as unknown as SqliteExports;
   const heap = (): Uint8Array => sqlite3.wasm.heap8u();
   // SQLite frees what it is handed with this destructor (sqlite3_free).
   const free = sqlite3.capi.SQLITE_WASM_DEALLOC as unknown as number;

@@ -8,22 +8,11 @@
 import { deserialize } from 'node:v8';
 import type { CanonicalValue, ColumnDefinition } from '../../kernel/storage/types';
 import type { Sqlite3 } from './sqlite-module';
-import type { FastValues } from './fast-values';
+import type { FastValues, SqliteExports } from './fast-values';
 import { storedToSql } from './sql-values';
 import {
   BATCH_HEADER, TAG_BIGINT, TAG_BYTES, TAG_FALSE, TAG_FLOAT64, TAG_INT32, TAG_NULL, TAG_SERIALIZED, TAG_TEXT, TAG_TRUE,
 } from './row-batch';
-
-interface Exports {
-  sqlite3_result_null(ctx: number): void;
-  sqlite3_result_int(ctx: number, value: number): void;
-  sqlite3_result_int64(ctx: number, value: bigint): void;
-  sqlite3_result_double(ctx: number, value: number): void;
-  sqlite3_result_text(ctx: number, text: number, bytes: number, destructor: number): void;
-  sqlite3_result_blob(ctx: number, blob: number, bytes: number, destructor: number): void;
-  sqlite3_malloc(bytes: number): number;
-  sqlite3_free(pointer: number): void;
-}
 
 /** SQLite copies a value handed with this destructor (SQLITE_TRANSIENT) before the call returns. */
 const TRANSIENT = -1;
@@ -51,14 +40,14 @@ export class BatchColumns {
 
 /** SQLite's memory as the batches of one runner read it. */
 export class BatchMemory {
-  readonly e: Exports;
+  readonly e: SqliteExports;
   private readonly memory: { buffer: ArrayBuffer };
   // Views over SQLite's memory; memory.grow() detaches them (a byte view's length drops to 0), then they are made again.
   bytes: Buffer & { utf8Slice(start: number, end: number): string };
   view: DataView;
 
   constructor(sqlite3: Sqlite3, readonly fast: FastValues) {
-    this.e = sqlite3.wasm.exports as unknown as Exports;
+    this.e = sqlite3.wasm.exports as unknown as SqliteExports;
     this.memory = (sqlite3.wasm as unknown as { memory: { buffer: ArrayBuffer } }).memory;
     this.bytes = Buffer.from(this.memory.buffer) as BatchMemory['bytes'];
     this.view = new DataView(this.memory.buffer);
