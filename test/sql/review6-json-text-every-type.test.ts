@@ -33,7 +33,7 @@ describe('sql (review6): rows written as JSON text equal the shaped rows for eve
     ];
     for (const row of rows) {
       const a = await send(server, db('insertRecords', token, { tableName: 'alltypes', sourceData: [row] }));
-      if (a.errorCode !== 0) process.stderr.write(`insert ${row.id}: ${JSON.stringify(a).slice(0, 300)}\n`);
+      assert.equal(a.errorCode, 0, `insert ${row.id}: ${JSON.stringify(a).slice(0, 300)}`);
     }
   });
   after(() => server.close());
