@@ -13,6 +13,7 @@ import { UNKNOWN_ACCOUNT_HASH } from './password-hash';
 import type { PasswordHashing } from './password-hasher';
 import type { Principal } from './principal';
 import type { RoleCatalog } from './roles';
+import { CatalogWrites } from './catalog-writes';
 
 export const DEFAULT_ADMIN = 'admin';
 export const DEFAULT_ADMIN_PASSWORD = 'ADMIN';
@@ -48,7 +49,7 @@ export class Accounts {
   private readonly pepper = randomBytes(32);
   private adminDefault = false;
   /** Records this node is storing (`save`): the store's tap tells them before the write returns. */
-  private readonly saving = new Set<AccountRecord>();
+  private readonly saving = new CatalogWrites<AccountRecord>();
   private changes = 0;
 
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
@@ -80,8 +81,9 @@ export class Accounts {
   storedElsewhere(key: string, record: AccountRecord | undefined): { passwordChangedOrRemoved: boolean } {
     const before = this.records.get(key);
     const unchanged = { passwordChangedOrRemoved: false };
-    // This node's own write, told by the store before `save` sees it stored.
-    if (record !== undefined && this.saving.has(record)) return unchanged;
+    // This node's own write, told by the store before `save` sees it stored (and a later entry
+    // for the key keeps `save` from putting its record back over it).
+    if (this.saving.told(key, record)) return unchanged;
     if (record === undefined ? before === undefined : before === record) return unchanged;
     if (record === undefined) this.records.delete(key);
     else this.records.set(key, record);
@@ -219,12 +221,8 @@ export class Accounts {
   }
 
   private async save(record: AccountRecord): Promise<void> {
-    this.saving.add(record);
-    try {
-      await this.store?.put(record.name, record);
-    } finally {
-      this.saving.delete(record);
-    }
+    // Not the latest any more: an entry for the account told after this one (deleted meanwhile) holds.
+    if (!await this.saving.write(record.name, record, () => this.store?.put(record.name, record))) return;
     this.records.set(record.name, record);
     this.changes++;
   }

@@ -5,6 +5,7 @@
 import { EngineError } from '../errors';
 import type { InternalStore } from '../storage/storage-port';
 import type { RoleSetting } from '../settings';
+import { CatalogWrites } from './catalog-writes';
 
 export interface Grant {
   /** Command names or globs: `record.find`, `record.*`, `*.list`, `*`. */
@@ -57,6 +58,8 @@ export function checkResourcePatterns(grants: readonly Grant[] | undefined, para
 export class RoleCatalog {
   private readonly fixed = new Map<string, Role>();
   private readonly stored = new Map<string, Role>();
+  /** Roles this node is storing (`persist`): the store's tap tells them before the write returns. */
+  private readonly persisting = new CatalogWrites<Role>();
   private store?: InternalStore<Role>;
   private readonly listeners: Array<() => void> = [];
   /** Whether some role denies by a table pattern (see deniesByTableName); undefined: not known since the last change. */
@@ -82,6 +85,8 @@ export class RoleCatalog {
    * cluster, applied here from the replicated log (the engine taps the store's entries).
    */
   storedElsewhere(key: string, role: Role | undefined): void {
+    // This node's own write is taken by `persist` once stored, unless a later entry for the key comes first.
+    if (this.persisting.told(key, role)) return;
     if (this.fixed.has(key)) return;
     if (role === undefined ? !this.stored.has(key) : this.stored.get(key) === role) return;
     if (role === undefined) this.stored.delete(key);
@@ -154,9 +159,8 @@ export class RoleCatalog {
   }
 
   private async persist(role: Role): Promise<void> {
-    await this.store?.put(role.name, role);
-    // The store's tap may have told it already (storedElsewhere): changed once.
-    if (this.stored.get(role.name) === role) return;
+    // Not the latest any more: an entry for the role told after this one (deleted meanwhile) holds.
+    if (!await this.persisting.write(role.name, role, () => this.store?.put(role.name, role))) return;
     this.stored.set(role.name, role);
     this.changed();
   }
