@@ -22,6 +22,7 @@ import { IdleExpiry } from './idle-expiry';
 import { MetricsRegistry } from './metrics';
 import { Readiness } from './readiness';
 import { ApiSessions } from './sessions/api-sessions';
+import type { Principal } from './auth/principal';
 import { NodeBoundIds } from './node-bound';
 import { ClientConnections } from './sessions/client-connections';
 import type { EngineServices } from './services';
@@ -196,6 +197,16 @@ export class Engine {
     authorize(this.roles, ctx.principal, command, resource, this.resourceAliases);
   }
 
+  private closeConnectionsOf(holds: (principal: Principal) => boolean): void {
+    // After the write that changed it is applied (a store's tap may be telling it now): closing
+    // a connection can publish its will, a write of its own.
+    setImmediate(() => {
+      for (const connection of this.clientConnections.all()) {
+        if (connection.principal !== undefined && holds(connection.principal)) connection.disconnect();
+      }
+    });
+  }
+
   /** The same decision as a boolean, for filtering lists (no error built per refused item). */
   allows(ctx: CommandContext, command: string, resource: Resource): boolean {
     return isAllowed(this.roles, ctx.principal, command, resource, this.resourceAliases);
@@ -285,6 +296,10 @@ export class Engine {
     this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
     await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
     this.roles.onChange(() => this.log.info('roles changed'));
+    // A live connection holds the principal of its login: one whose account or role changed what
+    // it may do is closed (MQTT 5: DISCONNECT 0x98), and the client logs in again as it now is.
+    this.accounts.onAccessChange((account) => this.closeConnectionsOf((principal) => principal.account === account));
+    this.roles.onChange((role) => this.closeConnectionsOf((principal) => principal.roles.includes(role)));
   }
 }
 

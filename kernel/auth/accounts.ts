@@ -52,6 +52,8 @@ export class Accounts {
   private readonly saving = new CatalogWrites<AccountRecord>();
   private changes = 0;
 
+  private readonly accessListeners: Array<(account: string) => void> = [];
+
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
   passwordPolicy?: (account: string, password: string) => void;
 
@@ -92,7 +94,23 @@ export class Accounts {
     if (key === DEFAULT_ADMIN && record !== undefined) {
       void this.hasher.verify(DEFAULT_ADMIN_PASSWORD, record.passwordHash).then((isDefault) => { this.adminDefault = isDefault; }, () => undefined);
     }
+    this.accessMayHaveChanged(before, record);
     return { passwordChangedOrRemoved: before !== undefined && (record === undefined || record.passwordHash !== before.passwordHash) };
+  }
+
+  /**
+   * Called with an account's name when what it may do changed: deleted, its roles or its
+   * password changed (here or, in a cluster, through another node). Live connections that logged
+   * in as it hold the principal of their login: the engine closes them (kernel/engine.ts).
+   */
+  onAccessChange(listener: (account: string) => void): void {
+    this.accessListeners.push(listener);
+  }
+
+  private accessMayHaveChanged(before: AccountRecord | undefined, after: AccountRecord | undefined): void {
+    if (before === undefined) return;
+    if (after !== undefined && after.passwordHash === before.passwordHash && sameRoles(after.roles, before.roles)) return;
+    for (const listener of this.accessListeners) listener(before.name);
   }
 
   /** Grows with every change to any account: callers that memoize a principal compare it. */
@@ -196,6 +214,7 @@ export class Accounts {
     this.cache.delete(record.name);
     this.changes++;
     await this.store?.remove(record.name);
+    this.accessMayHaveChanged(record, undefined);
   }
 
   async assignRoles(name: string, roles: string[]): Promise<AccountInfo> {
@@ -223,8 +242,10 @@ export class Accounts {
   private async save(record: AccountRecord): Promise<void> {
     // Not the latest any more: an entry for the account told after this one (deleted meanwhile) holds.
     if (!await this.saving.write(record.name, record, () => this.store?.put(record.name, record))) return;
+    const before = this.records.get(record.name);
     this.records.set(record.name, record);
     this.changes++;
+    this.accessMayHaveChanged(before, record);
   }
 
   private principalOf(record: AccountRecord): Principal {
@@ -238,6 +259,10 @@ function checkPassword(password: string): void {
   if (typeof password !== 'string' || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) {
     throw new EngineError('INVALID_PARAMETER', { param: 'password', reason: `a password has 1 to ${MAX_PASSWORD_LENGTH} characters` });
   }
+}
+
+function sameRoles(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((role) => b.includes(role));
 }
 
 function unique(values: string[]): string[] {

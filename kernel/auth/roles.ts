@@ -61,7 +61,7 @@ export class RoleCatalog {
   /** Roles this node is storing (`persist`): the store's tap tells them before the write returns. */
   private readonly persisting = new CatalogWrites<Role>();
   private store?: InternalStore<Role>;
-  private readonly listeners: Array<() => void> = [];
+  private readonly listeners: Array<(role: string) => void> = [];
   /** Whether some role denies by a table pattern (see deniesByTableName); undefined: not known since the last change. */
   private tableDenies?: boolean;
 
@@ -91,11 +91,11 @@ export class RoleCatalog {
     if (role === undefined ? !this.stored.has(key) : this.stored.get(key) === role) return;
     if (role === undefined) this.stored.delete(key);
     else this.stored.set(key, role);
-    this.changed();
+    this.changed(key);
   }
 
-  /** Called when any role changes, so per-connection authorization caches can be dropped. */
-  onChange(listener: () => void): void {
+  /** Called with a role's name when it changes (altered, deleted), so per-connection authorization caches can be dropped. */
+  onChange(listener: (role: string) => void): void {
     this.listeners.push(listener);
   }
 
@@ -149,7 +149,7 @@ export class RoleCatalog {
     const role = this.mutable(name);
     this.stored.delete(role.name);
     await this.store?.remove(role.name);
-    this.changed();
+    this.changed(role.name);
   }
 
   private mutable(name: string): Role {
@@ -162,11 +162,11 @@ export class RoleCatalog {
     // Not the latest any more: an entry for the role told after this one (deleted meanwhile) holds.
     if (!await this.persisting.write(role.name, role, () => this.store?.put(role.name, role))) return;
     this.stored.set(role.name, role);
-    this.changed();
+    this.changed(role.name);
   }
 
-  private changed(): void {
+  private changed(role: string): void {
     this.tableDenies = undefined;
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(role);
   }
 }

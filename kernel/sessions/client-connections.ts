@@ -5,8 +5,12 @@
  * registry only lets whoever ends or takes a name reach the connection holding it.
  */
 
+import type { Principal } from '../auth/principal';
+
 /** What a live connection must do when another one takes its client name. */
 export interface ClientConnection {
+  /** Who logged in on it (undefined before the login completes). */
+  readonly principal?: Principal;
   takeOver(): void;
   /** Closes the connection on an operator's request (MQTT 5: DISCONNECT 0x98); the session stays as its expiry says. */
   disconnect(): void;
