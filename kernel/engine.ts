@@ -296,10 +296,10 @@ export class Engine {
     this.roles.open(storage?.internal<Role>('roles') ?? memoryStore());
     await this.accounts.open(storage?.internal<AccountRecord>('accounts'), this.env.ENGINE_ADMIN_PASSWORD);
     this.roles.onChange(() => this.log.info('roles changed'));
-    // A live connection holds the principal of its login: one whose account or role changed what
-    // it may do is closed (MQTT 5: DISCONNECT 0x98), and the client logs in again as it now is.
+    // A live connection holds the principal of its login (its account and role names; what a role
+    // grants is read at each decision): one whose account was deleted, or whose password or roles
+    // changed, is closed (MQTT 5: DISCONNECT 0x98), and the client logs in again as it now is.
     this.accounts.onAccessChange((account) => this.closeConnectionsOf((principal) => principal.account === account));
-    this.roles.onChange((role) => this.closeConnectionsOf((principal) => principal.roles.includes(role)));
   }
 }
 
