@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { call } from '../helpers/server';
-import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
+import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 
 let barriers = 0;
 
@@ -44,15 +44,10 @@ async function restStatus(node: EngineNode, username: string, password: string):
 
 describe('cluster: accounts and roles across nodes', function () {
   this.timeout(240_000);
-  let cluster: TestCluster;
-
-  before(async () => { cluster = await TestCluster.start(3); });
-  after(async function () {
-    if (this.currentTest?.state === 'failed') process.stderr.write(cluster.report());
-    await cluster?.stop();
-  });
+  const suite = clusterForSuite();
 
   it('an account created, given a role, re-passworded and deleted through one node each is logged in, authorized, refused and ended alike on the others', async () => {
+    const cluster = suite();
     const [node1, node2, node3] = cluster.nodes;
     const [admin1, admin2, admin3] = await Promise.all(cluster.nodes.map(adminToken));
 

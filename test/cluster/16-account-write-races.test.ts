@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { call } from '../helpers/server';
-import { TestCluster, type EngineNode } from '../helpers/nats-cluster';
+import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 
 let barriers = 0;
 
@@ -41,15 +41,10 @@ async function accountNames(node: EngineNode, token: string, prefix: string): Pr
 
 describe('cluster: an account altered through one node while deleted through another', function () {
   this.timeout(300_000);
-  let cluster: TestCluster;
-
-  before(async () => { cluster = await TestCluster.start(3); });
-  after(async function () {
-    if (this.currentTest?.state === 'failed') process.stderr.write(cluster.report());
-    await cluster?.stop();
-  });
+  const suite = clusterForSuite();
 
   it('leaves every node holding the accounts the stream leaves (none deleted comes back on the altering node)', async () => {
+    const cluster = suite();
     const [node1, node2, node3] = cluster.nodes;
     const [admin1, admin2, admin3] = await Promise.all(cluster.nodes.map(adminToken));
     for (let round = 0; round < 6; round++) {
