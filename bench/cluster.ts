@@ -5,7 +5,9 @@
  * publishers spread over the nodes, one subscriber), QoS 0 fan-out (one publisher, 12 subscribers
  * spread over the nodes) and REST single inserts (16 clients, one request at a time each),
  * BENCH_SECONDS each. Three nats-servers and the engine nodes run as child processes on loopback
- * (test/helpers/nats-cluster.ts, shared with the tests) and stop at the end.
+ * (test/helpers/nats-cluster.ts, shared with the tests) and stop at the end. `--only=qos1,fanIn,
+ * fanOut,rest` measures only those. Besides the rates it prints every process's CPU per 1,000
+ * messages (printCluster).
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { jetstream } from '@nats-io/jetstream';
@@ -14,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineNode, NatsCluster, TestCluster } from '../test/helpers/nats-cluster';
-import { benchSeconds, httpJson, basicAuth, log, profileArgs } from './load';
+import { benchSeconds, cpuSecondsOf, httpJson, basicAuth, log, profileArgs } from './load';
 
 const PUBLISHERS = 16;
 const WINDOW = 100;
@@ -25,7 +27,6 @@ const FAN_OUT_SUBSCRIBERS = 12;
 const QOS0_BURST = 200;
 const SINGLE_NODE_PLUGINS = ['storage-lmdb', 'data', 'messaging', 'http', 'rest', 'actions', 'mqtt'];
 
-export interface ClusterRow { target: string; qos1: number; fanIn: number; fanOut: number; rest: number }
 
 function connectMqtt(url: string, clientId: string): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -35,8 +36,11 @@ function connectMqtt(url: string, clientId: string): Promise<MqttClient> {
   });
 }
 
-/** Messages per second acknowledged at QoS 1 by publishers spread over `urls`. */
-async function qos1(urls: string[], seconds: number): Promise<number> {
+/** What a scenario did: `count` messages (deliveries, inserts) over `seconds`. */
+interface Done { count: number; seconds: number }
+
+/** Messages acknowledged at QoS 1 by publishers spread over `urls`. */
+async function qos1(urls: string[], seconds: number): Promise<Done> {
   const clients = await Promise.all(Array.from({ length: PUBLISHERS }, (_, i) => connectMqtt(urls[i % urls.length], `bench-${i}`)));
   const payload = Buffer.alloc(100, 1);
   let acked = 0;
@@ -51,7 +55,7 @@ async function qos1(urls: string[], seconds: number): Promise<number> {
     await Promise.all(Array.from({ length: WINDOW }, lane));
   }));
   await Promise.all(clients.map((client) => client.endAsync()));
-  return acked / seconds;
+  return { count: acked, seconds };
 }
 
 /** Publishes QoS 0 messages in bursts until `end` (performance.now() ms). */
@@ -69,9 +73,9 @@ async function publishQos0Until(client: MqttClient, topic: string, end: number):
 /**
  * Counts the messages `clients` receive from `start` on; `drained()` waits until none came for a
  * second (subscribers a publisher outran are served from the log after it stops) and returns the
- * count per second up to the last one received.
+ * count and the time up to the last one received.
  */
-function countReceived(clients: MqttClient[]): { drained(): Promise<number> } {
+function countReceived(clients: MqttClient[]): { drained(): Promise<Done> } {
   const start = performance.now();
   let count = 0;
   let last = start;
@@ -80,38 +84,38 @@ function countReceived(clients: MqttClient[]): { drained(): Promise<number> } {
     drained: async () => {
       const limit = performance.now() + 60_000;
       while (performance.now() - last < 1000 && performance.now() < limit) await new Promise((resolve) => setTimeout(resolve, 100));
-      return count / ((last - start) / 1000);
+      return { count, seconds: (last - start) / 1000 };
     },
   };
 }
 
-/** QoS 0 fan-in: publishers spread over `urls`, one subscriber on the first; messages delivered per second. */
-async function qos0FanIn(urls: string[], seconds: number): Promise<number> {
+/** QoS 0 fan-in: publishers spread over `urls`, one subscriber on the first; messages delivered. */
+async function qos0FanIn(urls: string[], seconds: number): Promise<Done> {
   const subscriber = await connectMqtt(urls[0], 'bench-fanin-sub');
   await subscriber.subscribeAsync('fanin/#', { qos: 0 });
   const publishers = await Promise.all(Array.from({ length: FAN_IN_PUBLISHERS }, (_, i) => connectMqtt(urls[i % urls.length], `bench-fanin-${i}`)));
   const counter = countReceived([subscriber]);
   const end = performance.now() + seconds * 1000;
   await Promise.all(publishers.map((client, i) => publishQos0Until(client, `fanin/p${i}`, end)));
-  const rate = await counter.drained();
+  const done = await counter.drained();
   await Promise.all([...publishers, subscriber].map((client) => client.endAsync(true)));
-  return rate;
+  return done;
 }
 
-/** QoS 0 fan-out: one publisher on the first of `urls`, subscribers spread over them; deliveries per second (all subscribers). */
-async function qos0FanOut(urls: string[], seconds: number): Promise<number> {
+/** QoS 0 fan-out: one publisher on the first of `urls`, subscribers spread over them; deliveries (all subscribers). */
+async function qos0FanOut(urls: string[], seconds: number): Promise<Done> {
   const subscribers = await Promise.all(Array.from({ length: FAN_OUT_SUBSCRIBERS }, (_, i) => connectMqtt(urls[i % urls.length], `bench-fanout-sub-${i}`)));
   await Promise.all(subscribers.map((client) => client.subscribeAsync('fanout/#', { qos: 0 })));
   const publisher = await connectMqtt(urls[0], 'bench-fanout-pub');
   const counter = countReceived(subscribers);
   await publishQos0Until(publisher, 'fanout/t', performance.now() + seconds * 1000);
-  const rate = await counter.drained();
+  const done = await counter.drained();
   await Promise.all([publisher, ...subscribers].map((client) => client.endAsync(true)));
-  return rate;
+  return done;
 }
 
-/** Single-record REST inserts per second by clients spread over `https`. */
-async function restInserts(https: string[], seconds: number): Promise<number> {
+/** Single-record REST inserts by clients spread over `https`. */
+async function restInserts(https: string[], seconds: number): Promise<Done> {
   await httpJson('POST', `${https[0]}/engine/api/v1/table/main/bench`, { fields: [{ name: 'v', type: 'integer' }] }, basicAuth('admin', 'ADMIN'));
   let done = 0;
   const end = performance.now() + seconds * 1000;
@@ -121,7 +125,7 @@ async function restInserts(https: string[], seconds: number): Promise<number> {
       if (r.status === 200) done++;
     }
   }));
-  return done / seconds;
+  return { count: done, seconds };
 }
 
 /** JetStream alone: R3 publishes of 200-byte entries (one per message), `lanes` in flight. */
@@ -147,6 +151,59 @@ async function jetStreamAlone(nats: NatsCluster, seconds: number, lanes: number,
   }
 }
 
+/** A process whose CPU a scenario's figures include. */
+interface Watched { label: string; pid: number | undefined }
+
+/** A scenario's rate and each watched process's CPU per 1,000 of its messages (ms), the load generator's under GENERATOR. */
+interface Measured { rate: number; cpu: Map<string, number> }
+const GENERATOR = 'load generator';
+
+async function measured(watched: Watched[], run: () => Promise<Done>): Promise<Measured> {
+  const before = watched.map((w) => (w.pid === undefined ? undefined : cpuSecondsOf(w.pid)));
+  const generatorBefore = process.cpuUsage();
+  const done = await run();
+  const generator = process.cpuUsage(generatorBefore);
+  const cpu = new Map<string, number>();
+  const perThousand = (seconds: number): number => (done.count === 0 ? NaN : seconds * 1000 / (done.count / 1000));
+  watched.forEach((w, i) => {
+    const after = w.pid === undefined ? undefined : cpuSecondsOf(w.pid);
+    const was = before[i];
+    cpu.set(w.label, after === undefined || was === undefined ? NaN : perThousand(after - was));
+  });
+  cpu.set(GENERATOR, perThousand((generator.user + generator.system) / 1e6));
+  return { rate: done.count / done.seconds, cpu };
+}
+
+const SCENARIOS = ['qos1', 'fanIn', 'fanOut', 'rest'] as const;
+type Scenario = typeof SCENARIOS[number];
+const SCENARIO_NAMES: Record<Scenario, string> = {
+  qos1: 'MQTT QoS 1', fanIn: 'QoS 0 fan-in', fanOut: 'QoS 0 fan-out (per delivery)', rest: 'REST single insert',
+};
+
+/** The rates of one target, and (engines) each process's CPU per 1,000 messages. */
+export interface ClusterRow { target: string; rates: Record<Scenario, number>; cpu?: Record<Scenario, Map<string, number>> }
+
+/** `--only=qos1,fanIn,...` (or BENCH_CLUSTER_ONLY): the scenarios measured; the others print as –. */
+function wantedScenarios(): readonly Scenario[] {
+  const flag = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length) ?? process.env.BENCH_CLUSTER_ONLY;
+  if (flag === undefined || flag === '') return SCENARIOS;
+  const wanted = flag.split(',').map((name) => name.trim());
+  const unknown = wanted.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown cluster scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
+  return wanted as Scenario[];
+}
+
+async function measureAll(watched: Watched[], runs: Record<Scenario, () => Promise<Done>>): Promise<Pick<ClusterRow, 'rates' | 'cpu'>> {
+  const rates = { qos1: NaN, fanIn: NaN, fanOut: NaN, rest: NaN };
+  const cpu = Object.fromEntries(SCENARIOS.map((s) => [s, new Map<string, number>()])) as Record<Scenario, Map<string, number>>;
+  for (const scenario of wantedScenarios()) {
+    const result = await measured(watched, runs[scenario]);
+    rates[scenario] = result.rate;
+    cpu[scenario] = result.cpu;
+  }
+  return { rates, cpu };
+}
+
 export async function runCluster(): Promise<ClusterRow[]> {
   const seconds = benchSeconds();
   const rows: ClusterRow[] = [];
@@ -154,19 +211,28 @@ export async function runCluster(): Promise<ClusterRow[]> {
   const cluster = await TestCluster.start(3, { nodeArgs: (name) => profileArgs(`cluster-${name}`) });
   try {
     const mqttUrls = cluster.nodes.map((n) => n.mqtt);
+    // Node i reads and writes through nats-server i first (the one beside it): one machine each when deployed.
+    const watched: Watched[] = [
+      ...cluster.nodes.map((node, i) => ({ label: `engine ${i + 1}`, pid: node.process?.child.pid })),
+      ...cluster.nats.servers.map((server, i) => ({ label: `nats ${i + 1}`, pid: server.child?.pid })),
+    ];
     rows.push({
       target: '3 nodes (cluster-nats)',
-      qos1: await qos1(mqttUrls, seconds),
-      fanIn: await qos0FanIn(mqttUrls, seconds),
-      fanOut: await qos0FanOut(mqttUrls, seconds),
-      rest: await restInserts(cluster.nodes.map((n) => n.http), seconds),
+      ...await measureAll(watched, {
+        qos1: () => qos1(mqttUrls, seconds),
+        fanIn: () => qos0FanIn(mqttUrls, seconds),
+        fanOut: () => qos0FanOut(mqttUrls, seconds),
+        rest: () => restInserts(cluster.nodes.map((n) => n.http), seconds),
+      }),
     });
     rows.push({
       target: 'JetStream alone (R3, 200 B, one entry per message)',
-      qos1: await jetStreamAlone(cluster.nats, seconds, PUBLISHERS * WINDOW / 16, 'BENCH'),
-      fanIn: await jetStreamAlone(cluster.nats, seconds, FAN_IN_PUBLISHERS * WINDOW, 'BENCHFANIN'),
-      fanOut: NaN,
-      rest: NaN,
+      rates: {
+        qos1: wantedScenarios().includes('qos1') ? await jetStreamAlone(cluster.nats, seconds, PUBLISHERS * WINDOW / 16, 'BENCH') : NaN,
+        fanIn: wantedScenarios().includes('fanIn') ? await jetStreamAlone(cluster.nats, seconds, FAN_IN_PUBLISHERS * WINDOW, 'BENCHFANIN') : NaN,
+        fanOut: NaN,
+        rest: NaN,
+      },
     });
   } finally {
     await cluster.stop();
@@ -179,10 +245,12 @@ export async function runCluster(): Promise<ClusterRow[]> {
     await single.start();
     rows.push({
       target: '1 node',
-      qos1: await qos1([single.mqtt], seconds),
-      fanIn: await qos0FanIn([single.mqtt], seconds),
-      fanOut: await qos0FanOut([single.mqtt], seconds),
-      rest: await restInserts([single.http], seconds),
+      ...await measureAll([{ label: 'engine', pid: single.process?.child.pid }], {
+        qos1: () => qos1([single.mqtt], seconds),
+        fanIn: () => qos0FanIn([single.mqtt], seconds),
+        fanOut: () => qos0FanOut([single.mqtt], seconds),
+        rest: () => restInserts([single.http], seconds),
+      }),
     });
   } finally {
     await single.stop('SIGTERM');
@@ -192,8 +260,27 @@ export async function runCluster(): Promise<ClusterRow[]> {
   return rows;
 }
 
+const fmt = (n: number): string => (Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US'));
+const ms = (n: number | undefined): string => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(n < 10 ? 2 : 1));
+
+/**
+ * The rates, then CPU per 1,000 messages of every process. On this machine every process shares
+ * the same cores, so the rates measure the co-location; the CPU figures do not depend on it. The
+ * last column projects the ratio for one node and its nats-server per machine, were CPU the bound:
+ * one node's engine CPU per message ÷ the busiest cluster machine's (engine i + nats-server i).
+ */
 export function printCluster(rows: ClusterRow[]): void {
-  const fmt = (n: number): string => (Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US'));
   process.stdout.write('\n| target | MQTT QoS 1 msg/s (16 publishers, window 100) | QoS 0 fan-in msg/s (4 → 1) | QoS 0 fan-out deliveries/s (1 → 12) | REST single insert/s (16 clients) |\n|---|---|---|---|---|\n');
-  for (const row of rows) process.stdout.write(`| ${row.target} | ${fmt(row.qos1)} | ${fmt(row.fanIn)} | ${fmt(row.fanOut)} | ${fmt(row.rest)} |\n`);
+  for (const row of rows) process.stdout.write(`| ${row.target} | ${fmt(row.rates.qos1)} | ${fmt(row.rates.fanIn)} | ${fmt(row.rates.fanOut)} | ${fmt(row.rates.rest)} |\n`);
+  const cluster = rows.find((row) => row.target.startsWith('3 nodes'))?.cpu;
+  const single = rows.find((row) => row.target === '1 node')?.cpu;
+  if (cluster === undefined || single === undefined) return;
+  process.stdout.write('\nCPU ms per 1,000 messages (user + system, every thread):\n\n| scenario | 1 node: engine | 3 nodes: engines 1 / 2 / 3 | nats-servers 1 / 2 / 3 | load generator: 1 node / 3 nodes | busiest machine of 3 (engine i + nats i) | projected 3 nodes ÷ 1 node, one machine each |\n|---|---|---|---|---|---|---|\n');
+  for (const scenario of wantedScenarios()) {
+    const c = cluster[scenario];
+    const one = single[scenario].get('engine') ?? NaN;
+    const machines = [1, 2, 3].map((i) => (c.get(`engine ${i}`) ?? NaN) + (c.get(`nats ${i}`) ?? NaN));
+    const busiest = Math.max(...machines);
+    process.stdout.write(`| ${SCENARIO_NAMES[scenario]} | ${ms(one)} | ${[1, 2, 3].map((i) => ms(c.get(`engine ${i}`))).join(' / ')} | ${[1, 2, 3].map((i) => ms(c.get(`nats ${i}`))).join(' / ')} | ${ms(single[scenario].get(GENERATOR))} / ${ms(c.get(GENERATOR))} | ${ms(busiest)} | ${(one / busiest).toFixed(2)}× |\n`);
+  }
 }

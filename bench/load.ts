@@ -7,7 +7,7 @@
  * temporary folder made here is removed the same way.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -408,4 +408,14 @@ export function engineEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
     ENGINE_LISTENING_HOST: HOST,
     ENGINE_LOG_LEVEL: 'warn',
   };
+}
+
+/** CPU seconds (user + system, every thread) of process `pid` so far, from /proc; undefined where there is none. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return undefined;
+  }
 }

@@ -20,10 +20,9 @@
  *   each, each round reads it once more (the MQTT side with a session of its own, as a catch-up
  *   consumes the backlog). The engine's and this process's CPU over each read are reported.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  benchRounds, benchSeconds, engineEnv, formatNumber, formatRatio, freePort, httpOk, intEnv, log, measure, median, removeTempDir,
+  benchRounds, benchSeconds, cpuSecondsOf, engineEnv, formatNumber, formatRatio, freePort, httpOk, intEnv, log, measure, median, removeTempDir,
   startChild, table, tempDir, type ChildServer, type LoadResult,
 } from './load';
 import { catchUp, prepareSession } from './mq-catchup';
@@ -51,16 +50,6 @@ export interface MqReport {
   publish: { actions: PublishFigures; mqtt: PublishFigures };
   read: { actions: ReadFigures; mqtt: ReadFigures };
   topicCounts: Record<string, number>;
-}
-
-/** CPU seconds (user + system) of process `pid` so far, from /proc; undefined where there is none. */
-function cpuSecondsOf(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -52,6 +52,14 @@ export function unwrap(reply: TableReply): unknown {
 // SQLITE_INDEX_CONSTRAINT_* operators
 const OP_EQ = 2; const OP_GT = 4; const OP_LE = 8; const OP_LT = 16; const OP_GE = 32; const OP_LIMIT = 73; const OP_OFFSET = 74;
 const SCAN_UNIQUE = 1;
+// sqlite3_vtab_on_conflict answers acted on; the others (ABORT, FAIL, ROLLBACK) fail the statement, which is then undone.
+const CONFLICT_IGNORE = 2;
+const CONFLICT_REPLACE = 5;
+const SQLITE_VTAB_CONSTRAINT_SUPPORT = 1;
+/** Returned for a row OR IGNORE passes over: SQLite goes on with the statement and does not count the row. */
+const SQLITE_CONSTRAINT = 19;
+/** The record-ID index (a duplicate ID is reported as a duplicate in it). */
+const ID_INDEX = 'id_pk';
 
 interface Plan {
   index?: string;
@@ -68,6 +76,8 @@ interface Plan {
 }
 
 interface VtabState {
+  /** The connection (sqlite3*): xUpdate asks it for the statement's ON CONFLICT mode. */
+  db: number;
   def: TableDefinition;
   columns: ColumnDefinition[];
   batchColumns: BatchColumns;
@@ -167,8 +177,10 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
     if (!def) throw new Error(`no such table: ${name}`);
     const rc = capi.sqlite3_declare_vtab(pDb, createTableSql(def.columns.map((column) => ({ name: column.name, type: declaredType(column) }))));
     if (rc !== 0) return rc;
+    // xUpdate handles OR IGNORE and OR REPLACE itself (a failed write changes nothing), so SQLite passes the mode on.
+    capi.sqlite3_vtab_config(pDb, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
     const table = vtab.xVtab.create(ppVtab);
-    states.set(table.pointer as unknown as number, { def, columns: def.columns, batchColumns: new BatchColumns(def.columns) });
+    states.set(table.pointer as unknown as number, { db: pDb, def, columns: def.columns, batchColumns: new BatchColumns(def.columns) });
     return 0;
   };
 
@@ -178,6 +190,70 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
     cursor.position = 0;
     cursor.scanId = cursor.rows.scanId;
     cursor.batch = Math.min(cursor.batch * 4, MAX_BATCH);
+  };
+
+  /**
+   * OR REPLACE: removes the records that hold the key of unique index `index` the row written
+   * would take (SQL values `row`, by vtab column), except `self` (the record an UPDATE changes).
+   * False when there is none to remove, or the key cannot be read exactly from the row.
+   */
+  const removeHolders = (state: VtabState, index: string, row: SqlValue[], self: number | undefined): boolean => {
+    const table = state.def.name;
+    let ids: number[];
+    if (index === ID_INDEX) {
+      ids = row[0] === null || row[0] === undefined ? [] : [Number(row[0])];
+    } else {
+      const def = state.def.indexes.find((candidate) => candidate.name === index);
+      if (def === undefined) return false;
+      const key: unknown[] = [];
+      for (const field of def.fields) {
+        const column = field.key === undefined ? state.columns.findIndex((c) => c.name === field.name) : -1;
+        const value = column < 0 ? undefined : boundValue(state.columns[column], row[column]);
+        if (value === undefined) return false;
+        key.push(value);
+      }
+      const probe: CursorState = { vtab: state, rows: new HeapBatch(memory, state.batchColumns), position: 0, scanId: 0, batch: POINT_BATCH };
+      try {
+        fetchBatch(probe, { op: 'scan', table, index, lower: { values: key, inclusive: true }, upper: { values: key, inclusive: true }, reverse: false, batch: POINT_BATCH });
+        ids = Array.from({ length: probe.rows.count }, (_, i) => probe.rows.id(i));
+        if (probe.scanId !== 0) host.tell({ op: 'close', scanId: probe.scanId });
+      } finally {
+        probe.rows.free();
+      }
+    }
+    ids = ids.filter((id) => id !== self);
+    for (const id of ids) unwrap(host.call({ op: 'delete', table, id }) as TableReply);
+    return ids.length > 0;
+  };
+
+  /**
+   * Runs an INSERT's or UPDATE's write under the statement's ON CONFLICT mode: IGNORE passes a row
+   * over that would repeat a unique key; REPLACE removes the records holding it, then writes again
+   * (at most once per unique index and the ID). Every other failure, and every other mode, fails
+   * the statement. Answers xUpdate's return code.
+   */
+  const writeResolving = (state: VtabState, row: SqlValue[], self: number | undefined, write: () => void): number => {
+    const mode = capi.sqlite3_vtab_on_conflict(state.db);
+    if (mode !== CONFLICT_IGNORE && mode !== CONFLICT_REPLACE) {
+      write();
+      return 0;
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        write();
+        return 0;
+      } catch (error) {
+        if (!(error instanceof HostError) || error.error.id !== 'DUPLICATE_KEY' || attempt > state.def.indexes.length) throw error;
+        // Resolved here: the job must not report it.
+        hostErrors.last = undefined;
+        if (mode === CONFLICT_IGNORE) return SQLITE_CONSTRAINT;
+        const index = String((error.error.details as { index?: unknown }).index ?? '');
+        if (!removeHolders(state, index, row, self)) {
+          hostErrors.last = error;
+          throw error;
+        }
+      }
+    }
   };
 
   const methods = {
@@ -345,25 +421,27 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
         unwrap(host.call({ op: 'delete', table, id: Number(args[0]) }) as TableReply);
         return 0;
       }
+      const row = args.slice(2);
       const values: Record<string, unknown> = {};
       state.columns.forEach((column, c) => {
         if (c === 0 && !state.def.idDeclared) return;
-        values[column.name] = fromSql(column, args[2 + c]);
+        values[column.name] = fromSql(column, row[c]);
       });
       if (args[0] === null) {
         if (!state.def.idDeclared || values.id === null) delete values.id;
         // Columns left out of the INSERT come as NULL: leave them out so defaults and automatic values apply.
         for (const column of state.columns) if (values[column.name] === null && (column.defaultValue !== null || column.autoValue !== 'none')) delete values[column.name];
-        const id = unwrap(host.call({ op: 'insert', table, record: values }) as TableReply) as number;
-        vtab.xRowid(pRowid, id);
-        return 0;
+        return writeResolving(state, row, undefined, () => {
+          const id = unwrap(host.call({ op: 'insert', table, record: values }) as TableReply) as number;
+          vtab.xRowid(pRowid, id);
+        });
       }
       if (args[0] !== args[1] && Number(args[0]) !== Number(args[1])) {
         throw new HostError({ id: 'INVALID_PARAMETER', details: { param: 'sql', reason: 'a record ID cannot be changed by UPDATE' } });
       }
       delete values.id;
-      unwrap(host.call({ op: 'update', table, id: Number(args[0]), values }) as TableReply);
-      return 0;
+      const id = Number(args[0]);
+      return writeResolving(state, row, id, () => { unwrap(host.call({ op: 'update', table, id, values }) as TableReply); });
     },
   };
   return (vtab.setupModule as unknown as (options: unknown) => unknown)({ methods, catchExceptions: true });
