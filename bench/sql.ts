@@ -68,7 +68,8 @@ export async function runSql(): Promise<SqlReport> {
     ];
     const results: SqlReport['results'] = [];
     // BENCH_SQL_ONLY=point|range runs one of them (to profile it alone).
-    const only = process.env.BENCH_SQL_ONLY;
+    const only = process.env.BENCH_SQL_ONLY || undefined;
+    if (only !== undefined && only !== 'point' && only !== 'range') throw new Error(`BENCH_SQL_ONLY=${only}: point or range`);
     for (const scenario of scenarios.filter((_, i) => only === undefined || only === (i === 0 ? 'point' : 'range'))) {
       // One request by hand first: a wrong request shape shows here.
       for (const make of [scenario.sql, scenario.action]) {
