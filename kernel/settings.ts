@@ -87,6 +87,8 @@ export interface Settings {
   cluster_node_name: string | null;
   cluster_stream_replicas: number;
   cluster_request_timeout_ms: number;
+  /** 'latest': a read waits until this node has applied what the stream held when it came (docs/cluster.md). */
+  cluster_read_consistency: 'local' | 'latest';
   cluster_node_lease_ms: number;
 }
 

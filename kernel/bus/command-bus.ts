@@ -18,6 +18,12 @@ export type Authorizer = (ctx: CommandContext, command: string, resource: Resour
 export interface ReplicaCatchUp {
   /** Applies up to the log's current tail; false when that cannot be done now (the first answer stands). */
   catchUp(): Promise<boolean>;
+  /**
+   * Present when reads must see the latest state: resolves once this node has applied what the log
+   * held when it was called; rejects (CLUSTER_NOT_CURRENT) when that cannot be known in time.
+   * Commands that read (CommandDefinition.reads) wait for it.
+   */
+  readLatest?(): Promise<void>;
 }
 
 /** Errors that may only mean "not applied here yet"; thrown before a command writes anything. */
@@ -62,13 +68,17 @@ export class CommandBus {
     const { name, handler } = definition;
     const resourceOf = definition.resource;
     const checkRole = definition.access !== 'authenticated';
+    const reads = definition.reads === true;
     const run: Executor = async (params, ctx) => {
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
       return handler(params as P, ctx);
     };
     const executor: Executor = async (params, ctx) => {
       if (!validate(params)) throw paramsError(validate.errors);
-      if (this.replica !== null) return runCatchingUp(this.replica, run, params, ctx);
+      if (this.replica !== null) {
+        if (reads && this.replica.readLatest !== undefined) await this.replica.readLatest();
+        return runCatchingUp(this.replica, run, params, ctx);
+      }
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
       return handler(params as P, ctx);
     };

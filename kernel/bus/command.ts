@@ -40,6 +40,12 @@ export interface CommandDefinition<P = any, R = unknown> {
   access?: 'role' | 'authenticated';
   /** The resource the command touches; default `{ kind: 'system' }`. */
   resource?: (params: P, ctx: CommandContext) => Resource;
+  /**
+   * Reads replicated state (records, tables, retained messages, accounts): in a cluster set to
+   * `cluster_read_consistency: "latest"` it runs once this node has applied everything the log
+   * held when the command arrived (docs/cluster.md, "Reading the latest").
+   */
+  reads?: boolean;
   handler: (params: P, ctx: CommandContext) => R | Promise<R>;
 }
 

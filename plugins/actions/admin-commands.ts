@@ -321,6 +321,7 @@ export function registerAdminCommands(engine: Engine): void {
 
   bus.register<Record<string, never>, unknown>({
     name: 'account.list',
+    reads: true,
     summary: 'list accounts',
     params: schema({}),
     handler: () => ({ accounts: engine.accounts.list().map(accountOut) }),
@@ -379,6 +380,7 @@ export function registerAdminCommands(engine: Engine): void {
 
   bus.register<Record<string, never>, unknown>({
     name: 'role.list',
+    reads: true,
     summary: 'list roles',
     params: schema({}),
     handler: () => ({ roles: engine.roles.list().map(roleOut) }),

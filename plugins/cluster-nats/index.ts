@@ -54,7 +54,7 @@ export default definePlugin({
       applier.run();
       await applier.reached(tail);
       log.info({ node, applied: applier.appliedSequence }, 'cluster: caught up');
-      const catchUp = streamCatchUp(link, applier, timeoutMs);
+      const catchUp = streamCatchUp(link, applier, timeoutMs, settings.cluster_read_consistency === 'latest');
       engine.bus.setReplicaCatchUp(catchUp);
       const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
       // Once the other plugins have registered (the message core listens to claims by then), and

@@ -57,6 +57,7 @@ export function registerCursorCommands(data: DataContext): void {
 
   bus.register<CursorOpenParams, CursorOpenResult>({
     name: 'cursor.open',
+    reads: true,
     summary: 'Open a cursor over a read like record.find (without limit); fetch pages with cursor.fetch.',
     params: inTable(readProperties),
     resource: tableResource,

@@ -24,6 +24,7 @@ export function registerDatabaseCommands(data: DataContext): void {
 
   bus.register<Record<string, unknown>, DatabaseListResult>({
     name: 'database.list',
+    reads: true,
     summary: 'List the databases.',
     params: { type: 'object', properties: {} },
     resource: () => ({ kind: 'system' }),

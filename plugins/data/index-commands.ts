@@ -40,6 +40,7 @@ export function registerIndexCommands(data: DataContext): void {
 
   bus.register<IndexListParams, IndexListResult>({
     name: 'index.list',
+    reads: true,
     summary: 'Every index of a table, the automatic `id_pk` included.',
     params: inTable(),
     resource: tableResource,
@@ -48,6 +49,7 @@ export function registerIndexCommands(data: DataContext): void {
 
   bus.register<IndexGetParams, IndexResult>({
     name: 'index.get',
+    reads: true,
     summary: 'One index definition.',
     params: inTable({ index: nameSchema }, ['index']),
     resource: tableResource,

@@ -143,6 +143,7 @@ export async function readInSlices<T>(read: ReadSlices<T>, between?: () => void)
 export function registerQueryCommands(data: DataContext): void {
   data.engine.bus.register<RecordFindParams, RecordFindResult>({
     name: 'record.find',
+    reads: true,
     summary: 'A page of records through an index (or record-ID order): bounds, prefix, filter, reverse, skip, limit.',
     params: inTable({ ...readProperties, limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE } }, ['limit']),
     resource: tableResource,

@@ -47,6 +47,7 @@ export function registerRecordCommands(data: DataContext): void {
 
   bus.register<RecordGetParams, RecordGetResult>({
     name: 'record.get',
+    reads: true,
     summary: 'Records by ID, in the order asked; a missing one is null (RECORD_NOT_FOUND with mustExist).',
     params: inTable({
       ids: idsSchema,

@@ -80,6 +80,7 @@ export function registerTableCommands(data: DataContext): void {
 
   bus.register<TableListParams, TableListResult>({
     name: 'table.list',
+    reads: true,
     summary: 'List the tables of a database (integration tables included, internal catalogs never; tables a role denies table.list on left out).',
     params: databaseParams,
     resource: (p) => ({ kind: 'database', database: lower(p.database) }),
@@ -92,6 +93,7 @@ export function registerTableCommands(data: DataContext): void {
 
   bus.register<TableDescribeParams, TableDescribeResult>({
     name: 'table.describe',
+    reads: true,
     summary: 'Definitions of the named tables (when `tables` is empty: every table of the database the caller may describe).',
     params: {
       type: 'object',

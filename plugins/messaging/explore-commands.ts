@@ -65,6 +65,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
 
   bus.register<{ prefix?: string | null; filter?: string; offset?: number; limit?: number }, BrowseTopicsResult>({
     name: 'mq.browseTopics',
+    reads: true,
     summary: 'One level of the topic tree (the children of `prefix`, the root when absent) with topic and message counts, last message time and rate per node.',
     params: {
       type: 'object', additionalProperties: false,
@@ -226,6 +227,7 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
 
   bus.register<{ topicFilter?: string; offset?: number; limit?: number; binaryFormat?: BinaryFormat }, RetainedPage>({
     name: 'mq.listRetained',
+    reads: true,
     summary: 'Retained messages whose topics match a filter (default `#`), in topic order, paged.',
     params: {
       type: 'object', additionalProperties: false,

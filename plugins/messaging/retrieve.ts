@@ -266,6 +266,7 @@ export function retrieve(engine: Engine, p: RetrieveParams, topic: string): Retr
 export function registerRetrieveCommand(engine: Engine): void {
   engine.bus.register<RetrieveParams, RetrieveResult>({
     name: 'mq.retrieve',
+    reads: true,
     summary: "Read one topic's messages from the message log (stateless: removes nothing, moves nothing).",
     params: retrieveParamsSchema as unknown as { type: 'object' },
     resource: (p, ctx) => ({ kind: 'topic', topic: topicOf(engine, p, ctx) }),

@@ -62,6 +62,7 @@ export function registerSqlCommands(engine: Engine, pool: SqlWorkerPool): SqlCur
 
   engine.bus.register<QueryParams, unknown>({
     name: 'sql.query',
+    reads: true,
     summary: 'Run one SELECT over the engine tables (getRecordsUsingSql).',
     access: 'authenticated',
     params: {
