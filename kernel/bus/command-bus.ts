@@ -3,7 +3,7 @@
  * execute = validate → authorize → handler. Hot paths call `resolve` once and keep the executor.
  */
 import { EngineError } from '../errors';
-import { ajv, paramsError, type ValidateFunction } from '../schema-validator';
+import { lazyValidator, paramsError } from '../schema-validator';
 import type { CommandContext, CommandDefinition, Executor, Resource } from './command';
 
 export type Authorizer = (ctx: CommandContext, command: string, resource: Resource) => void;
@@ -34,7 +34,6 @@ const MAYBE_NOT_YET_APPLIED: ReadonlySet<string> = new Set([
 
 interface RegisteredCommand {
   definition: CommandDefinition;
-  validate: ValidateFunction;
   executor: Executor;
 }
 
@@ -63,7 +62,7 @@ export class CommandBus {
     if (this.commands.has(definition.name)) {
       throw new Error(`command "${definition.name}" is registered twice`);
     }
-    const validate = ajv.compile(definition.params);
+    const validator = lazyValidator(definition.params, `command "${definition.name}"`);
     const authorize = this.authorize;
     const { name, handler } = definition;
     const resourceOf = definition.resource;
@@ -74,6 +73,7 @@ export class CommandBus {
       return handler(params as P, ctx);
     };
     const executor: Executor = async (params, ctx) => {
+      const validate = validator();
       if (!validate(params)) throw paramsError(validate.errors);
       if (this.replica !== null) {
         if (reads && this.replica.readLatest !== undefined) await this.replica.readLatest();
@@ -82,7 +82,7 @@ export class CommandBus {
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
       return handler(params as P, ctx);
     };
-    this.commands.set(definition.name, { definition: definition as CommandDefinition, validate, executor });
+    this.commands.set(definition.name, { definition: definition as CommandDefinition, executor });
   }
 
   /** Installs a replica's catch-up (see ReplicaCatchUp); one per engine. */

@@ -5,7 +5,7 @@
 import type { Engine } from '../../kernel/engine';
 import { EngineError } from '../../kernel/errors';
 import type { CommandContext, ParamsSchema } from '../../kernel/bus/command';
-import { ajv, paramsError, type ValidateFunction } from '../../kernel/schema-validator';
+import { lazyValidator, paramsError, type ValidateFunction } from '../../kernel/schema-validator';
 import type { ApiSession } from '../../kernel/sessions/api-sessions';
 import type { Envelope } from './envelope';
 import { parseResponseOptions, resolveResponseOptions, type ResolvedResponseOptions } from './response-options';
@@ -46,7 +46,7 @@ export interface ActionDefinition {
 interface TableEntry {
   api: string;
   definition: ActionDefinition;
-  validate?: ValidateFunction;
+  validator?: () => ValidateFunction;
 }
 
 export class ActionTable {
@@ -60,7 +60,7 @@ export class ActionTable {
         // Action names match without regard to case, as the product's do (getRecordsUsingSQL).
         const key = `${api}/${definition.action.toLowerCase()}`;
         if (this.entries.has(key)) throw new Error(`action "${definition.action}" of api "${api}" is defined twice`);
-        this.entries.set(key, { api, definition, validate: definition.params ? ajv.compile(definition.params) : undefined });
+        this.entries.set(key, { api, definition, validator: definition.params ? lazyValidator(definition.params, `action "${definition.action}" of api "${api}"`) : undefined });
       }
     }
   }
@@ -147,7 +147,8 @@ export class ActionTable {
     onSession(session, options);
 
     const params = envelope.params;
-    if (entry.validate && !entry.validate(params)) throw paramsError(entry.validate.errors);
+    const validate = entry.validator?.();
+    if (validate && !validate(params)) throw paramsError(validate.errors);
     const call: ActionCall = { engine, envelope, params, session: callSession, ctx, options, address, socket };
     const result = await entry.definition.handler(call);
     return { result, authToken: call.responseAuthToken ?? session?.authToken, options };
