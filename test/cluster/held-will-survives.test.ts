@@ -57,11 +57,15 @@ describe("cluster: a will held for a former owner's word survives the new owner'
     return client;
   }
 
-  it("the new owner SIGKILLed and restarted before the former owner's word: the dropped connection's will is published once, after the word", async function () {
+  /**
+   * node1's connection (its session `kept` or not) is taken over by a clean start on node2; node2
+   * is SIGKILLed and restarted while node1's word waits in the proxy; then the word goes: the wills
+   * that reach a subscriber on node3.
+   */
+  async function restartBeforeWord(clientId: string, kept: boolean): Promise<string[]> {
     const [node1, node2] = cluster().nodes;
-    const clientId = 'held-restart';
     const { watcher, wills } = await watch(`held/${clientId}`);
-    const first = await connect(node1.mqtt, { clientId, clean: true, will: { topic: `held/${clientId}`, payload: Buffer.from('gone'), qos: 1, retain: false } });
+    const first = await connect(node1.mqtt, { clientId, clean: !kept, will: { topic: `held/${clientId}`, payload: Buffer.from('gone'), qos: 1, retain: false } });
     first.on('error', () => undefined);
     await barrier(node1, node2, `${clientId}-1`);
 
@@ -85,7 +89,12 @@ describe("cluster: a will held for a former owner's word survives the new owner'
     release();
     await settled(`${clientId}-after`);
     watcher.end(true);
-    assert.deepEqual(wills, ['gone'], 'the will of the connection the takeover ended, once');
+    return wills;
+  }
+
+  it("the new owner SIGKILLed and restarted before the former owner's word: the dropped connection's will is published once, after the word (a session ending with its connection, and a kept one)", async function () {
+    assert.deepEqual(await restartBeforeWord('held-restart', false), ['gone'], 'session ending with its connection');
+    assert.deepEqual(await restartBeforeWord('held-restart-kept', true), ['gone'], 'kept session');
   });
 
   it("the client id taken over a second time before the first former owner's word: each connection's will is published once", async function () {
