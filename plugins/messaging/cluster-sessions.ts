@@ -223,7 +223,8 @@ export class ClusterSessions implements SessionOwnershipListener {
    * client id already, for another account's session, it is claimed again, only while this node
    * still owns it (nothing changes hands).
    */
-  opened(session: Session): void {
+  opened(session: Session, present: boolean): void {
+    if (present) this.resumed(session);
     if (session.persistent || session.kind !== 'mqtt') return;
     const claim = this.ownership.claimOf(session.clientId);
     if (claim === undefined || claim.node !== this.ownership.node || claim.account === session.owner) return;
@@ -274,6 +275,24 @@ export class ClusterSessions implements SessionOwnershipListener {
       }
     }
     this.settle(clientId);
+  }
+
+  /**
+   * A CONNECT here resumed the kept session its claim took over: the will of the connection it
+   * took it from is cancelled [MQTT-3.1.3-9], as on one node, whatever that node's word says; the
+   * decision is stored now, so a restart of this node does not send it.
+   */
+  private resumed(session: Session): void {
+    const clientId = session.clientId;
+    const held = this.ownership.heldWills(clientId);
+    if (held === undefined || this.loadedByClaim.get(clientId) !== session) return;
+    const cancelled = held.wills.filter((will) => will.kind === 'session' && will.claim === held.claim && !this.deciding.has(will.claim)).map((will) => will.claim);
+    if (cancelled.length === 0) return;
+    for (const claim of cancelled) this.deciding.add(claim);
+    this.ownership.decideWills(clientId, cancelled).catch((error: unknown) => {
+      // Not stored: settle() cancels it when it is due, while this connection lasts.
+      logStoreFailure(this.core.log, error, { clientId }, 'a resumed session\'s held will could not be cancelled now');
+    }).finally(() => { for (const claim of cancelled) this.deciding.delete(claim); });
   }
 
   /** `will/<clientId>` as written by another node whose connection's will the client id's claim holds (or whose word it awaits). */

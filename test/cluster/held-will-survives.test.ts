@@ -62,7 +62,7 @@ describe("cluster: a will held for a former owner's word survives the new owner'
    * is SIGKILLed and restarted while node1's word waits in the proxy; then the word goes: the wills
    * that reach a subscriber on node3.
    */
-  async function restartBeforeWord(clientId: string, kept: boolean): Promise<string[]> {
+  async function restartBeforeWord(clientId: string, kept: boolean, resume = false): Promise<string[]> {
     const [node1, node2] = cluster().nodes;
     const { watcher, wills } = await watch(`held/${clientId}`);
     const first = await connect(node1.mqtt, { clientId, clean: !kept, will: { topic: `held/${clientId}`, payload: Buffer.from('gone'), qos: 1, retain: false } });
@@ -73,7 +73,9 @@ describe("cluster: a will held for a former owner's word survives the new owner'
     // writes its word, which waits in the proxy.
     hold();
     const wordSent = node1Sent(`let-go/${clientId}`);
-    const second = await takeOver(1, clientId);
+    const second = resume
+      ? await connect(node2.mqtt, { clientId, clean: false }).then((client) => { client.on('error', () => undefined); return client; })
+      : await takeOver(1, clientId);
     await wordSent;
     events.push(`${clientId}: node1's word held`);
     await barrier(node2, cluster().nodes[2], `${clientId}-2`);
@@ -95,6 +97,10 @@ describe("cluster: a will held for a former owner's word survives the new owner'
   it("the new owner SIGKILLed and restarted before the former owner's word: the dropped connection's will is published once, after the word (a session ending with its connection, and a kept one)", async function () {
     assert.deepEqual(await restartBeforeWord('held-restart', false), ['gone'], 'session ending with its connection');
     assert.deepEqual(await restartBeforeWord('held-restart-kept', true), ['gone'], 'kept session');
+  });
+
+  it("a kept session resumed on node2 before node1's word, node2 restarted: the resume cancelled the will, which is never published", async function () {
+    assert.deepEqual(await restartBeforeWord('held-resumed', true, true), []);
   });
 
   it("the client id taken over a second time before the first former owner's word: each connection's will is published once", async function () {
