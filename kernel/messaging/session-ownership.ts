@@ -121,6 +121,8 @@ export interface SessionOwnershipPort {
    * the wait for its word ends. Resolves once applied here; rejects when not stored.
    */
   decideWills(clientId: string, claims: string[], lapsed?: string): Promise<void>;
+  /** Writes again the words this node owes a new owner that the stream has not applied (one could not be stored): called by the sweep. */
+  giveOwedWords(): void;
   /** The node that owns the client id (undefined: none claimed it). */
   ownerOf(clientId: string): string | undefined;
   /**

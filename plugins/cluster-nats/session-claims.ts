@@ -268,9 +268,16 @@ export class SessionClaims implements SessionOwnershipPort {
 
   listen(listener: SessionOwnershipListener): void {
     this.listener = listener;
-    // Awaited for a word this node never gave: it stopped (or crashed) before it applied the claims
-    // that took those client ids from it, and caught up without a listener. Everything it served
-    // ended with its previous run, and everything that run wrote is in the stream before this word.
+    this.giveOwedWords();
+  }
+
+  /**
+   * Words this node owes and the stream has not applied: it stopped (or crashed) before it applied
+   * the claims that took those client ids from it, and caught up without a listener, or its word
+   * could not be stored. By now it has applied those claims, so its connections there are closed
+   * and everything it wrote of them is in the stream before this word (a second word is passed over).
+   */
+  giveOwedWords(): void {
     for (const [clientId, claim] of this.withHeld) {
       const owed = claim.awaits === this.node || claim.held?.some((will) => will.awaiting && will.from === this.node);
       if (owed && claim.node !== this.node) this.state.put(LET_GO_PREFIX + clientId, { node: this.node }).catch(() => undefined);

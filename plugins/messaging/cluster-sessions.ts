@@ -191,6 +191,7 @@ export class ClusterSessions implements SessionOwnershipListener {
     // Fenced, this node holds no session on purpose: its claims stay until it serves again (or a
     // survivor adopts them); a release queued now would be sent when the stream is reached again.
     if (this.ownership.fenced) return;
+    this.ownership.giveOwedWords();
     const released: string[] = [];
     for (const clientId of this.ownership.ownedSettled()) {
       // (A release already on its way is not sent again.)

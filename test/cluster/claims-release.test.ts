@@ -187,6 +187,21 @@ describe("cluster: a taken-over connection's will is held in the claim until the
     assert.equal(held(), undefined);
   });
 
+  it('a former owner gives its word again (the sweep) until the word is applied, and not after', function () {
+    const written: string[] = [];
+    const recording: LogStatePort = { ...emptyState, put: (key) => { written.push(key); return Promise.resolve(); } };
+    const former = new SessionClaims('node1', recording);
+    listen(former);
+    apply(former, 'node1', claim('c', 'node1', 'node1.a.1'));
+    apply(former, 'node2', claim('c', 'node2', 'node2.b.1'));
+    assert.deepEqual(written, ['let-go/c'], 'the word, as the claim is applied');
+    former.giveOwedWords();
+    assert.deepEqual(written, ['let-go/c', 'let-go/c'], 'not applied yet: given again');
+    apply(former, 'node1', letGo('c', 'node1'));
+    former.giveOwedWords();
+    assert.deepEqual(written, ['let-go/c', 'let-go/c'], 'applied: owed no more');
+  });
+
   it('a node that starts reads the held wills back from the state, and the word applies to them as before', function () {
     const applied = apply(claims, 'node2', claim('c', 'node2', 'node2.b.1')) as { key: string; value: unknown };
     const state: LogStatePort = {
