@@ -9,6 +9,10 @@
  * A session that is not stored (expiry 0) has its will stored apart, as `will/<clientId>`, while
  * its connection lasts: a node that takes the client id over, or adopts the sessions of a dead
  * node, finds it there and sends it, as the ended connection's will.
+ *
+ * A connection a CONNECT took over from a live node has its will held in the client id's claim
+ * (SessionOwnershipPort.heldWills, replicated state) until that node's word; the owner sends what
+ * is due with a decision that takes it out of the claim, in one stream record (settle()).
  */
 import { fencedError, type HeldWill, type SessionOwnershipListener, type SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 import type { Principal } from '../../kernel/auth/principal';
