@@ -10,6 +10,7 @@ import type { CommandContext, Resource } from './bus/command';
 import { Accounts, type AccountRecord } from './auth/accounts';
 import { authorize, isAllowed, isDenied } from './auth/authorize';
 import { LoginGuard } from './auth/login-guard';
+import { LoginCatchUp } from './auth/login-catch-up';
 import { CertificateLogins } from './auth/certificate-login';
 import { LoginThrottle } from './auth/login-throttle';
 import { LoopbackRule } from './auth/loopback-rule';
@@ -104,7 +105,7 @@ export class Engine {
       threshold: options.settings.login_failures_before_backoff,
       maxSeconds: options.settings.login_backoff_max_seconds,
       clock: this.clock,
-    }), options.settings.login_shared_addresses);
+    }), options.settings.login_shared_addresses, new LoginCatchUp(() => this.bus.replicaCatchUp, options.settings.cluster_request_timeout_ms));
     this.certificates = new CertificateLogins(this.accounts, options.settings.tls_client_certificates, options.settings.tls_certificate_account_field, this.log.child({ component: 'client-certificates' }));
     this.loopbackRule = new LoopbackRule(options.settings.listening_host);
     this.accounts.passwordPolicy = (account, password) => {

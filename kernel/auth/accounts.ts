@@ -165,6 +165,14 @@ export class Accounts {
     return this.principalOf(record);
   }
 
+  /**
+   * What the account is now, to compare with a later look (the login guard's catch-up): another
+   * value once it is created, altered or deleted. Opaque; never hand it out.
+   */
+  recordOf(name: string): object | undefined {
+    return this.records.get(name.toLowerCase());
+  }
+
   has(name: string): boolean {
     return this.records.has(name.toLowerCase());
   }

@@ -7,10 +7,15 @@
  * refused without one) and counts the outcome.
  * Addresses many clients share (a reverse proxy's) count per account only: one client's
  * failures must not lock every other client out.
+ * In a cluster, a name and password refused here may be an account (or a password) another node
+ * has just written and this node has not applied yet: the guard catches up with the replicated
+ * log (shared by the logins waiting at the same time, login-catch-up.ts) and checks again when
+ * the account changed meanwhile, before it counts a failure.
  */
 import { EngineError } from '../errors';
 import { isAccountName, type Accounts } from './accounts';
 import type { LoginThrottle } from './login-throttle';
+import type { LoginCatchUp } from './login-catch-up';
 import type { Principal } from './principal';
 
 export interface LoginAttempt {
@@ -26,13 +31,21 @@ export class LoginGuard {
   readonly failures = { badCredentials: 0, throttled: 0 };
 
   /** `sharedAddresses`: addresses many clients share (a reverse proxy), throttled per account only. */
-  constructor(private readonly accounts: Accounts, private readonly throttle: LoginThrottle, sharedAddresses: readonly string[] = []) {
+  constructor(
+    private readonly accounts: Accounts,
+    private readonly throttle: LoginThrottle,
+    sharedAddresses: readonly string[] = [],
+    /** A replica's catch-up (a cluster): a refusal waits for it and checks again when the account changed. */
+    private readonly replica?: LoginCatchUp,
+  ) {
     this.sharedAddresses = new Set(sharedAddresses.map(normalizeAddress));
   }
 
   async authenticate(attempt: LoginAttempt): Promise<Principal> {
     // A name no account can have is counted per address only (it would just grow the table).
     const accountKey = isAccountName(attempt.username) ? `account:${attempt.username.toLowerCase()}` : undefined;
+    // A catch-up started from now on has every account written before this login was sent.
+    const ticket = this.replica?.ticket() ?? 0;
     const cached = this.accounts.cachedPrincipal(attempt.username, attempt.password);
     if (cached) {
       if (accountKey) this.throttle.succeeded(accountKey);
@@ -55,7 +68,7 @@ export class LoginGuard {
       throw new EngineError('BAD_CREDENTIALS');
     }
     try {
-      const principal = await this.accounts.verifyCredentials(attempt.username, attempt.password);
+      const principal = await this.verifyCaughtUp(attempt.username, attempt.password, ticket);
       if (accountKey) this.throttle.succeeded(accountKey);
       return principal;
     } catch (error) {
@@ -64,6 +77,23 @@ export class LoginGuard {
         this.failures.badCredentials++;
       }
       throw error;
+    }
+  }
+
+  /**
+   * verifyCredentials; refused, after a catch-up with the replicated log, checked once more if the
+   * account was written meanwhile (created, re-passworded: applied here during the check or the
+   * catch-up). A wrong password for an account nobody changed costs one hash, not two.
+   */
+  private async verifyCaughtUp(username: string, password: string, ticket: number): Promise<Principal> {
+    const before = this.accounts.recordOf(username);
+    try {
+      return await this.accounts.verifyCredentials(username, password);
+    } catch (error) {
+      if (this.replica === undefined || !(error instanceof EngineError) || error.id !== 'BAD_CREDENTIALS') throw error;
+      await this.replica.catchUp(ticket);
+      if (this.accounts.recordOf(username) === before) throw error;
+      return this.accounts.verifyCredentials(username, password);
     }
   }
 }

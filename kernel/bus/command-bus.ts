@@ -91,6 +91,11 @@ export class CommandBus {
     this.replica = replica;
   }
 
+  /** The replica's catch-up, when one is installed (the login guard shares it: kernel/auth/login-catch-up.ts). */
+  get replicaCatchUp(): ReplicaCatchUp | null {
+    return this.replica;
+  }
+
   has(name: string): boolean {
     return this.commands.has(name);
   }

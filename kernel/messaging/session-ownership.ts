@@ -48,12 +48,42 @@ export interface SessionOwnershipListener {
   /** This node reached the stream again, applied it up to its tail and renewed its lease: it loads the sessions it still owns and serves again. */
   unfenced(): void;
   /**
-   * The node a CONNECT took the client id from (SessionOwnershipPort.awaitsWord) has let go of it,
-   * or its lease lapsed: `cleared` when it had decided the connection's will before (a DISCONNECT
-   * read first, or the will sent by it), so the will is not sent; else the takeover ended the
-   * connection and the will is due. Called on every node, in log order; the owner acts.
+   * The wills held in the client id's claim (SessionOwnershipPort.heldWills) changed, or the word
+   * the owner waits for came: a former owner said it let go (its held will is due unless its
+   * connection's end had decided it), or `lapsed`, a node whose lease lapsed (the word it owed will
+   * not come; told apart on each node, not in log order). Called on every node; the owner sends
+   * what is due.
    */
-  formerOwnerLetGo(clientId: string, cleared: boolean): void;
+  heldWillsChanged(clientId: string, lapsed?: string): void;
+}
+
+/**
+ * The will of a connection that another node's CONNECT took over (docs/cluster.md, "Sessions"),
+ * kept in the client id's claim until it is decided: sent once, or not at all when the
+ * connection's own end had decided it (a DISCONNECT, or the will sent where it ran).
+ */
+export interface HeldWill {
+  /** The claim that took the client id from the connection's node: names this held will. */
+  claim: string;
+  /** The node that served the connection. */
+  from: string;
+  /** Until that node's word (or its lease lapsing): only it knows how the connection ended. */
+  awaiting?: true;
+  /** 'session': the will of a kept session (a resume on the new owner cancels it); 'connection': of a session that is not stored. */
+  kind: 'session' | 'connection';
+  /** The account and roles the will is published as. */
+  account: string;
+  roles: string[];
+  /** The will as the message core stored it (opaque to the kernel). */
+  will: unknown;
+}
+
+export interface HeldWills {
+  /** The claim the owner holds the client id by. */
+  claim: string;
+  wills: HeldWill[];
+  /** The former owner whose word the owner waits for before it sends any held will (it may be sending some itself). */
+  awaits?: string;
 }
 
 /** A claim as the listings read it (SessionOwnershipPort.claimed). */
@@ -77,11 +107,22 @@ export interface SessionOwnershipPort {
    */
   keeps(clientId: string): boolean;
   /**
-   * Was the client id taken from another node by a CONNECT whose former owner has not said yet
-   * that it let go? The new owner then holds the ended connection's will until it does
-   * (SessionOwnershipListener.formerOwnerLetGo), rather than decide it from the state alone.
+   * The wills of ended connections held in the client id's claim, and the node whose word the
+   * owner waits for before it sends any (undefined: none held, nothing awaited). Replicated state:
+   * every node has them alike, and a node that restarts reads them again (docs/cluster.md, "A will
+   * held for a former owner's word").
    */
-  awaitsWord(clientId: string): boolean;
+  heldWills(clientId: string): HeldWills | undefined;
+  /** Client ids this node owns that hold wills or await a word (the owner settles them at start and in its sweep). */
+  withHeldWills(): string[];
+  /**
+   * The owner sent (or cancelled) these held wills, by their `claim`: written in the same turn as
+   * their messages, so one stream record holds both. `lapsed`: the awaited node's lease lapsed, so
+   * the wait for its word ends. Resolves once applied here; rejects when not stored.
+   */
+  decideWills(clientId: string, claims: string[], lapsed?: string): Promise<void>;
+  /** Writes again the words this node owes a new owner that the stream has not applied (one could not be stored): called by the sweep. */
+  giveOwedWords(): void;
   /** The node that owns the client id (undefined: none claimed it). */
   ownerOf(clientId: string): string | undefined;
   /**

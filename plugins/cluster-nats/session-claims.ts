@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
-import type { ClientClaim, SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
+import type { ClientClaim, HeldWill, HeldWills, SessionOwnershipListener, SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 
 export const OWNER_PREFIX = 'owner/';
 /** Keys only the owner of their client id writes: its session and the will of its connection. */
@@ -42,6 +42,33 @@ export interface StoredClaim {
   expect?: string;
   /** The account of the session claimed (a CONNECT's), for the listings of sessions (ClientClaim). */
   account?: string;
+  /**
+   * Set by every node as it applies the claim and what follows it, never by the writer: the wills
+   * of ended connections held until they are decided, and the former owner whose word the owner
+   * waits for (a claim taking the client id from a live node). A claim is rewritten in place with
+   * them (held/awaits go from claim to claim of the client id), so they are replicated state.
+   */
+  held?: HeldWill[];
+  awaits?: string;
+}
+
+/** The owner's word that it sent (or cancelled) held wills: `owner/<clientId>` = this, applied as the claim without them. */
+interface StoredDecision {
+  node: string;
+  decide: string[];
+  /** The awaited node whose lease lapsed: the wait for its word ends. */
+  lapsed?: string;
+}
+
+/**
+ * The will of the connection a client id has on its owner now, as the records applied so far left
+ * it (a takeover holds it): the written value (`will/<clientId>`, or `session/<clientId>` with its
+ * will), read only when a takeover holds it, so a session's writes cost a look at `will` and no more.
+ */
+interface LiveWill {
+  node: string;
+  kind: HeldWill['kind'];
+  value: unknown;
 }
 
 /**
@@ -56,6 +83,12 @@ interface StoredRelease {
 
 export class SessionClaims implements SessionOwnershipPort {
   private readonly owners = new Map<string, string>();
+  /** The claims as applied, of the client ids that hold wills or await a word (the others' are just their owner). */
+  private readonly withHeld = new Map<string, StoredClaim>();
+  /** Each client id's connection will on its owner, kept in stream order from `will/` and `session/` writes. */
+  private readonly liveWills = new Map<string, LiveWill>();
+  /** Client ids whose held wills changed in the record being reviewed (told once it is applied). */
+  private heldChanged: string[] = [];
   /** The claim id each owner holds its client id by (what a release names). */
   private readonly claimIds = new Map<string, string>();
   /** Client ids whose release by this node is on its way: until it settles, nothing relies on this node's claim. */
@@ -67,13 +100,6 @@ export class SessionClaims implements SessionOwnershipPort {
   private listener: SessionOwnershipListener | null = null;
   /** Owners changed by the record being reviewed, told once it is applied (`takeover`: a claim with no expectation). */
   private changed: Array<{ clientId: string; node: string; from: string | undefined; takeover: boolean }> = [];
-  /**
-   * Client ids taken over from a node that has not said yet that it let go (`let-go/`): `cleared`
-   * once a write of that node's, made before it let go, cleared the connection's will.
-   */
-  private readonly awaitingWord = new Map<string, { from: string; cleared: boolean }>();
-  /** Words heard in the record being reviewed, told once it is applied: [clientId, cleared]. */
-  private heard: Array<[string, boolean]> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
   /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
@@ -83,7 +109,19 @@ export class SessionClaims implements SessionOwnershipPort {
     // As this node's store left them at its applied position: the stream goes on from there.
     for (const [key, value] of state.entries(OWNER_PREFIX)) {
       const claim = value as StoredClaim | undefined;
-      if (typeof claim?.node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), claim.node, claim.claim);
+      if (typeof claim?.node !== 'string') continue;
+      const clientId = key.slice(OWNER_PREFIX.length);
+      this.setOwner(clientId, claim.node, claim.claim);
+      if (claim.held !== undefined || claim.awaits !== undefined) this.withHeld.set(clientId, claim);
+    }
+    for (const [key, value] of state.entries(WILL_PREFIX)) {
+      const clientId = key.slice(WILL_PREFIX.length);
+      const node = (value as { node?: unknown } | undefined)?.node;
+      this.noteWill(clientId, typeof node === 'string' ? node : this.owners.get(clientId), { op: 'state.put', key, value });
+    }
+    for (const [key, value] of state.entries(SESSION_PREFIX)) {
+      const clientId = key.slice(SESSION_PREFIX.length);
+      this.noteWill(clientId, this.owners.get(clientId), { op: 'state.put', key, value });
     }
   }
 
@@ -108,20 +146,34 @@ export class SessionClaims implements SessionOwnershipPort {
   watchedNodes(): Set<string> {
     const nodes = this.owningNodes();
     if (this.listener !== null) for (const node of this.listener.nodesHoldingState()) nodes.add(node);
-    for (const awaiting of this.awaitingWord.values()) nodes.add(awaiting.from);
+    for (const claim of this.withHeld.values()) {
+      if (claim.awaits !== undefined) nodes.add(claim.awaits);
+      for (const will of claim.held ?? []) if (will.awaiting) nodes.add(will.from);
+    }
     return nodes;
   }
 
-  awaitsWord(clientId: string): boolean {
-    return this.awaitingWord.has(clientId);
+  heldWills(clientId: string): HeldWills | undefined {
+    const claim = this.withHeld.get(clientId);
+    if (claim === undefined) return undefined;
+    return { claim: claim.claim, wills: claim.held ?? [], ...(claim.awaits !== undefined ? { awaits: claim.awaits } : {}) };
+  }
+
+  withHeldWills(): string[] {
+    const ids: string[] = [];
+    for (const clientId of this.withHeld.keys()) if (this.owns(clientId)) ids.push(clientId);
+    return ids;
+  }
+
+  async decideWills(clientId: string, claims: string[], lapsed?: string): Promise<void> {
+    const decision: StoredDecision = { node: this.node, decide: claims, ...(lapsed !== undefined ? { lapsed } : {}) };
+    await this.state.put(OWNER_PREFIX + clientId, decision);
   }
 
   /** `node`'s lease has lapsed (node-liveness.ts, on every node): the word it owed will not come, its connections ended with it. */
   nodeGone(node: string): void {
-    for (const [clientId, awaiting] of [...this.awaitingWord]) {
-      if (awaiting.from !== node) continue;
-      this.awaitingWord.delete(clientId);
-      this.listener?.formerOwnerLetGo(clientId, awaiting.cleared);
+    for (const [clientId, claim] of [...this.withHeld]) {
+      if (claim.awaits === node || claim.held?.some((will) => will.awaiting && will.from === node)) this.listener?.heldWillsChanged(clientId, node);
     }
   }
 
@@ -216,6 +268,20 @@ export class SessionClaims implements SessionOwnershipPort {
 
   listen(listener: SessionOwnershipListener): void {
     this.listener = listener;
+    this.giveOwedWords();
+  }
+
+  /**
+   * Words this node owes and the stream has not applied: it stopped (or crashed) before it applied
+   * the claims that took those client ids from it, and caught up without a listener, or its word
+   * could not be stored. By now it has applied those claims, so its connections there are closed
+   * and everything it wrote of them is in the stream before this word (a second word is passed over).
+   */
+  giveOwedWords(): void {
+    for (const [clientId, claim] of this.withHeld) {
+      const owed = claim.awaits === this.node || claim.held?.some((will) => will.awaiting && will.from === this.node);
+      if (owed && claim.node !== this.node) this.state.put(LET_GO_PREFIX + clientId, { node: this.node }).catch(() => undefined);
+    }
   }
 
   /**
@@ -238,18 +304,16 @@ export class SessionClaims implements SessionOwnershipPort {
           applied = PASSED_OVER;
           // This node's own write did not count: a caller waiting for it must not answer as if it had.
           if (writer === this.node && key.startsWith(SESSION_PREFIX)) this.listener?.passedOver(clientId);
-          // The former owner decided the will before it let go (the new owner holds the will until its word).
-          const awaiting = this.awaitingWord.get(clientId);
-          if (awaiting?.from === writer && clearsWill(entry)) awaiting.cleared = true;
+          // A node whose connection's will is held decided it before it let go (a DISCONNECT, or
+          // the will sent there): that held will goes, in this entry's place.
+          if (clearsWill(entry)) applied = this.rewriteHeld(clientId, (held) => held.filter((will) => !(will.awaiting && will.from === writer))) ?? PASSED_OVER;
+        } else {
+          this.noteWill(clientId, writer ?? owner, entry);
         }
       } else if (key.startsWith(LET_GO_PREFIX)) {
+        // The word of a node that let go: its held wills are due, and the owner waits for it no more.
         const clientId = key.slice(LET_GO_PREFIX.length);
-        const awaiting = this.awaitingWord.get(clientId);
-        if (awaiting !== undefined && awaiting.from === writer) {
-          this.awaitingWord.delete(clientId);
-          this.heard.push([clientId, awaiting.cleared]);
-        }
-        applied = PASSED_OVER;
+        applied = (writer === undefined ? undefined : this.rewriteHeld(clientId, (held) => held.map((will) => will.awaiting && will.from === writer ? withoutAwaiting(will) : will), writer)) ?? PASSED_OVER;
       }
       if (applied === entry) continue;
       if (reviewed === entries) reviewed = entries.slice();
@@ -265,27 +329,108 @@ export class SessionClaims implements SessionOwnershipPort {
       // Only the owner lets go of a client id (a release written before releases named their claim).
       if (owner !== undefined && writer !== undefined && owner !== writer) return PASSED_OVER;
       this.setOwner(clientId, undefined, undefined);
+      this.withHeld.delete(clientId);
       return entry;
     }
-    const value = entry.value as Partial<StoredClaim & StoredRelease> | undefined;
+    const value = entry.value as Partial<StoredClaim & StoredRelease & StoredDecision> | undefined;
     if (typeof value?.node !== 'string') return PASSED_OVER;
     if (typeof value.release === 'string') {
       // Only the claim it names, while its node still holds it by that claim: a later claim stays.
       if (owner !== value.node || (writer !== undefined && writer !== owner) || this.claimIds.get(clientId) !== value.release) return PASSED_OVER;
+      // Wills held in the claim keep it (and their owner) until they are decided; the sweep releases it then.
+      if (this.withHeld.has(clientId)) return PASSED_OVER;
       this.setOwner(clientId, undefined, undefined);
       return { op: 'state.remove', key: entry.key };
     }
+    if (Array.isArray(value.decide)) return this.applyDecision(clientId, value as StoredDecision, writer);
+    if (typeof value.claim !== 'string') return PASSED_OVER;
     if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
-    this.setOwner(clientId, value.node, value.claim);
-    // A claim of the node that owns it already changes nothing.
-    if (owner === value.node) return entry;
+    const before = this.withHeld.get(clientId);
+    let held = before?.held ?? [];
+    let awaits = before?.awaits;
     const takeover = value.expect === undefined;
-    // A CONNECT took the client id from a live node: that node alone knows how its connection
-    // ended (a DISCONNECT read just before it let go), so the will waits for its word.
-    if (takeover && owner !== undefined) this.awaitingWord.set(clientId, { from: owner, cleared: false });
-    else this.awaitingWord.delete(clientId);
+    if (owner !== value.node) {
+      awaits = undefined;
+      // A CONNECT took the client id from a live node: that node alone knows how its connection
+      // ended (a DISCONNECT read just before it let go), so its connection's will is held in the
+      // claim until its word, and the new owner sends nothing held before that word either (the
+      // former owner may be sending some). An adoption (its owner is dead) waits for nobody.
+      if (takeover && owner !== undefined) {
+        awaits = owner;
+        const live = this.liveWills.get(clientId);
+        if (live !== undefined && live.node === owner) {
+          held = [...held, heldWill(live, value.claim)];
+          this.liveWills.delete(clientId);
+        }
+      }
+    }
+    const claim: StoredClaim = {
+      node: value.node, claim: value.claim,
+      ...(value.expect !== undefined ? { expect: value.expect } : {}), ...(value.account !== undefined ? { account: value.account } : {}),
+      ...(held.length > 0 ? { held } : {}), ...(awaits !== undefined ? { awaits } : {}),
+    };
+    this.setOwner(clientId, value.node, value.claim);
+    this.keepHeld(clientId, claim);
+    const applied: OperationEntry = claim.held === undefined && claim.awaits === undefined ? entry : { op: 'state.put', key: entry.key, value: claim };
+    // A claim of the node that owns it already changes nothing.
+    if (owner === value.node) return applied;
     this.changed.push({ clientId, node: value.node, from: owner, takeover });
-    return entry;
+    return applied;
+  }
+
+  /**
+   * The owner sent (or cancelled) held wills, or a node awaited for its word decided them before
+   * it let go (it was their owner, sending them, when another node's claim came first): they
+   * leave the claim. Any other node's decision is passed over.
+   */
+  private applyDecision(clientId: string, decision: StoredDecision, writer: string | undefined): OperationEntry {
+    const claim = this.withHeld.get(clientId);
+    if (claim === undefined || (writer !== undefined && writer !== decision.node)) return PASSED_OVER;
+    const isOwner = claim.node === decision.node;
+    if (!isOwner && claim.awaits !== decision.node) return PASSED_OVER;
+    const decided = new Set(decision.decide);
+    const endsWait = isOwner && decision.lapsed !== undefined && claim.awaits === decision.lapsed ? decision.lapsed : undefined;
+    return this.rewriteHeld(clientId, (held) => held.filter((will) => !decided.has(will.claim)), endsWait) ?? PASSED_OVER;
+  }
+
+  /**
+   * The client id's claim with its held wills changed by `change` (and the wait for `heard`'s word
+   * ended): the entry to apply in place of the one that changed them, or undefined when nothing
+   * changed (no claim, or the same wills).
+   */
+  private rewriteHeld(clientId: string, change: (held: HeldWill[]) => HeldWill[], heard?: string): OperationEntry | undefined {
+    const claim = this.withHeld.get(clientId);
+    if (claim === undefined) return undefined;
+    const before = claim.held ?? [];
+    const held = change(before);
+    const endsWait = heard !== undefined && claim.awaits === heard;
+    if (!endsWait && held.length === before.length && held.every((will, i) => will === before[i])) return undefined;
+    const { held: _held, awaits, ...rest } = claim;
+    const next: StoredClaim = { ...rest, ...(held.length > 0 ? { held } : {}), ...(awaits !== undefined && !endsWait ? { awaits } : {}) };
+    this.keepHeld(clientId, next);
+    this.heldChanged.push(clientId);
+    return { op: 'state.put', key: OWNER_PREFIX + clientId, value: next };
+  }
+
+  private keepHeld(clientId: string, claim: StoredClaim): void {
+    if (claim.held !== undefined || claim.awaits !== undefined) this.withHeld.set(clientId, claim);
+    else this.withHeld.delete(clientId);
+  }
+
+  /** An applied write of `will/<clientId>` or `session/<clientId>` by `node`: the will of the client id's connection there now. */
+  private noteWill(clientId: string, node: string | undefined, entry: OperationEntry & { op: 'state.put' | 'state.remove' }): void {
+    const isSession = entry.key.startsWith(SESSION_PREFIX);
+    if (entry.op === 'state.remove') {
+      if (this.liveWills.get(clientId)?.kind === (isSession ? 'session' : 'connection')) this.liveWills.delete(clientId);
+      return;
+    }
+    if (node === undefined) return;
+    const will = (entry.value as { will?: unknown } | undefined)?.will;
+    if (will == null) {
+      if (isSession && this.liveWills.get(clientId)?.kind === 'session') this.liveWills.delete(clientId);
+      return;
+    }
+    this.liveWills.set(clientId, { node, kind: isSession ? 'session' : 'connection', value: entry.value });
   }
 
   /**
@@ -294,11 +439,11 @@ export class SessionClaims implements SessionOwnershipPort {
    * records before its claim left it, never before).
    */
   reviewed(): (() => void) | undefined {
-    if (this.changed.length === 0 && this.heard.length === 0) return undefined;
+    if (this.changed.length === 0 && this.heldChanged.length === 0) return undefined;
     const changed = this.changed;
-    const heard = this.heard;
+    const heldChanged = this.heldChanged;
     this.changed = [];
-    this.heard = [];
+    this.heldChanged = [];
     return () => {
       const listener = this.listener;
       if (listener === null) return;
@@ -312,13 +457,27 @@ export class SessionClaims implements SessionOwnershipPort {
         // here: written after everything this node wrote of that connection (once it is applied).
         if (takeover && from === this.node) this.state.put(LET_GO_PREFIX + clientId, { node: this.node }).catch(() => undefined);
       }
-      for (const [clientId, cleared] of heard) listener.formerOwnerLetGo(clientId, cleared);
+      for (const clientId of heldChanged) listener.heldWillsChanged(clientId);
     };
   }
 }
 
 function clientClaim(clientId: string, claim: StoredClaim): ClientClaim {
   return typeof claim.account === 'string' ? { clientId, node: claim.node, account: claim.account } : { clientId, node: claim.node };
+}
+
+/** A connection's will as a takeover holds it: the will without its due time, and the account and roles it is published as. */
+function heldWill(live: LiveWill, claim: string): HeldWill {
+  const value = live.value as { owner?: unknown; account?: unknown; roles?: unknown; will: Record<string, unknown> };
+  const { dueAt: _dueAt, ...will } = value.will;
+  // A stored session names its owner and, after a takeover by another account, its last connection's account.
+  const account = typeof value.account === 'string' ? value.account : String(value.owner ?? '');
+  return { claim, from: live.node, awaiting: true, kind: live.kind, account, roles: Array.isArray(value.roles) ? value.roles as string[] : [], will };
+}
+
+function withoutAwaiting(will: HeldWill): HeldWill {
+  const { awaiting: _awaiting, ...decided } = will;
+  return decided;
 }
 
 /** A write of a session's state or will that leaves no will: its removal, or a session stored without one. */

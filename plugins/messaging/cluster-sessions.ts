@@ -9,12 +9,16 @@
  * A session that is not stored (expiry 0) has its will stored apart, as `will/<clientId>`, while
  * its connection lasts: a node that takes the client id over, or adopts the sessions of a dead
  * node, finds it there and sends it, as the ended connection's will.
+ *
+ * A connection a CONNECT took over from a live node has its will held in the client id's claim
+ * (SessionOwnershipPort.heldWills, replicated state) until that node's word; the owner sends what
+ * is due with a decision that takes it out of the claim, in one stream record (settle()).
  */
-import { fencedError, type SessionOwnershipListener, type SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
+import { fencedError, type HeldWill, type SessionOwnershipListener, type SessionOwnershipPort } from '../../kernel/messaging/session-ownership';
 import type { Principal } from '../../kernel/auth/principal';
 import type { MessageCore } from './message-core';
 import type { CoreMessage } from './message';
-import { Session, type SessionOutlet, type StoredWill, type WillMessage } from './session';
+import { Session, type SessionOutlet, type StoredWill } from './session';
 import { EngineError } from '../../kernel/errors';
 import { logStoreFailure } from './store-failure-log';
 
@@ -27,6 +31,8 @@ interface StoredConnectionWill {
   account: string;
   roles: string[];
   will: Omit<StoredWill, 'dueAt'>;
+  /** The node that served the connection (a node reading its state at start tells a former owner's will from its own). */
+  node?: string;
 }
 
 export class ClusterSessions implements SessionOwnershipListener {
@@ -37,12 +43,13 @@ export class ClusterSessions implements SessionOwnershipListener {
   /** MQ API calls waiting for their session's write (storeChange): passed over yet? */
   private readonly awaitingWrite = new Map<string, Array<{ passedOver: boolean }>>();
   /**
-   * Wills of connections another node served, taken over here by a CONNECT: held until that node
-   * says it let go (formerOwnerLetGo), since only it knows whether a DISCONNECT came first. `will`
-   * of a stored session (`session`: as loaded here), or `stored`: the `will/<clientId>` of one
-   * that is not stored.
+   * Held wills (SessionOwnershipPort.heldWills: kept in the client id's claim, in the replicated
+   * state) this node is sending or cancelling, by the claim that names each, until that decision
+   * is applied: not sent twice meanwhile.
    */
-  private readonly heldWills = new Map<string, { session: Session; will: WillMessage } | { stored: StoredConnectionWill }>();
+  private readonly deciding = new Set<string>();
+  /** The session each client id's claim loaded here, while it is held: still the same and online, a CONNECT resumed it. */
+  private readonly loadedByClaim = new Map<string, Session>();
 
   constructor(private readonly core: MessageCore, readonly ownership: SessionOwnershipPort) {
     ownership.listen(this);
@@ -57,10 +64,30 @@ export class ClusterSessions implements SessionOwnershipListener {
   /** At start, after the sessions are loaded: the stored wills of this node's connections that ended with the process are sent. */
   loaded(): void {
     const core = this.core;
-    for (const [key] of core.messageLog.state.entries(WILL_PREFIX)) {
+    for (const [key, value] of core.messageLog.state.entries(WILL_PREFIX)) {
       const clientId = key.slice(WILL_PREFIX.length);
-      if (this.ownership.owns(clientId) && !core.sessions.has(clientId)) this.sendStoredWill(clientId);
+      if (!this.ownership.owns(clientId) || core.sessions.has(clientId)) continue;
+      if (this.isHeldElsewhere(clientId, value as StoredConnectionWill)) {
+        // A former owner's will, held in the claim: its removal was on its way when this node stopped.
+        this.storedWills.add(clientId);
+        this.removeWill(clientId);
+      } else {
+        this.sendStoredWill(clientId);
+      }
     }
+    // A kept session taken over from another node whose will was held in the claim: a stop before
+    // the session was stored without it leaves the will in both; the claim's decides it.
+    for (const clientId of this.ownership.withHeldWills()) {
+      const session = core.sessions.get(clientId);
+      const held = this.ownership.heldWills(clientId);
+      const heldHere = held?.wills.find((will) => will.claim === held.claim && will.kind === 'session');
+      if (session?.will === undefined || heldHere === undefined || !sameWill(session.will.message, heldHere.will as StoredConnectionWill['will'])) continue;
+      session.will = undefined;
+      session.willDueAt = undefined;
+      core.state.markDirty(session);
+    }
+    // Wills held for a word that came while this node was down (or fenced) are due now.
+    for (const clientId of this.ownership.withHeldWills()) this.settle(clientId);
   }
 
   /**
@@ -162,10 +189,13 @@ export class ClusterSessions implements SessionOwnershipListener {
    * session: its will sent).
    */
   sweep(): void {
+    // Held wills whose decision could not be stored (the stream was unavailable) are tried again.
+    if (!this.ownership.fenced) for (const clientId of this.ownership.withHeldWills()) this.settle(clientId);
     if (++this.sweeps % CLAIM_SWEEP_EVERY !== 0) return;
     // Fenced, this node holds no session on purpose: its claims stay until it serves again (or a
     // survivor adopts them); a release queued now would be sent when the stream is reached again.
     if (this.ownership.fenced) return;
+    this.ownership.giveOwedWords();
     const released: string[] = [];
     for (const clientId of this.ownership.ownedSettled()) {
       // (A release already on its way is not sent again.)
@@ -176,9 +206,10 @@ export class ClusterSessions implements SessionOwnershipListener {
     if (released.length > 0) this.core.log.info({ count: released.length, clientIds: released.slice(0, 20) }, 'cluster: released the claims of client ids this node holds nothing for');
   }
 
-  /** No session and no connection of the client id here. */
+  /** No session, no connection and no held will of the client id here. */
   private holdsNothingFor(clientId: string): boolean {
-    return !this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined;
+    return !this.core.sessions.has(clientId) && this.core.engine.clientConnections.holder(clientId) === undefined
+      && this.ownership.heldWills(clientId) === undefined;
   }
 
   /**
@@ -197,7 +228,8 @@ export class ClusterSessions implements SessionOwnershipListener {
    * client id already, for another account's session, it is claimed again, only while this node
    * still owns it (nothing changes hands).
    */
-  opened(session: Session): void {
+  opened(session: Session, present: boolean): void {
+    if (present) this.resumed(session);
     if (session.persistent || session.kind !== 'mqtt') return;
     const claim = this.ownership.claimOf(session.clientId);
     if (claim === undefined || claim.node !== this.ownership.node || claim.account === session.owner) return;
@@ -207,8 +239,7 @@ export class ClusterSessions implements SessionOwnershipListener {
   }
 
   lost(clientId: string): void {
-    // A will held for the node that has it now decides nothing here any more.
-    this.heldWills.delete(clientId);
+    this.loadedByClaim.delete(clientId);
     const core = this.core;
     const session = core.sessions.get(clientId);
     if (session !== undefined) core.lifecycle.forget(session);
@@ -221,54 +252,116 @@ export class ClusterSessions implements SessionOwnershipListener {
     const core = this.core;
     const stale = core.sessions.get(clientId);
     if (stale !== undefined) core.lifecycle.forget(stale);
-    this.heldWills.delete(clientId);
+    this.loadedByClaim.delete(clientId);
     const session = core.state.loadSession(clientId, core.engine.clock.now());
-    // Taken from a live node by a CONNECT: the will of its connection waits for that node's word.
-    const awaiting = this.ownership.awaitsWord(clientId);
+    // Taken from a live node by a CONNECT: every node applying the claim held that connection's
+    // will in it (session-claims.ts), to be decided on that node's word (settle()).
+    const held = this.ownership.heldWills(clientId);
+    const heldHere = held?.wills.find((will) => will.claim === held.claim);
     if (session !== undefined) {
-      if (awaiting && session.will !== undefined) {
-        this.heldWills.set(clientId, { session, will: session.will });
+      if (heldHere?.kind === 'session' && session.will !== undefined) {
+        // Stored without it: the claim holds it now (a restart must not find it in the session too).
         session.will = undefined;
         session.willDueAt = undefined;
+        if (session.persistent) core.state.markDirty(session);
       }
+      if (held !== undefined) this.loadedByClaim.set(clientId, session);
       core.lifecycle.loaded([session]);
-      return;
+    } else if (core.messageLog.state.get(WILL_PREFIX + clientId) !== undefined) {
+      const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill;
+      if (held?.awaits === undefined && !this.isHeldElsewhere(clientId, stored)) {
+        // The connection it had elsewhere has ended (its node died, or it let go before): its will is due.
+        this.sendStoredWill(clientId);
+      } else {
+        // Held in the claim (or a will of an earlier connection): removed, so the new connection
+        // here may store a will of its own under that key.
+        this.storedWills.add(clientId);
+        this.removeWill(clientId);
+      }
     }
-    const stored = core.messageLog.state.get(WILL_PREFIX + clientId) as StoredConnectionWill | undefined;
-    if (stored === undefined) return;
-    if (!awaiting) {
-      // The connection it had elsewhere has ended (its node died, or it let go before): its will is due.
-      this.sendStoredWill(clientId);
-      return;
-    }
-    // Held aside and removed: the new connection here may store a will of its own under that key.
-    this.heldWills.set(clientId, { stored });
-    this.storedWills.add(clientId);
-    this.removeWill(clientId);
+    this.settle(clientId);
   }
 
-  formerOwnerLetGo(clientId: string, cleared: boolean): void {
-    const held = this.heldWills.get(clientId);
-    if (held === undefined) return;
-    this.heldWills.delete(clientId);
-    // Decided there (a DISCONNECT, or the will sent by that node): nothing is sent from here.
-    if (cleared) return;
-    if ('stored' in held) {
-      this.publishStoredWill(clientId, held.stored);
-      return;
-    }
+  /**
+   * A CONNECT here resumed the kept session its claim took over: the will of the connection it
+   * took it from is cancelled [MQTT-3.1.3-9], as on one node, whatever that node's word says; the
+   * decision is stored now, so a restart of this node does not send it.
+   */
+  private resumed(session: Session): void {
+    const clientId = session.clientId;
+    const held = this.ownership.heldWills(clientId);
+    if (held === undefined || this.loadedByClaim.get(clientId) !== session) return;
+    const cancelled = held.wills.filter((will) => will.kind === 'session' && will.claim === held.claim && !this.deciding.has(will.claim)).map((will) => will.claim);
+    if (cancelled.length === 0) return;
+    for (const claim of cancelled) this.deciding.add(claim);
+    this.ownership.decideWills(clientId, cancelled).catch((error: unknown) => {
+      // Not stored: settle() cancels it when it is due, while this connection lasts.
+      logStoreFailure(this.core.log, error, { clientId }, 'a resumed session\'s held will could not be cancelled now');
+    }).finally(() => { for (const claim of cancelled) this.deciding.delete(claim); });
+  }
+
+  /** `will/<clientId>` as written by another node whose connection's will the client id's claim holds (or whose word it awaits). */
+  private isHeldElsewhere(clientId: string, stored: StoredConnectionWill): boolean {
+    const held = this.ownership.heldWills(clientId);
+    if (held === undefined || stored.node === undefined || stored.node === this.ownership.node) return false;
+    return held.awaits === stored.node || held.wills.some((will) => will.from === stored.node);
+  }
+
+  heldWillsChanged(clientId: string, lapsed?: string): void {
+    this.settle(clientId, lapsed);
+  }
+
+  /**
+   * Sends what is due of the client id's held wills, if this node owns it and waits for no former
+   * owner's word (`lapsed`: a node whose lease lapsed, whose word will not come): each will, and
+   * the decision that takes them out of the claim, in one turn, so one stream record holds both
+   * and a node that takes over later finds either both or neither.
+   */
+  private settle(clientId: string, lapsed?: string): void {
+    if (this.ownership.fenced || !this.ownership.owns(clientId)) return;
+    const held = this.ownership.heldWills(clientId);
+    if (held === undefined || (held.awaits !== undefined && held.awaits !== lapsed)) return;
+    const due = held.wills.filter((will) => (!will.awaiting || will.from === lapsed) && !this.deciding.has(will.claim));
+    const endsWait = lapsed !== undefined && held.awaits === lapsed;
+    if (due.length === 0 && !endsWait) return;
+    for (const will of due) this.sendHeld(clientId, will);
+    const claims = due.map((will) => will.claim);
+    for (const claim of claims) this.deciding.add(claim);
+    this.ownership.decideWills(clientId, claims, endsWait ? lapsed : undefined).catch((error: unknown) => {
+      // Not stored, nor its wills (the same record): the sweep tries again.
+      logStoreFailure(this.core.log, error, { clientId }, 'a held will could not be decided now');
+    }).finally(() => {
+      for (const claim of claims) this.deciding.delete(claim);
+      if (this.loadedByClaim.has(clientId) && this.ownership.heldWills(clientId) === undefined) this.loadedByClaim.delete(clientId);
+    });
+  }
+
+  /** A held will that is due: published now, or, for a kept session, cancelled by its resume or due after its delay, as on one node. */
+  private sendHeld(clientId: string, held: HeldWill): void {
     const core = this.core;
-    const session = held.session;
-    if (core.sessions.get(clientId) !== session) {
-      // A clean start ended that session here: its will goes now, as on one node.
-      core.lifecycle.publishWillOf(session, held.will);
-    } else if (!session.online) {
-      // Not resumed (the CONNECT went away): the will is due after its delay, as after any connection's end.
-      session.will = held.will;
-      session.willDueAt = core.engine.clock.now() + held.will.delay * 1000;
-      if (session.persistent) core.state.markDirty(session);
+    const will = held.will as StoredConnectionWill['will'];
+    if (held.kind === 'session') {
+      const session = core.sessions.get(clientId);
+      // Resumed here by the CONNECT that took it over: that connection cancelled the will [MQTT-3.1.3-9].
+      if (session !== undefined && session.online && this.loadedByClaim.get(clientId) === session) return;
+      if (session !== undefined && !session.online && session.persistent) {
+        // Not resumed (the CONNECT went away): due after its delay, as after any connection's end.
+        session.will = {
+          delay: will.delay,
+          message: {
+            topic: will.topic, payload: Buffer.from(will.payload), qos: will.qos, retain: will.retain, properties: will.properties ?? undefined,
+            publisher: will.publisher, createdAt: 0, sequence: 0, wire: undefined, wireForm: 0,
+          },
+        };
+        session.willDueAt = core.engine.clock.now() + will.delay * 1000;
+        core.state.markDirty(session);
+        // Written now, with the decision that takes it out of the claim (one record).
+        core.state.flushDirty();
+        return;
+      }
     }
-    // Resumed: the new connection cancelled the will [MQTT-3.1.3-9].
+    // A clean start ended the session, or a connection whose session was not stored: sent now.
+    this.publishStoredWill(clientId, { account: held.account, roles: held.roles, will });
   }
 
   /**
@@ -310,6 +403,7 @@ export class ClusterSessions implements SessionOwnershipListener {
       account: session.principal.account,
       roles: [...session.principal.roles],
       will: { topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, properties: m.properties ?? null, publisher: m.publisher, delay: will.delay },
+      node: this.ownership.node,
     };
     this.storedWills.add(session.clientId);
     this.write(this.core.messageLog.state.put(WILL_PREFIX + session.clientId, value));
@@ -382,4 +476,9 @@ export class ClusterSessions implements SessionOwnershipListener {
   private write(written: Promise<void>): void {
     written.catch((error: unknown) => logStoreFailure(this.core.log, error, {}, 'a stored will could not be written'));
   }
+}
+
+/** The same will message (a session's will, and one held in a claim). */
+function sameWill(message: { topic: string; payload: Uint8Array; qos: number; retain: boolean }, held: StoredConnectionWill['will']): boolean {
+  return message.topic === held.topic && message.qos === held.qos && message.retain === held.retain && Buffer.from(message.payload).equals(Buffer.from(held.payload));
 }

@@ -300,7 +300,7 @@ export class MessageCore implements MessageCorePort {
 
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: Session; present: boolean } {
     const opened = this.lifecycle.openSession(clientId, principal, options, outlet);
-    this.cluster?.opened(opened.session);
+    this.cluster?.opened(opened.session, opened.present);
     return opened;
   }
 
