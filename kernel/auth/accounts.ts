@@ -53,6 +53,8 @@ export class Accounts {
   private changes = 0;
 
   private readonly accessListeners: Array<(account: string) => void> = [];
+  /** The record each principal handed out was made from (`current` compares it with the account now). */
+  private readonly issued = new WeakMap<Principal, AccountRecord>();
 
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
   passwordPolicy?: (account: string, password: string) => void;
@@ -150,8 +152,27 @@ export class Accounts {
     const candidate = record && password.length <= MAX_PASSWORD_LENGTH ? record : undefined;
     const matches = await this.hasher.verify(password.slice(0, MAX_PASSWORD_LENGTH), candidate?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
     if (!candidate || !matches) throw new EngineError('BAD_CREDENTIALS');
+    // Deleted, or given another password, while the hash was checked: this login checked the old one.
+    const now = this.records.get(key);
+    if (now === undefined || now.passwordHash !== candidate.passwordHash) throw new EngineError('BAD_CREDENTIALS');
     if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: this.clock.now() + this.cacheSeconds * 1000 });
-    return this.principalOf(candidate);
+    return this.principalOf(now);
+  }
+
+  /**
+   * A principal handed out by a login, as its account is now: the same one while the account's
+   * password and roles are unchanged, a new one when only its roles changed, undefined when the
+   * account was deleted or its password changed since (the login no longer holds). A protocol
+   * whose login waits before the connection counts as live (an MQTT CONNECT's claim through a
+   * cluster's stream) asks this first: an account change meanwhile closed no connection of it.
+   * A principal that is not an account's (anonymous) is returned as it is.
+   */
+  current(principal: Principal): Principal | undefined {
+    const loggedIn = this.issued.get(principal);
+    if (loggedIn === undefined) return principal;
+    const now = this.records.get(loggedIn.name);
+    if (now === undefined || now.passwordHash !== loggedIn.passwordHash) return undefined;
+    return sameRoles(now.roles, loggedIn.roles) ? principal : this.principalOf(now);
   }
 
   private digest(key: string, password: string): Buffer {
@@ -249,7 +270,9 @@ export class Accounts {
   }
 
   private principalOf(record: AccountRecord): Principal {
-    return { account: record.name, roles: record.roles };
+    const principal: Principal = { account: record.name, roles: record.roles };
+    this.issued.set(principal, record);
+    return principal;
   }
 }
 

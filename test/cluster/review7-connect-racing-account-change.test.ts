@@ -92,13 +92,18 @@ describe('review7 cluster: a CONNECT whose claim is on its way while its account
     return outcome;
   }
 
-  it('an account deleted through node2 while its CONNECT on node1 claims the client id: node1 does not serve it (no PUBLISH of the deleted account acknowledged)', async function () {
+  it('an account deleted through node2 while its CONNECT on node1 claims the client id: node1 refuses it as a wrong password (0x86), and acknowledges no PUBLISH of the deleted account', async function () {
     const outcome = await connectAcross('r7gone', () => adminAction(1, 'deleteAccount', { username: 'r7gone' }));
-    assert.notDeepEqual(outcome, { published: true }, 'node1 accepted the CONNECT of a deleted account and acknowledged its PUBLISH');
+    assert.deepEqual(outcome, { refused: 0x86 }, 'node1 served the CONNECT of a deleted account (published: its PUBLISH acknowledged)');
   });
 
-  it('a password changed through node2 while a CONNECT with the old one claims the client id on node1: node1 does not serve it', async function () {
+  it('a password changed through node2 while a CONNECT with the old one claims the client id on node1: node1 refuses it (0x86)', async function () {
     const outcome = await connectAcross('r7moved', () => adminAction(1, 'alterAccount', { username: 'r7moved', password: 'r7moved-password-2' }));
-    assert.notDeepEqual(outcome, { published: true }, 'node1 accepted a CONNECT with the password changed before its claim and acknowledged its PUBLISH');
+    assert.deepEqual(outcome, { refused: 0x86 }, 'node1 served a CONNECT with the password changed before its claim (published: its PUBLISH acknowledged)');
+  });
+
+  it('an account whose roles are revoked through node2 while its CONNECT on node1 claims the client id: node1 decides it with the roles it has now (refused 0x87: no mq.connect left)', async function () {
+    const outcome = await connectAcross('r7demoted', () => adminAction(1, 'revokeRolesFromAccounts', { usernames: ['r7demoted'], roleNames: ['admin'] }));
+    assert.deepEqual(outcome, { refused: 0x87 }, 'node1 served the CONNECT with the roles revoked before its claim');
   });
 });
