@@ -78,4 +78,9 @@ describe('review7: a will after the account lost the right to publish it', funct
     const got = await willAfter('r7revoked', () => ok(server, admin('revokeRolesFromAccounts', token, { usernames: ['r7revoked'], roleNames: ['alarmist'] })));
     assert.deepEqual(got, ['alarm/r7revoked allowed'], 'the will was published with the revoked role');
   });
+
+  it('an account whose password changes while connected keeps its rights: its will is published (the close is not a normal DISCONNECT)', async () => {
+    const got = await willAfter('r7repassworded', () => ok(server, admin('alterAccount', token, { username: 'r7repassworded', password: 'r7repassworded-password-2' })));
+    assert.deepEqual(got, ['alarm/r7repassworded allowed', 'alarm/r7repassworded will']);
+  });
 });
