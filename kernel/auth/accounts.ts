@@ -13,7 +13,7 @@ import { UNKNOWN_ACCOUNT_HASH } from './password-hash';
 import type { PasswordHashing } from './password-hasher';
 import type { Principal } from './principal';
 import type { RoleCatalog } from './roles';
-import { CatalogWrites } from './catalog-writes';
+import { CatalogRemovals, CatalogWrites } from './catalog-writes';
 
 export const DEFAULT_ADMIN = 'admin';
 export const DEFAULT_ADMIN_PASSWORD = 'ADMIN';
@@ -50,6 +50,8 @@ export class Accounts {
   private adminDefault = false;
   /** Records this node is storing (`save`): the store's tap tells them before the write returns. */
   private readonly saving = new CatalogWrites<AccountRecord>();
+  /** Accounts this node is deleting (`delete`): in memory until the store has the removal. */
+  private readonly removing = new CatalogRemovals();
   private changes = 0;
 
   private readonly accessListeners: Array<(account: string) => void> = [];
@@ -83,6 +85,7 @@ export class Accounts {
    * verified password of it is forgotten, so a password changed elsewhere stops working here too.
    */
   storedElsewhere(key: string, record: AccountRecord | undefined): { passwordChangedOrRemoved: boolean } {
+    this.removing.told(key);
     const before = this.records.get(key);
     const unchanged = { passwordChangedOrRemoved: false };
     // This node's own write, told by the store before `save` sees it stored (and a later entry
@@ -231,10 +234,11 @@ export class Accounts {
   async delete(name: string): Promise<void> {
     const record = this.require(name);
     if (record.name === DEFAULT_ADMIN) throw new EngineError('INVALID_PARAMETER', { param: 'username', reason: 'the admin account cannot be deleted' });
-    this.records.delete(record.name);
+    // Told by the store's tap (storedElsewhere followed it), or else removed here (catalog-writes.ts).
+    if (await this.removing.remove(record.name, () => this.store?.remove(record.name))) return;
+    if (!this.records.delete(record.name)) return;
     this.cache.delete(record.name);
     this.changes++;
-    await this.store?.remove(record.name);
     this.accessMayHaveChanged(record, undefined);
   }
 
