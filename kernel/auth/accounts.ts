@@ -13,7 +13,7 @@ import { UNKNOWN_ACCOUNT_HASH } from './password-hash';
 import type { PasswordHashing } from './password-hasher';
 import type { Principal } from './principal';
 import type { RoleCatalog } from './roles';
-import { CatalogWrites } from './catalog-writes';
+import { CatalogRemovals, CatalogWrites } from './catalog-writes';
 
 export const DEFAULT_ADMIN = 'admin';
 export const DEFAULT_ADMIN_PASSWORD = 'ADMIN';
@@ -50,9 +50,13 @@ export class Accounts {
   private adminDefault = false;
   /** Records this node is storing (`save`): the store's tap tells them before the write returns. */
   private readonly saving = new CatalogWrites<AccountRecord>();
+  /** Accounts this node is deleting (`delete`): in memory until the store has the removal. */
+  private readonly removing = new CatalogRemovals();
   private changes = 0;
 
   private readonly accessListeners: Array<(account: string) => void> = [];
+  /** The record each principal handed out was made from (`current` compares it with the account now). */
+  private readonly issued = new WeakMap<Principal, AccountRecord>();
 
   /** A kernel policy a new password must pass (the loopback rule), set by the engine. */
   passwordPolicy?: (account: string, password: string) => void;
@@ -81,6 +85,7 @@ export class Accounts {
    * verified password of it is forgotten, so a password changed elsewhere stops working here too.
    */
   storedElsewhere(key: string, record: AccountRecord | undefined): { passwordChangedOrRemoved: boolean } {
+    this.removing.told(key);
     const before = this.records.get(key);
     const unchanged = { passwordChangedOrRemoved: false };
     // This node's own write, told by the store before `save` sees it stored (and a later entry
@@ -150,8 +155,27 @@ export class Accounts {
     const candidate = record && password.length <= MAX_PASSWORD_LENGTH ? record : undefined;
     const matches = await this.hasher.verify(password.slice(0, MAX_PASSWORD_LENGTH), candidate?.passwordHash ?? UNKNOWN_ACCOUNT_HASH);
     if (!candidate || !matches) throw new EngineError('BAD_CREDENTIALS');
+    // Deleted, or given another password, while the hash was checked: this login checked the old one.
+    const now = this.records.get(key);
+    if (now === undefined || now.passwordHash !== candidate.passwordHash) throw new EngineError('BAD_CREDENTIALS');
     if (this.cacheSeconds > 0) this.cache.set(key, { digest: this.digest(key, password), expiresAt: this.clock.now() + this.cacheSeconds * 1000 });
-    return this.principalOf(candidate);
+    return this.principalOf(now);
+  }
+
+  /**
+   * A principal handed out by a login, as its account is now: the same one while the account's
+   * password and roles are unchanged, a new one when only its roles changed, undefined when the
+   * account was deleted or its password changed since (the login no longer holds). A protocol
+   * whose login waits before the connection counts as live (an MQTT CONNECT's claim through a
+   * cluster's stream) asks this first: an account change meanwhile closed no connection of it.
+   * A principal that is not an account's (anonymous) is returned as it is.
+   */
+  current(principal: Principal): Principal | undefined {
+    const loggedIn = this.issued.get(principal);
+    if (loggedIn === undefined) return principal;
+    const now = this.records.get(loggedIn.name);
+    if (now === undefined || now.passwordHash !== loggedIn.passwordHash) return undefined;
+    return sameRoles(now.roles, loggedIn.roles) ? principal : this.principalOf(now);
   }
 
   private digest(key: string, password: string): Buffer {
@@ -218,10 +242,11 @@ export class Accounts {
   async delete(name: string): Promise<void> {
     const record = this.require(name);
     if (record.name === DEFAULT_ADMIN) throw new EngineError('INVALID_PARAMETER', { param: 'username', reason: 'the admin account cannot be deleted' });
-    this.records.delete(record.name);
+    // Told by the store's tap (storedElsewhere followed it), or else removed here (catalog-writes.ts).
+    if (await this.removing.remove(record.name, () => this.store?.remove(record.name))) return;
+    if (!this.records.delete(record.name)) return;
     this.cache.delete(record.name);
     this.changes++;
-    await this.store?.remove(record.name);
     this.accessMayHaveChanged(record, undefined);
   }
 
@@ -257,7 +282,9 @@ export class Accounts {
   }
 
   private principalOf(record: AccountRecord): Principal {
-    return { account: record.name, roles: record.roles };
+    const principal: Principal = { account: record.name, roles: record.roles };
+    this.issued.set(principal, record);
+    return principal;
   }
 }
 

@@ -40,3 +40,36 @@ export class CatalogWrites<T extends object> {
     return true;
   }
 }
+
+/**
+ * A catalog's own removals (account or role deleted) between their start and the store's answer.
+ * The record stays in memory until the store has the removal: one the store refused (a cluster's
+ * stream out of reach, 12060) leaves it as the store and every other node still hold it. When the
+ * store's tap tells entries, it tells this removal (and any later entry for the key) before the
+ * write resolves, and memory then follows them; without a tap (no storage), the catalog removes it.
+ */
+export class CatalogRemovals {
+  private readonly pending = new Map<string, Array<{ heard: boolean }>>();
+
+  /** Runs the store's removal of `key`; resolves whether the tap told any entry for `key` meanwhile. */
+  async remove(key: string, store: () => Promise<unknown> | undefined): Promise<boolean> {
+    const removal = { heard: false };
+    let list = this.pending.get(key);
+    if (list === undefined) this.pending.set(key, list = []);
+    list.push(removal);
+    try {
+      await store();
+    } finally {
+      list.splice(list.indexOf(removal), 1);
+      if (list.length === 0 && this.pending.get(key) === list) this.pending.delete(key);
+    }
+    return removal.heard;
+  }
+
+  /** The tap told an entry for `key`. */
+  told(key: string): void {
+    if (this.pending.size === 0) return;
+    const list = this.pending.get(key);
+    if (list !== undefined) for (const removal of list) removal.heard = true;
+  }
+}

@@ -5,7 +5,7 @@
 import { EngineError } from '../errors';
 import type { InternalStore } from '../storage/storage-port';
 import type { RoleSetting } from '../settings';
-import { CatalogWrites } from './catalog-writes';
+import { CatalogRemovals, CatalogWrites } from './catalog-writes';
 
 export interface Grant {
   /** Command names or globs: `record.find`, `record.*`, `*.list`, `*`. */
@@ -60,6 +60,8 @@ export class RoleCatalog {
   private readonly stored = new Map<string, Role>();
   /** Roles this node is storing (`persist`): the store's tap tells them before the write returns. */
   private readonly persisting = new CatalogWrites<Role>();
+  /** Roles this node is deleting (`delete`): in memory until the store has the removal. */
+  private readonly removing = new CatalogRemovals();
   private store?: InternalStore<Role>;
   private readonly listeners: Array<(role: string) => void> = [];
   /** Whether some role denies by a table pattern (see deniesByTableName); undefined: not known since the last change. */
@@ -85,6 +87,7 @@ export class RoleCatalog {
    * cluster, applied here from the replicated log (the engine taps the store's entries).
    */
   storedElsewhere(key: string, role: Role | undefined): void {
+    this.removing.told(key);
     // This node's own write is taken by `persist` once stored, unless a later entry for the key comes first.
     if (this.persisting.told(key, role)) return;
     if (this.fixed.has(key)) return;
@@ -147,9 +150,9 @@ export class RoleCatalog {
 
   async delete(name: string): Promise<void> {
     const role = this.mutable(name);
-    this.stored.delete(role.name);
-    await this.store?.remove(role.name);
-    this.changed(role.name);
+    // Told by the store's tap (storedElsewhere followed it), or else removed here (catalog-writes.ts).
+    if (await this.removing.remove(role.name, () => this.store?.remove(role.name))) return;
+    if (this.stored.delete(role.name)) this.changed(role.name);
   }
 
   private mutable(name: string): Role {

@@ -463,7 +463,7 @@ export class ClusterSessions implements SessionOwnershipListener {
     const core = this.core;
     const principal: Principal = { account: stored.account, roles: stored.roles };
     const will = stored.will;
-    if (!core.decisions.mayPublish(principal, will.topic)) {
+    if (!core.decisions.mayPublishWill(principal, will.topic)) {
       core.log.info({ clientId, topic: will.topic }, 'will not published: the account may not publish to its topic');
       return;
     }

@@ -44,7 +44,7 @@ export class CoreState {
   loadSessions(now: number, keep: (clientId: string) => boolean = () => true): Session[] {
     const sessions: Session[] = [];
     for (const [key, value] of this.state.entries('session/')) {
-      if (keep(key.slice('session/'.length))) sessions.push(loadedSession(value as StoredSession, now));
+      if (keep(key.slice('session/'.length))) sessions.push(this.loaded(value as StoredSession, now));
     }
     return sessions;
   }
@@ -52,7 +52,18 @@ export class CoreState {
   /** One stored session, loaded as at start (a cluster node that became its owner); undefined when none is stored. */
   loadSession(clientId: string, now: number): Session | undefined {
     const value = this.state.get(`session/${clientId}`);
-    return value === undefined ? undefined : loadedSession(value as StoredSession, now);
+    return value === undefined ? undefined : this.loaded(value as StoredSession, now);
+  }
+
+  /**
+   * A stored session loaded here. One connected when last written is not any more (its node
+   * stopped or died): it is written so, or the other nodes of a cluster, which list it from its
+   * stored state (session-listing.ts), would show it connected while nobody serves it.
+   */
+  private loaded(stored: StoredSession, now: number): Session {
+    const session = loadedSession(stored, now);
+    if (stored.disconnectedAt === null) this.markDirty(session);
+    return session;
   }
 
   /** The session's stored form, as the state holds it now (undefined: none). */

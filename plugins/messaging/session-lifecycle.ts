@@ -244,7 +244,7 @@ export class SessionLifecycle {
     session.will = undefined;
     session.willDueAt = undefined;
     if (!will) return;
-    if (!this.core.decisions.mayPublish(session.principal, will.message.topic)) {
+    if (!this.core.decisions.mayPublishWill(session.principal, will.message.topic)) {
       this.core.log.info({ clientId: session.clientId, topic: will.message.topic }, 'will not published: the account may not publish to its topic');
       return;
     }

@@ -36,6 +36,19 @@ export class TopicDecisions {
     return this.allowed(principal, PUBLISH_COMMAND, topic);
   }
 
+  /**
+   * May a connection's will be published to the topic, for its account as it is now? A will is
+   * sent after its connection ended, perhaps closed because its account was deleted or its roles
+   * revoked (docs/roles.md): the principal of its login is stale then. A deleted account
+   * publishes nothing; the anonymous identity is not an account and is decided as it is.
+   */
+  mayPublishWill(principal: Principal, topic: string): boolean {
+    const accounts = this.engine.accounts;
+    // Account names have no '$' ($anonymous, $system are not accounts).
+    if (principal.account.startsWith('$')) return this.mayPublish(principal, topic);
+    return accounts.has(principal.account) && this.mayPublish(accounts.principal(principal.account), topic);
+  }
+
   /** May the principal subscribe to the filter (the filter part of a shared one)? */
   maySubscribe(principal: Principal, filter: string): boolean {
     return this.allowed(principal, SUBSCRIBE_COMMAND, parseSharedFilter(filter)?.filter ?? filter);

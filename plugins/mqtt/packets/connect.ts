@@ -146,6 +146,19 @@ function attach(connection: Connection, packet: IConnectPacket, principal: Princ
   const core = connection.broker.core;
   // A fenced node serves no session (docs/cluster.md, "Self-fencing"), also one whose claim was on its way.
   if (core.fenced()) return refuse(connection, connackRefusal(fencedError(), level));
+  // An account change while the login was checked or the claim was on its way closed no connection
+  // of this one (it was not live yet): it is decided now as a new CONNECT would be (a deleted
+  // account or a changed password refused, changed roles authorized again).
+  const current = engine.accounts.current(principal);
+  if (current === undefined) return refused(connection, new EngineError('BAD_CREDENTIALS'), clientId, level);
+  if (current !== principal) {
+    try {
+      core.authorizeSession({ principal: current, origin: 'mqtt', clientId }, clientId);
+    } catch (error) {
+      return refused(connection, error, clientId, level);
+    }
+    principal = current;
+  }
   connection.clientId = clientId;
   connection.principal = principal;
   connection.keepAliveMs = keepAlive * 1000;
