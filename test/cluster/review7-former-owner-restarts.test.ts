@@ -4,8 +4,9 @@
  * lapse. A former owner that was SIGKILLed and restarted before its lease lapsed applies the
  * takeover's claim while it catches up, before the message core listens to claims: the word is
  * written only by the listener's callback (plugins/cluster-nats/session-claims.ts `reviewed()`
- * returns when `listener === null`), so it never comes, and the restarted node renews its lease:
- * the new owner holds the will for ever. The connection ended with a crash, so its will is due.
+ * returned when `listener === null`), so it never came, and the restarted node renews its lease:
+ * the new owner held the will for ever. The connection ended with a crash, so its will is due.
+ * Now a node gives the words it owes once it serves again (SessionOwnershipPort.giveOwedWords).
  *
  * A long lease: node1 restarts well before its lease could lapse, on every run.
  */
