@@ -76,8 +76,14 @@ export class SessionClaims implements SessionOwnershipPort {
   private heard: Array<[string, boolean]> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
-  /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
-  fenced = false;
+  /** Fenced now (fence(), unfence()); `fenced` checks this node's lease first. */
+  private isFenced = false;
+  /**
+   * Checks this node's lease and fences it at once when the lease is no longer held (set by
+   * node-liveness.ts): read with `fenced`, so whatever asks first fences a node resumed from a
+   * pause, before it serves anything (docs/cluster.md, "Self-fencing").
+   */
+  checkLease: () => void = () => undefined;
 
   constructor(readonly node: string, private readonly state: LogStatePort) {
     // As this node's store left them at its applied position: the stream goes on from there.
@@ -200,17 +206,24 @@ export class SessionClaims implements SessionOwnershipPort {
     return released;
   }
 
-  /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). */
-  fence(): void {
-    if (this.fenced) return;
-    this.fenced = true;
+  /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"); reading it checks this node's lease first. */
+  get fenced(): boolean {
+    if (!this.isFenced) this.checkLease();
+    return this.isFenced;
+  }
+
+  /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). False: it was fenced already. */
+  fence(): boolean {
+    if (this.isFenced) return false;
+    this.isFenced = true;
     this.listener?.fenced();
+    return true;
   }
 
   /** Caught up with the stream and the lease renewed: this node serves what it still owns again. */
   unfence(): void {
-    if (!this.fenced) return;
-    this.fenced = false;
+    if (!this.isFenced) return;
+    this.isFenced = false;
     this.listener?.unfenced();
   }
 
