@@ -94,6 +94,8 @@ export class NodeLiveness {
         await kv.put(this.node, String(Date.now()));
         this.renewedSince = performance.now();
         this.renewed(sentAt);
+        // A survivor's adoption decided from this node's previous run's lapsed key holds no more.
+        await this.claims.beginEpoch();
         break;
       } catch (error) {
         if (this.stopped) return;
@@ -174,15 +176,21 @@ export class NodeLiveness {
     this.fenceTimer.unref();
     if (!this.claims.fenced || this.unfencing) return;
     this.unfencing = true;
-    // The claims that moved this node's sessions while it was away are applied before it serves.
-    this.catchUp().then((caughtUp) => {
+    // The claims that moved this node's sessions while it was away are applied before it serves,
+    // and a new epoch makes the adoptions decided from its lapsed key and not yet written pass over.
+    this.catchUp().then(async (caughtUp) => {
       if (!caughtUp || this.stopped || !this.claims.fenced || this.renewedSince === null) return;
+      await this.claims.beginEpoch();
+      if (this.stopped || !this.claims.fenced || this.renewedSince === null) return;
       // The fence's half lease after the last renewal answered passed while this caught up (the
       // next renewal hangs): it stays fenced until a renewal is answered, which catches up again.
       if (!this.leaseHeld()) return;
       this.claims.unfence();
       this.log.info({ node: this.node }, 'cluster: this node reached the stream again, caught up and renewed its lease: it serves again (unfenced)');
-    }, () => undefined).finally(() => { this.unfencing = false; });
+    }).catch((error: unknown) => {
+      // Its new epoch could not be written (the stream failed again): the next renewal tries again.
+      this.log.warn({ err: error }, 'cluster: this node could not begin to serve again now');
+    }).finally(() => { this.unfencing = false; });
   }
 
   /**
@@ -212,7 +220,10 @@ export class NodeLiveness {
     if (owners.size === 0) return;
     const maybeAlive = [this.node];
     const dead: string[] = [];
+    /** Each node's epoch as known before its key was read: an adoption holds only while it is still the node's. */
+    const epochs = new Map<string, string>();
     for (const node of owners) {
+      epochs.set(node, this.claims.epochOf(node));
       const entry = await kv.get(node);
       if (entry !== null && entry.operation === 'PUT') {
         this.seen.add(node);
@@ -239,7 +250,7 @@ export class NodeLiveness {
       this.log.info({ node, sessions: sessions.length }, 'cluster: a node\'s lease has lapsed; this node takes over its sessions');
       for (const clientId of sessions) {
         this.adopting.add(clientId);
-        this.claims.claim(clientId, node).catch((error: unknown) => {
+        this.claims.adopt(clientId, node, epochs.get(node)!).catch((error: unknown) => {
           this.log.warn({ err: error, clientId }, 'cluster: a dead node\'s session could not be claimed now; trying again');
         }).finally(() => this.adopting.delete(clientId));
       }

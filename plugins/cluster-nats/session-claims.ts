@@ -26,6 +26,14 @@ const WILL_PREFIX = 'will/';
  */
 const LET_GO_PREFIX = 'let-go/';
 /**
+ * `node-epoch/<node>` = {node, epoch}: written by a node each time it begins to serve (at start,
+ * and when it unfences), once it holds its lease. An adoption claim names the epoch of the node it
+ * adopts from as the adopter knew it before it read that node's key lapsed, and holds only while
+ * that epoch is still the node's: a survivor that read the key just before the node came back
+ * takes nothing from the node serving again (docs/cluster.md, "A node paused").
+ */
+const NODE_EPOCH_PREFIX = 'node-epoch/';
+/**
  * What a write passed over becomes: the removal of a key nobody writes, so the record keeps its
  * entries' places (the writer's answers and a restart's partial position count them).
  */
@@ -42,6 +50,8 @@ export interface StoredClaim {
   expect?: string;
   /** The account of the session claimed (a CONNECT's), for the listings of sessions (ClientClaim). */
   account?: string;
+  /** An adoption: it holds only while `expect`'s epoch (`node-epoch/`) is this one ('' for none). */
+  lapsed?: string;
 }
 
 /**
@@ -76,6 +86,9 @@ export class SessionClaims implements SessionOwnershipPort {
   private heard: Array<[string, boolean]> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
+  /** Each node's epoch (`node-epoch/`), in stream order. */
+  private readonly epochs = new Map<string, string>();
+  private epochsWritten = 0;
   /** Fenced now (fence(), unfence()); `fenced` checks this node's lease first. */
   private isFenced = false;
   /**
@@ -91,6 +104,28 @@ export class SessionClaims implements SessionOwnershipPort {
       const claim = value as StoredClaim | undefined;
       if (typeof claim?.node === 'string') this.setOwner(key.slice(OWNER_PREFIX.length), claim.node, claim.claim);
     }
+    for (const [key, value] of state.entries(NODE_EPOCH_PREFIX)) {
+      const epoch = (value as { epoch?: unknown } | undefined)?.epoch;
+      if (typeof epoch === 'string') this.epochs.set(key.slice(NODE_EPOCH_PREFIX.length), epoch);
+    }
+  }
+
+  /** `node`'s epoch as applied here ('' when it never wrote one): read before its lease is looked at. */
+  epochOf(node: string): string {
+    return this.epochs.get(node) ?? '';
+  }
+
+  /** This node begins to serve (it holds its lease): a new epoch, resolved once applied here. */
+  async beginEpoch(): Promise<void> {
+    await this.state.put(NODE_EPOCH_PREFIX + this.node, { node: this.node, epoch: `${this.node}.${this.boot}.${++this.epochsWritten}` });
+  }
+
+  /**
+   * Adopts a client id from `from`, a node whose lease lapsed while its epoch was `epoch`: holds
+   * only while `from` still owns it and has not begun to serve again since (node-liveness.ts).
+   */
+  adopt(clientId: string, from: string, epoch: string): Promise<boolean> {
+    return this.claim(clientId, from, undefined, epoch);
   }
 
   owns(clientId: string): boolean {
@@ -143,10 +178,11 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  async claim(clientId: string, expect?: string | null, account?: string): Promise<boolean> {
+  async claim(clientId: string, expect?: string | null, account?: string, lapsed?: string): Promise<boolean> {
     const claim: StoredClaim = {
       node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`,
       ...(expect !== undefined ? { expect: expect ?? '' } : {}), ...(account !== undefined ? { account } : {}),
+      ...(lapsed !== undefined ? { lapsed } : {}),
     };
     this.claiming.set(clientId, (this.claiming.get(clientId) ?? 0) + 1);
     try {
@@ -255,6 +291,12 @@ export class SessionClaims implements SessionOwnershipPort {
           const awaiting = this.awaitingWord.get(clientId);
           if (awaiting?.from === writer && clearsWill(entry)) awaiting.cleared = true;
         }
+      } else if (key.startsWith(NODE_EPOCH_PREFIX)) {
+        // Only the node itself begins its epochs.
+        const node = key.slice(NODE_EPOCH_PREFIX.length);
+        const epoch = entry.op === 'state.put' ? (entry.value as { epoch?: unknown } | undefined)?.epoch : undefined;
+        if (typeof epoch === 'string' && (writer === undefined || writer === node)) this.epochs.set(node, epoch);
+        else applied = PASSED_OVER;
       } else if (key.startsWith(LET_GO_PREFIX)) {
         const clientId = key.slice(LET_GO_PREFIX.length);
         const awaiting = this.awaitingWord.get(clientId);
@@ -289,6 +331,8 @@ export class SessionClaims implements SessionOwnershipPort {
       return { op: 'state.remove', key: entry.key };
     }
     if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
+    // An adoption decided before the node it adopts from began to serve again.
+    if (typeof value.lapsed === 'string' && this.epochOf(value.expect ?? '') !== value.lapsed) return PASSED_OVER;
     this.setOwner(clientId, value.node, value.claim);
     // A claim of the node that owns it already changes nothing.
     if (owner === value.node) return entry;

@@ -10,14 +10,20 @@
  * applies anything), each session has one owner, every acknowledged message reaches the
  * session where it is resumed, and node3 serves again once it has renewed and caught up.
  *
- * Every wait is an event (a message, a socket's close, a log line); the pause lasts until the
- * wills have arrived, however long the adoption takes.
+ * And the race of a survivor that read the paused node's key lapsed just before the node came
+ * back: node1's stream writes are held in TCP proxies from before the pause, so its adoption
+ * claim reaches the stream only after node3 has resumed, caught up, served again and taken back
+ * its client; the claim must then take nothing from node3.
+ *
+ * Every wait is an event (a message, a socket's close, a log line, bytes held in a proxy); the
+ * pause lasts until the wills have arrived (or the claim is held), however long that takes.
  */
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 import { barrier, connect, received } from '../helpers/cluster-clients';
 import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
+import { TcpProxy } from '../helpers/tcp-proxy';
 
 interface Listed {
   clientName: string;
@@ -55,6 +61,8 @@ describe('cluster: a node paused (SIGSTOP) for longer than its lease', function 
   const events: string[] = [];
   // A short lease (6 s): node3 fences 3 s after its last renewal, node1 adopts after 6 s.
   const cluster = clusterForSuite({ settings: { cluster_node_lease_ms: 6000 } }, () => `events: ${JSON.stringify(events)}`);
+  // A stopped process ignores SIGTERM: node3 is resumed after a test that failed while it was stopped.
+  afterEach(() => { cluster().nodes[2].process?.child.kill('SIGCONT'); });
 
   it('serves nothing of the sessions a survivor adopted meanwhile once resumed: no delivery, no publish stored, no will of its own; its clients are closed (0x9C), each will is sent once, nothing acknowledged is lost, and it serves again', async function () {
     const [node1, node2, node3] = cluster().nodes;
@@ -167,5 +175,92 @@ describe('cluster: a node paused (SIGSTOP) for longer than its lease', function 
     }
     await Promise.all([resumed, publisher, watcher].map((client) => client.endAsync()));
     for (const client of [e, f]) client.end(true);
+  });
+});
+
+describe('cluster: a survivor that read a paused node\'s key lapsed just before the node came back', function () {
+  this.timeout(240_000);
+  const events: string[] = [];
+  const proxies: TcpProxy[] = [];
+  // node1 (the survivor that adopts: the first live node by name) reaches the servers through
+  // proxies that read its NATS operations from the start and hold nothing until told.
+  const cluster = clusterForSuite({
+    settings: { cluster_node_lease_ms: 6000 },
+    natsUrls: async (index, urls) => {
+      if (index !== 0) return undefined;
+      for (const url of urls) {
+        const proxy = await TcpProxy.start(Number(new URL(url).port));
+        proxy.holdSubject('nothing.held.yet');
+        proxies.push(proxy);
+      }
+      return proxies.map((proxy) => proxy.url);
+    },
+  }, () => `events: ${JSON.stringify(events)}`);
+  // A stopped process ignores SIGTERM: node3 is resumed after a test that failed while it was stopped.
+  afterEach(() => { cluster().nodes[2].process?.child.kill('SIGCONT'); });
+  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+
+  it('takes nothing from the node once it serves again: the adoption claim that arrives late is passed over, the client that reconnected to the node stays, and no will is sent', async function () {
+    const [node1, node2, node3] = cluster().nodes;
+    // On node1, which then owns a session: node2 counts node1 among the live owners, so node1
+    // (first by name) is the survivor that adopts (its stream reads go on while its writes are held).
+    const watcher = await connect(node1.mqtt, { clientId: 'race-watch' });
+    const wills: string[] = [];
+    watcher.on('message', (topic) => {
+      wills.push(topic);
+      events.push(`watcher: ${topic}`);
+    });
+    await watcher.subscribeAsync('race/will/#', { qos: 1 });
+    const first = await connect(node3.mqtt, { clientId: 'race-X', ...KEPT, will: { topic: 'race/will/X', payload: Buffer.from('X gone'), qos: 1, retain: false } });
+    await first.subscribeAsync('race/data', { qos: 1 });
+    await barrier(node3, node1, 'race-1');
+    await barrier(node3, node2, 'race-2');
+    const firstClosed = closed(first);
+
+    // From now on node1's stream writes wait in the proxies (its lease renewals and reads go on).
+    for (const proxy of proxies) proxy.holdSubject('engine.writes');
+    const claimHeld = Promise.any(proxies.map((proxy) => proxy.sent('owner/race-X')));
+    const willFirst = received(watcher, 'race/will/X').then(() => { throw new Error('the will came before node1\'s adoption claim was held: another node adopted'); });
+    const child = node3.process!.child;
+    child.kill('SIGSTOP');
+    events.push('node3 stopped');
+    try {
+      // node1 read node3's key lapsed and wrote its adoption claim: held.
+      await Promise.race([claimHeld, willFirst]);
+      events.push('adoption claim held');
+    } finally {
+      child.kill('SIGCONT');
+      events.push('node3 resumed');
+    }
+    await firstClosed;
+    await node3.process!.logged((line) => /unfenced/.test(String(line.msg)));
+
+    // The client comes back to node3, which still owns its session (node1's claim is not in the stream).
+    const again = await connect(node3.mqtt, { clientId: 'race-X', ...KEPT });
+    again.on('disconnect', (packet) => events.push(`again: DISCONNECT 0x${(packet.reasonCode ?? 0).toString(16)}`));
+    const stillHere = received(again, 'race/data');
+    const takenOver = closed(again).then(() => { throw new Error(`the client that reconnected to node3 was closed: ${JSON.stringify(events)}`); });
+
+    // node1's claim reaches the stream now; everything node1 wrote is applied on node2 and node3
+    // before these barriers' messages.
+    for (const proxy of proxies) proxy.release();
+    events.push('node1 released');
+    await barrier(node1, node3, 'race-3');
+    await barrier(node1, node2, 'race-4');
+
+    // The session stays node3's, served there (node3 applies node1's claim before this message),
+    // and nobody sent its will.
+    const publisher = await connect(node2.mqtt, { clientId: 'race-pub' });
+    await publisher.publishAsync('race/data', 'still here', { qos: 1 });
+    await Promise.race([stillHere, takenOver]);
+    takenOver.catch(() => undefined);
+    for (const node of [node1, node2, node3]) {
+      const page = await action(node, 'listMqSessions', { filter: 'race-X' });
+      assert.deepEqual((page.sessions as Listed[]).map((s) => [s.clientName, s.node]), [['race-X', 'node3']], `race-X's owner as ${node.name} lists it`);
+    }
+    await barrier(node3, node1, 'race-5');
+    await barrier(node2, node1, 'race-6');
+    assert.deepEqual(wills, [], 'no will was sent');
+    await Promise.all([again, publisher, watcher].map((client) => client.endAsync()));
   });
 });
