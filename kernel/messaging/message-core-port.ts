@@ -52,7 +52,11 @@ export interface MessageCorePort {
    * `account`: the logged-in account, kept in the claim for the cluster's listings of sessions.
    */
   claimSession(clientId: string, account?: string): Promise<boolean> | undefined;
-  /** In a cluster: this node is fenced (cut off from the stream, docs/cluster.md "Self-fencing"); a CONNECT is refused (0x88 / 0x03). */
+  /**
+   * In a cluster: this node is fenced (cut off from the stream, docs/cluster.md "Self-fencing"); a
+   * CONNECT is refused (0x88 / 0x03). Asking checks the node's lease first: a node that no longer
+   * holds it (resumed from a pause) fences at once, closing every connection. One clock read.
+   */
   fenced(): boolean;
   /** Attaches a connection to the client's session, created or (cleanStart) replaced; `present`: one was resumed. */
   openSession(clientId: string, principal: Principal, options: OpenSessionOptions, outlet: SessionOutlet): { session: SessionHandle; present: boolean };

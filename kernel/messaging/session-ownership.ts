@@ -156,7 +156,11 @@ export interface SessionOwnershipPort {
    * went away or was refused after its claim, an adopted session that ended at once).
    */
   ownedSettled(): string[];
-  /** Fenced (cut off from the stream for too long): no session is served, no CONNECT or MQ API session action accepted. */
+  /**
+   * Fenced (cut off from the stream for too long): no session is served, no CONNECT or MQ API
+   * session action accepted. Reading it checks the node's lease first and fences at once when it
+   * is no longer held (a node resumed from a pause; docs/cluster.md, "A node paused").
+   */
   readonly fenced: boolean;
   /** The message core: told of claims as they are applied. */
   listen(listener: SessionOwnershipListener): void;

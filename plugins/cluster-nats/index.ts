@@ -57,6 +57,12 @@ export default definePlugin({
       const catchUp = streamCatchUp(link, applier, timeoutMs, settings.cluster_read_consistency === 'latest');
       engine.bus.setReplicaCatchUp(catchUp);
       const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
+      // Where work begins, the lease is checked first (docs/cluster.md, "A node paused"): a node
+      // resumed after half a lease fences before it answers, delivers or writes anything.
+      const leaseHeld = (): boolean => liveness.leaseHeld();
+      claims.checkLease = leaseHeld;
+      writer.leaseHeld = leaseHeld;
+      applier.beforeRecord = leaseHeld;
       // Once the other plugins have registered (the message core listens to claims by then), and
       // before the listeners open: a node serves only once its first lease renewal is stored.
       engine.onStart(() => liveness.start(performance.now() + 3 * timeoutMs));

@@ -15,6 +15,15 @@
  * is the margin for this node's timer running late and for closing its connections. It serves
  * again once a renewal succeeds and it has applied the stream up to the tail read after it.
  *
+ * The fence timer alone is not enough: a process paused (SIGSTOP, a frozen VM, a long GC pause)
+ * for longer than half a lease runs, once resumed, its timers due before the fence timer (the
+ * MQTT keep-alive sweep closing silent connections and sending their wills) and its pending
+ * reads (client PUBLISHes, stream records to deliver) in an order of its own. So the lease is
+ * also checked where work begins (leaseHeld(): one clock read per chunk read, record applied,
+ * turn of writes or sweep; nothing per message), and a node that no longer holds it fences at
+ * once, before it answers, delivers or writes anything; the turn writer refuses what was made
+ * meanwhile (docs/cluster.md, "A node paused").
+ *
  * A node serves only once it holds a lease: start() resolves after its first renewal is stored,
  * and the plugin's start hook runs before the listeners open. A first renewal that is slow (a
  * loaded machine, a bucket being created) delays the start; it never fences a node that has just
@@ -51,6 +60,11 @@ export class NodeLiveness {
   /** When the latest renewal that succeeded was sent (performance.now()); null: none yet. */
   private lastRenewalSent: number | null = null;
   private fenceTimer: NodeJS.Timeout | null = null;
+  /**
+   * When this node stops holding its lease (performance.now()): half a lease after the last
+   * renewal sent that succeeded. Infinity before the first renewal and once stopped (nothing is judged then).
+   */
+  private fenceAt = Infinity;
   private unfencing = false;
 
   constructor(
@@ -80,6 +94,8 @@ export class NodeLiveness {
         await kv.put(this.node, String(Date.now()));
         this.renewedSince = performance.now();
         this.renewed(sentAt);
+        // A survivor's adoption decided from this node's previous run's lapsed key holds no more.
+        await this.claims.beginEpoch();
         break;
       } catch (error) {
         if (this.stopped) return;
@@ -97,6 +113,7 @@ export class NodeLiveness {
 
   stop(): void {
     this.stopped = true;
+    this.fenceAt = Infinity;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     if (this.fenceTimer !== null) clearTimeout(this.fenceTimer);
@@ -134,34 +151,59 @@ export class NodeLiveness {
     }
   }
 
+  /**
+   * Does this node hold its lease now? False once half a lease has passed since the last renewal
+   * sent that succeeded; the node is then fenced at once (a survivor may take it for dead soon).
+   * Asked where work begins, before anything is answered, delivered or written (SessionClaims.fenced,
+   * the turn writer, the stream applier): one clock read.
+   */
+  leaseHeld(): boolean {
+    if (performance.now() < this.fenceAt) return true;
+    this.fence();
+    return false;
+  }
+
   /** A renewal sent at `sentAt` succeeded: the fence moves to half a lease after it; a fenced node catches up and serves again. */
   private renewed(sentAt: number): void {
     if (this.stopped) return;
     if (this.lastRenewalSent === null || sentAt > this.lastRenewalSent) this.lastRenewalSent = sentAt;
+    this.fenceAt = this.lastRenewalSent + this.leaseMs / 2;
     if (this.fenceTimer !== null) clearTimeout(this.fenceTimer);
-    this.fenceTimer = setTimeout(() => this.fence(), Math.max(0, this.lastRenewalSent + this.leaseMs / 2 - performance.now()));
+    this.fenceTimer = null;
+    // Answered after its half lease (sent before a pause): it holds nothing.
+    if (!this.leaseHeld()) return;
+    this.fenceTimer = setTimeout(() => this.fence(), Math.max(0, this.fenceAt - performance.now()));
     this.fenceTimer.unref();
     if (!this.claims.fenced || this.unfencing) return;
     this.unfencing = true;
-    // The claims that moved this node's sessions while it was away are applied before it serves.
-    this.catchUp().then((caughtUp) => {
+    // The claims that moved this node's sessions while it was away are applied before it serves,
+    // and a new epoch makes the adoptions decided from its lapsed key and not yet written pass over.
+    this.catchUp().then(async (caughtUp) => {
       if (!caughtUp || this.stopped || !this.claims.fenced || this.renewedSince === null) return;
+      await this.claims.beginEpoch();
+      if (this.stopped || !this.claims.fenced || this.renewedSince === null) return;
       // The fence's half lease after the last renewal answered passed while this caught up (the
-      // next renewal hangs): its timer has fired, and nothing would fence this node again until a
-      // renewal is answered, so it stays fenced; that renewal re-arms the timer and catches up again.
-      if (this.fenceTimer === null) return;
+      // next renewal hangs): it stays fenced until a renewal is answered, which catches up again.
+      if (!this.leaseHeld()) return;
       this.claims.unfence();
       this.log.info({ node: this.node }, 'cluster: this node reached the stream again, caught up and renewed its lease: it serves again (unfenced)');
-    }, () => undefined).finally(() => { this.unfencing = false; });
+    }).catch((error: unknown) => {
+      // Its new epoch could not be written (the stream failed again): the next renewal tries again.
+      this.log.warn({ err: error }, 'cluster: this node could not begin to serve again now');
+    }).finally(() => { this.unfencing = false; });
   }
 
-  /** Half a lease without a renewal sent that succeeded: a survivor may take this node for dead soon, so it stops serving first. */
+  /**
+   * Half a lease without a renewal sent that succeeded (the timer, or leaseHeld() first): a
+   * survivor may take this node for dead soon, so it stops serving first.
+   */
   private fence(): void {
+    if (this.fenceTimer !== null) clearTimeout(this.fenceTimer);
     this.fenceTimer = null;
-    if (this.stopped || this.claims.fenced) return;
+    if (this.stopped) return;
     // Nobody is judged by this node until its renewals succeed for a whole lease again.
     this.renewedSince = null;
-    this.claims.fence();
+    if (!this.claims.fence()) return;
     this.log.warn({ node: this.node, sinceLastRenewalMs: Math.round(performance.now() - (this.lastRenewalSent ?? 0)), leaseMs: this.leaseMs },
       'cluster: no lease renewal for half a lease: this node is fenced (its connections are closed without wills, CONNECTs refused) until it reaches the stream again');
   }
@@ -178,7 +220,10 @@ export class NodeLiveness {
     if (owners.size === 0) return;
     const maybeAlive = [this.node];
     const dead: string[] = [];
+    /** Each node's epoch as known before its key was read: an adoption holds only while it is still the node's. */
+    const epochs = new Map<string, string>();
     for (const node of owners) {
+      epochs.set(node, this.claims.epochOf(node));
       const entry = await kv.get(node);
       if (entry !== null && entry.operation === 'PUT') {
         this.seen.add(node);
@@ -205,7 +250,7 @@ export class NodeLiveness {
       this.log.info({ node, sessions: sessions.length }, 'cluster: a node\'s lease has lapsed; this node takes over its sessions');
       for (const clientId of sessions) {
         this.adopting.add(clientId);
-        this.claims.claim(clientId, node).catch((error: unknown) => {
+        this.claims.adopt(clientId, node, epochs.get(node)!).catch((error: unknown) => {
           this.log.warn({ err: error, clientId }, 'cluster: a dead node\'s session could not be claimed now; trying again');
         }).finally(() => this.adopting.delete(clientId));
       }

@@ -26,6 +26,14 @@ const WILL_PREFIX = 'will/';
  */
 const LET_GO_PREFIX = 'let-go/';
 /**
+ * `node-epoch/<node>` = {node, epoch}: written by a node each time it begins to serve (at start,
+ * and when it unfences), once it holds its lease. An adoption claim names the epoch of the node it
+ * adopts from as the adopter knew it before it read that node's key lapsed, and holds only while
+ * that epoch is still the node's: a survivor that read the key just before the node came back
+ * takes nothing from the node serving again (docs/cluster.md, "A node paused").
+ */
+const NODE_EPOCH_PREFIX = 'node-epoch/';
+/**
  * What a write passed over becomes: the removal of a key nobody writes, so the record keeps its
  * entries' places (the writer's answers and a restart's partial position count them).
  */
@@ -50,6 +58,8 @@ export interface StoredClaim {
    */
   held?: HeldWill[];
   awaits?: string;
+  /** An adoption: it holds only while `expect`'s epoch (`node-epoch/`) is this one ('' for none). */
+  lapsed?: string;
 }
 
 /** The owner's word that it sent (or cancelled) held wills: `owner/<clientId>` = this, applied as the claim without them. */
@@ -102,8 +112,17 @@ export class SessionClaims implements SessionOwnershipPort {
   private changed: Array<{ clientId: string; node: string; from: string | undefined; takeover: boolean }> = [];
   private readonly boot = randomBytes(4).toString('hex');
   private claims = 0;
-  /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"). */
-  fenced = false;
+  /** Each node's epoch (`node-epoch/`), in stream order. */
+  private readonly epochs = new Map<string, string>();
+  private epochsWritten = 0;
+  /** Fenced now (fence(), unfence()); `fenced` checks this node's lease first. */
+  private isFenced = false;
+  /**
+   * Checks this node's lease and fences it at once when the lease is no longer held (set by
+   * node-liveness.ts): read with `fenced`, so whatever asks first fences a node resumed from a
+   * pause, before it serves anything (docs/cluster.md, "Self-fencing").
+   */
+  checkLease: () => void = () => undefined;
 
   constructor(readonly node: string, private readonly state: LogStatePort) {
     // As this node's store left them at its applied position: the stream goes on from there.
@@ -123,6 +142,28 @@ export class SessionClaims implements SessionOwnershipPort {
       const clientId = key.slice(SESSION_PREFIX.length);
       this.noteWill(clientId, this.owners.get(clientId), { op: 'state.put', key, value });
     }
+    for (const [key, value] of state.entries(NODE_EPOCH_PREFIX)) {
+      const epoch = (value as { epoch?: unknown } | undefined)?.epoch;
+      if (typeof epoch === 'string') this.epochs.set(key.slice(NODE_EPOCH_PREFIX.length), epoch);
+    }
+  }
+
+  /** `node`'s epoch as applied here ('' when it never wrote one): read before its lease is looked at. */
+  epochOf(node: string): string {
+    return this.epochs.get(node) ?? '';
+  }
+
+  /** This node begins to serve (it holds its lease): a new epoch, resolved once applied here. */
+  async beginEpoch(): Promise<void> {
+    await this.state.put(NODE_EPOCH_PREFIX + this.node, { node: this.node, epoch: `${this.node}.${this.boot}.${++this.epochsWritten}` });
+  }
+
+  /**
+   * Adopts a client id from `from`, a node whose lease lapsed while its epoch was `epoch`: holds
+   * only while `from` still owns it and has not begun to serve again since (node-liveness.ts).
+   */
+  adopt(clientId: string, from: string, epoch: string): Promise<boolean> {
+    return this.claim(clientId, from, undefined, epoch);
   }
 
   owns(clientId: string): boolean {
@@ -189,10 +230,11 @@ export class SessionClaims implements SessionOwnershipPort {
     return ids;
   }
 
-  async claim(clientId: string, expect?: string | null, account?: string): Promise<boolean> {
+  async claim(clientId: string, expect?: string | null, account?: string, lapsed?: string): Promise<boolean> {
     const claim: StoredClaim = {
       node: this.node, claim: `${this.node}.${this.boot}.${++this.claims}`,
       ...(expect !== undefined ? { expect: expect ?? '' } : {}), ...(account !== undefined ? { account } : {}),
+      ...(lapsed !== undefined ? { lapsed } : {}),
     };
     this.claiming.set(clientId, (this.claiming.get(clientId) ?? 0) + 1);
     try {
@@ -252,17 +294,24 @@ export class SessionClaims implements SessionOwnershipPort {
     return released;
   }
 
-  /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). */
-  fence(): void {
-    if (this.fenced) return;
-    this.fenced = true;
+  /** Set by node-liveness.ts (docs/cluster.md, "Self-fencing"); reading it checks this node's lease first. */
+  get fenced(): boolean {
+    if (!this.isFenced) this.checkLease();
+    return this.isFenced;
+  }
+
+  /** No lease renewal for too long: this node stops serving any session (node-liveness.ts). False: it was fenced already. */
+  fence(): boolean {
+    if (this.isFenced) return false;
+    this.isFenced = true;
     this.listener?.fenced();
+    return true;
   }
 
   /** Caught up with the stream and the lease renewed: this node serves what it still owns again. */
   unfence(): void {
-    if (!this.fenced) return;
-    this.fenced = false;
+    if (!this.isFenced) return;
+    this.isFenced = false;
     this.listener?.unfenced();
   }
 
@@ -310,6 +359,12 @@ export class SessionClaims implements SessionOwnershipPort {
         } else {
           this.noteWill(clientId, writer ?? owner, entry);
         }
+      } else if (key.startsWith(NODE_EPOCH_PREFIX)) {
+        // Only the node itself begins its epochs.
+        const node = key.slice(NODE_EPOCH_PREFIX.length);
+        const epoch = entry.op === 'state.put' ? (entry.value as { epoch?: unknown } | undefined)?.epoch : undefined;
+        if (typeof epoch === 'string' && (writer === undefined || writer === node)) this.epochs.set(node, epoch);
+        else applied = PASSED_OVER;
       } else if (key.startsWith(LET_GO_PREFIX)) {
         // The word of a node that let go: its held wills are due, and the owner waits for it no more.
         const clientId = key.slice(LET_GO_PREFIX.length);
@@ -345,6 +400,8 @@ export class SessionClaims implements SessionOwnershipPort {
     if (Array.isArray(value.decide)) return this.applyDecision(clientId, value as StoredDecision, writer);
     if (typeof value.claim !== 'string') return PASSED_OVER;
     if (value.expect !== undefined && (owner ?? '') !== value.expect) return PASSED_OVER;
+    // An adoption decided before the node it adopts from began to serve again.
+    if (typeof value.lapsed === 'string' && this.epochOf(value.expect ?? '') !== value.lapsed) return PASSED_OVER;
     const before = this.withHeld.get(clientId);
     let held = before?.held ?? [];
     let awaits = before?.awaits;

@@ -43,6 +43,12 @@ export class StreamApplier {
   private readonly waiters: Array<{ sequence: number; resolve: () => void }> = [];
   private running: Promise<void> | null = null;
   reviewer: RecordReviewer | null = null;
+  /**
+   * Asked before each record is applied (node-liveness.ts leaseHeld: fences a node whose lease
+   * it no longer holds, so a node resumed from a pause delivers nothing of the records it
+   * applies then to connections of sessions it may have lost). The record is applied either way.
+   */
+  beforeRecord: () => unknown = () => undefined;
 
   constructor(
     private readonly link: ClusterLink,
@@ -155,6 +161,7 @@ export class StreamApplier {
   private applyRecord(m: JsMsg): void {
     const sequence = m.seq;
     if (sequence <= this.applied) return; // delivered again by a re-created consumer
+    this.beforeRecord();
     const id = m.headers?.get('Nats-Msg-Id') || undefined;
     const own = this.writer.ownEntries(id);
     let entries = own;

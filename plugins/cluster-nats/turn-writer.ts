@@ -41,6 +41,12 @@ export class TurnWriter {
   private readonly boot = randomBytes(4).toString('hex');
   private closing = false;
   private settledAll: (() => void) | null = null;
+  /**
+   * Does this node hold its lease (node-liveness.ts)? Asked once per turn: a node that no longer
+   * does may be taken for dead, its sessions adopted and their wills sent by a survivor, so what
+   * it did since (a will of its own, a client's publish read after a pause) is not written.
+   */
+  leaseHeld: () => boolean = () => true;
 
   constructor(
     private readonly link: ClusterLink,
@@ -88,6 +94,11 @@ export class TurnWriter {
     const turn = this.turn;
     this.turn = null;
     if (turn === null) return;
+    if (!this.leaseHeld()) {
+      const error = unavailable('this node has not renewed its lease for half a lease, so another node may have taken over its sessions', 'was not stored');
+      for (const w of turn.waiting) w.reject(error);
+      return;
+    }
     const limit = this.link.nc.info?.max_payload ?? 1024 * 1024;
     let bytes: Uint8Array;
     try {

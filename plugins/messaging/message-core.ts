@@ -169,6 +169,8 @@ export class MessageCore implements MessageCorePort {
 
   /** Expired sessions end; delayed wills whose time has come are sent. Runs every second. */
   sweep(now = this.engine.clock.now()): void {
+    // In a cluster, a node resumed from a pause fences before sessions expire or delayed wills go.
+    this.fenced();
     this.flow.resumePublishers();
     this.state.checkpointRetained(this.router.routedUpTo);
     this.lifecycle.checkpointPositions();

@@ -111,6 +111,9 @@ export class Broker {
 
   /** Closes the connections whose time is up (the timer runs it every SWEEP_INTERVAL_MS). */
   sweep(): void {
+    // In a cluster, a node resumed from a pause fences before its keep alive closes a silent
+    // connection (and sends its will): the sweep is a timer due before the fence's.
+    this.core.fenced();
     const time = smallTime(this.engine.clock.now());
     for (const connection of this.connections) {
       try {

@@ -479,6 +479,9 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
 
   onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
+    // In a cluster, a node resumed from a pause longer than half its lease fences here, before it
+    // reads or answers anything: this connection is then closed (docs/cluster.md, "A node paused").
+    if (this.broker.core.fenced() && (this.state as ConnectionState) === 'closed') return;
     const now = (this.broker.now = this.broker.engine.clock.now());
     this.activeAt = smallTime(now);
     this.broker.core.countBytesReceived(chunk.length);
@@ -653,6 +656,8 @@ export class Connection extends ConnectionFields implements ClientConnection, Se
   }
 
   onClosed(): void {
+    // In a cluster, a node resumed from a pause fences first: its sessions are let go of, so no will is sent from here.
+    this.broker.core.fenced();
     if (this.state !== 'closed') {
       this.state = 'closed';
       if (this.extra) this.extra.pending = undefined;

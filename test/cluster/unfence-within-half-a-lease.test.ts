@@ -100,7 +100,7 @@ class Signal {
 
 const LEASE_MS = 2000;
 const quiet = { info: () => undefined, warn: () => undefined };
-const noState = { entries: () => [][Symbol.iterator](), get: () => undefined } as unknown as LogStatePort;
+const noState = { entries: () => [][Symbol.iterator](), get: () => undefined, put: async () => undefined } as unknown as LogStatePort;
 
 describe('cluster: a fenced node serves again only within half a lease of a renewal', function () {
   this.timeout(60_000);
