@@ -17,6 +17,7 @@ import { StreamApplier } from './stream-applier';
 import { streamCatchUp } from './catch-up';
 import { SessionClaims } from './session-claims';
 import { NodeLiveness } from './node-liveness';
+import { NodeRequests } from './node-requests';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -50,6 +51,9 @@ export default definePlugin({
       const claims = new SessionClaims(node, storage.messageLog.state);
       applier.reviewer = claims;
       engine.provide('sessionOwnership', claims);
+      // Requests to the other nodes, for what they hold in memory (the admin actions across the cluster).
+      const requests = new NodeRequests(link, node, timeoutMs, claims, log);
+      engine.provide('nodeRequests', requests);
       log.info({ node, applied: applier.resumeSequence - 1, tail }, 'cluster: catching up with the stream');
       applier.run();
       await applier.reached(tail);
@@ -59,9 +63,13 @@ export default definePlugin({
       const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
       // Once the other plugins have registered (the message core listens to claims by then), and
       // before the listeners open: a node serves only once its first lease renewal is stored.
-      engine.onStart(() => liveness.start(performance.now() + 3 * timeoutMs));
+      engine.onStart(async () => {
+        await liveness.start(performance.now() + 3 * timeoutMs);
+        requests.listen();
+      });
       engine.onClose(async () => {
         liveness.stop();
+        requests.stop();
         // Writes made while the other plugins stop (sessions closing) still go through the stream.
         await writer.close();
         await applier.stop();

@@ -22,8 +22,11 @@ import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kerne
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
-import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
+import type { MqSessionDescription, MqSessionDescriptions, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
 import { byClientName, listedSessions, type ListedSession, type SessionView } from './session-listing';
+import { askEveryNode, askOwner, callerOnWire, contextFromWire, NODE_REQUEST, nodeParts, nodeRequests, notHeldHere, type CallerOnWire, type SessionReply } from './cluster-admin';
+import type { NodeRequestPort } from '../../kernel/messaging/node-requests';
+import { fencedError } from '../../kernel/messaging/session-ownership';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -288,21 +291,78 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ clientNames?: string[] }, { sessions: MqSessionDescription[] }>({
+  bus.register<{ clientNames?: string[] }, MqSessionDescriptions>({
     name: 'mq.describeSessions',
-    summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given).',
+    summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given; in a cluster, of every node).',
     params: {
       type: 'object', additionalProperties: false,
       properties: { clientNames: { type: 'array', items: CLIENT_NAME, maxItems: 1000 } },
     },
     access: 'authenticated',
     handler: async (p, ctx) => {
-      const chosen = p.clientNames === undefined
-        ? visible(core, ctx)
-        : await Promise.all(p.clientNames.map((clientName) => sessionHere(engine, core, ctx, clientName)));
-      return { sessions: chosen.map((s) => describe(engine, core, s)) };
+      const requests = nodeRequests(core);
+      if (p.clientNames === undefined) {
+        const here = visible(core, ctx).map((s) => describe(engine, core, s));
+        if (requests === undefined) return { sessions: here };
+        return describeEveryNode(requests, here, ctx);
+      }
+      const sessions = await Promise.all(p.clientNames.map((clientName) => describeNamed(engine, core, ctx, clientName, requests)));
+      return { sessions };
     },
   });
+
+  // In a cluster, what another node asks of this one (cluster-admin.ts), for the caller it names.
+  const requests = nodeRequests(core);
+  requests?.answer(NODE_REQUEST.describeHeld, (body) => {
+    const ctx = contextFromWire((body as { caller: CallerOnWire }).caller);
+    return visible(core, ctx).map((s) => describe(engine, core, s));
+  });
+  requests?.answer(NODE_REQUEST.describeOne, (body): SessionReply<MqSessionDescription> => {
+    const { caller, clientName } = body as { caller: CallerOnWire; clientName: string };
+    const ctx = contextFromWire(caller);
+    if (!core.sessions.has(clientName)) {
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      return notHeldHere(core, clientName);
+    }
+    return { result: describe(engine, core, sessionFor(engine, core, ctx, clientName)) };
+  });
+}
+
+/**
+ * describeMqSessions without names in a cluster: this node's sessions with every other node's
+ * (each node describes those it holds that the caller may use), by client name; a node that did
+ * not answer is marked in `nodes` and its sessions are missing.
+ */
+async function describeEveryNode(requests: NodeRequestPort, here: MqSessionDescription[], ctx: CommandContext): Promise<MqSessionDescriptions> {
+  const answers = await askEveryNode<MqSessionDescription[]>(requests, NODE_REQUEST.describeHeld, { caller: callerOnWire(ctx) });
+  const byName = new Map<string, MqSessionDescription>();
+  // A session no node ever claimed (stored before the cluster) is held by every node: described once.
+  for (const description of here) byName.set(description.clientName, description);
+  for (const answer of answers) {
+    if (!answer.answered) continue;
+    for (const description of answer.value) if (!byName.has(description.clientName)) byName.set(description.clientName, description);
+  }
+  const sessions = [...byName.values()].sort((a, b) => byClientName({ clientId: a.clientName }, { clientId: b.clientName }));
+  return { sessions, nodes: nodeParts(requests.node, answers) };
+}
+
+/**
+ * One named session described: in a cluster, an MQTT session another node holds is described by
+ * that node (it holds its connection and statistics), for the caller, who is authorized here
+ * first as on one node; an MQ API session another node owns is brought here (sessionHere).
+ */
+async function describeNamed(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string, requests: NodeRequestPort | undefined): Promise<MqSessionDescription> {
+  const cluster = core.cluster;
+  if (requests !== undefined && cluster !== undefined && !core.sessions.has(clientName)) {
+    const owner = cluster.ownership.ownerOf(clientName);
+    if (owner !== undefined && owner !== cluster.ownership.node && core.state.storedSession(clientName)?.kind !== 'mqApi') {
+      if (cluster.ownership.fenced) throw fencedError();
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      const there = await askOwner<MqSessionDescription>(core, requests, clientName, 'MQTT session', NODE_REQUEST.describeOne, { caller: callerOnWire(ctx), clientName });
+      if (there !== undefined) return there;
+    }
+  }
+  return describe(engine, core, await sessionHere(engine, core, ctx, clientName));
 }
 
 /** The sessions this node holds that the caller may use, by client name (listedSessions: the whole cluster's). */
