@@ -213,18 +213,18 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     const { value, busiest } = currentFigures();
     return { value, busiest };
   });
-  // The cluster's figures, asked of every node at most once a second, one round at a time however
-  // many callers (the explorer's event stream asks every second; a node that does not answer
-  // holds a round up to cluster_request_timeout_ms).
-  let clusterRound: { at: number; figures: Promise<ClusterFigures> } | undefined;
+  // The cluster's figures: one round of asking every node at a time, shared by the callers that
+  // come while it runs (the explorer's event streams ask every second; a node that does not answer
+  // holds a round up to cluster_request_timeout_ms). Each node's own figures are at most a second
+  // old (currentFigures); a round is never reused once answered, so a node stopped since is marked.
+  let clusterRound: Promise<ClusterFigures> | undefined;
   const clusterFigures = (cluster: NodeRequestPort): Promise<ClusterFigures> => {
-    const now = performance.now(); // freshness is real elapsed time
-    if (clusterRound !== undefined && now - clusterRound.at < 1000) return clusterRound.figures;
-    const round = { at: Infinity, figures: addUpNodes(cluster, currentFigures()) };
-    // Fresh for a second once answered; while it runs, later callers share it.
-    void round.figures.then(() => { round.at = performance.now(); }, () => { if (clusterRound === round) clusterRound = undefined; });
+    if (clusterRound !== undefined) return clusterRound;
+    const round = addUpNodes(cluster, currentFigures());
     clusterRound = round;
-    return round.figures;
+    const done = (): void => { if (clusterRound === round) clusterRound = undefined; };
+    round.then(done, done);
+    return round;
   };
 
   bus.register<Record<string, never>, Overview>({

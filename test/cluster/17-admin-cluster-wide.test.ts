@@ -1,0 +1,202 @@
+/**
+ * The MQ admin actions act on the whole cluster from any node (docs/cluster.md, "Admin actions
+ * across the cluster"): disconnectMqClient closes a client another node serves (that node closes
+ * it, MQTT 5 hearing DISCONNECT 0x98 as on one node), deleteMqSessions ends the disconnected
+ * sessions every node holds (as the explorer's "Remove disconnected sessions" sends it),
+ * describeMqSessions without names and getMqOverview give every node's sessions and figures, each
+ * node answering for itself over NATS request/reply; an account without the rights gets the same
+ * answers through another node as through the session's own; a node stopped (SIGSTOP) is marked
+ * as not answering, and the rest of the answer comes.
+ */
+import assert from 'node:assert/strict';
+import mqtt, { type MqttClient } from 'mqtt';
+import { barrier, connect } from '../helpers/cluster-clients';
+import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
+import { call } from '../helpers/server';
+
+interface Answer {
+  errorCode?: number;
+  errorMessage?: string;
+  result?: any;
+}
+
+/** An action on a node as `username` (through an action session's token); the whole answer. */
+async function answerOf(node: EngineNode, username: string, password: string, name: string, params: object, api = 'mq'): Promise<Answer> {
+  const login = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username, password } } });
+  assert.equal(login.json.errorCode ?? 0, 0, login.text);
+  const answer = await call('POST', `${node.http}/api`, { auth: null, body: { api, action: name, authToken: login.json.result.authToken, params } });
+  return answer.json as Answer;
+}
+
+/** An action's result, as admin unless told; fails the test on an errorCode. */
+async function action(node: EngineNode, name: string, params: object, api = 'mq', username = 'admin', password = 'ADMIN'): Promise<any> {
+  const answer = await answerOf(node, username, password, name, params, api);
+  assert.equal(answer.errorCode ?? 0, 0, JSON.stringify(answer));
+  return answer.result;
+}
+
+/** Ends the client with a DISCONNECT; resolves once the server closed its socket (it has ended the connection by then). */
+function endAndClosed(client: MqttClient): Promise<void> {
+  const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+  client.end();
+  return closed;
+}
+
+/** Connects as admin; resolves with the client and its CONNACK's Session Present. */
+function connectForConnack(url: string, options: mqtt.IClientOptions): Promise<{ client: MqttClient; sessionPresent: boolean }> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 20_000, username: 'admin', password: 'ADMIN', ...options });
+    client.once('connect', (connack) => resolve({ client, sessionPresent: connack.sessionPresent }));
+    client.once('error', reject);
+  });
+}
+
+const READER = { username: 'adm-reader', password: 'adm-reader-password-1' };
+const NO_ROLE = { username: 'adm-norole', password: 'adm-norole-password-1' };
+
+describe('cluster: the MQ admin actions act on the whole cluster from any node', function () {
+  this.timeout(240_000);
+  const cluster = clusterForSuite();
+  const clients: MqttClient[] = [];
+
+  before(async function () {
+    const [node1, node2, node3] = cluster().nodes;
+    await action(node1, 'createAccount', { ...READER, roles: ['reader'] }, 'admin');
+    await action(node1, 'createAccount', { ...NO_ROLE, roles: [] }, 'admin');
+    // Each node has applied the accounts once a message node1 published after them reached it.
+    await barrier(node1, node2, 'adm-accounts-2');
+    await barrier(node1, node3, 'adm-accounts-3');
+    // A clean MQTT 5 session on each node, subscribed; the reader's own session on node3.
+    for (const [i, node] of [node1, node2, node3].entries()) {
+      const client = await connect(node.mqtt, { clientId: `adm-c${i + 1}`, protocolVersion: 5 });
+      await client.subscribeAsync(`adm/${i + 1}/#`, { qos: 1 });
+      clients.push(client);
+    }
+    clients.push(await connect(node3.mqtt, { clientId: 'adm-reader-own', protocolVersion: 5, ...READER }));
+    // Every node has applied the claims of the others' sessions.
+    await barrier(node3, node1, 'adm-claims-1');
+    await barrier(node3, node2, 'adm-claims-2');
+    await barrier(node1, node2, 'adm-claims-12');
+    await barrier(node2, node1, 'adm-claims-21');
+  });
+
+  after(async function () {
+    await Promise.all(clients.map((client) => client.endAsync(true)));
+  });
+
+  it('describeMqSessions without names, on each node, describes the sessions of all three nodes, each with its node; with a name, another node\'s MQTT session is described by its node', async function () {
+    for (const node of cluster().nodes) {
+      const result = await action(node, 'describeMqSessions', {});
+      const ours = (result.sessions as Array<Record<string, any>>).filter((s) => /^adm-c\d$/.test(s.clientName));
+      assert.deepEqual(
+        ours.map((s) => [s.clientName, s.node, s.connected, s.subscriptions.map((sub: { topicFilter: string }) => sub.topicFilter), s.protocolVersion]),
+        [['adm-c1', 'node1', true, ['adm/1/#'], 5], ['adm-c2', 'node2', true, ['adm/2/#'], 5], ['adm-c3', 'node3', true, ['adm/3/#'], 5]],
+        `describeMqSessions on ${node.name}`,
+      );
+      assert.deepEqual(result.nodes.map((part: { node: string; answered: boolean }) => [part.node, part.answered]).sort(),
+        [['node1', true], ['node2', true], ['node3', true]], `the nodes' parts on ${node.name}`);
+    }
+    // Named: node3's MQTT session described through node1 (it used to answer NODE_BOUND).
+    const named = await action(cluster().nodes[0], 'describeMqSessions', { clientNames: ['adm-c3'] });
+    assert.deepEqual(named.sessions.map((s: Record<string, any>) => [s.clientName, s.node, s.connected, s.protocolVersion, s.subscriptions.length]), [['adm-c3', 'node3', true, 5, 1]]);
+  });
+
+  it('getMqOverview on each node counts the clients of every node, with each node\'s own figures', async function () {
+    for (const node of cluster().nodes) {
+      const overview = await action(node, 'getMqOverview', {});
+      const parts = overview.nodes as Array<{ node: string; answered: boolean; clientsConnected: number; subscriptions: number }>;
+      assert.deepEqual(parts.map((part) => [part.node, part.answered]).sort(), [['node1', true], ['node2', true], ['node3', true]], `the nodes' parts on ${node.name}`);
+      assert.equal(parts[0].node, node.name, 'the node asked comes first');
+      // Every node holds one of the suite's clients at least (node3 two): the totals are the nodes' sums.
+      for (const part of parts) assert.ok(part.clientsConnected >= (part.node === 'node3' ? 2 : 1), JSON.stringify(parts));
+      assert.equal(overview.clientsConnected, parts.reduce((sum, part) => sum + part.clientsConnected, 0), JSON.stringify(overview));
+      assert.equal(overview.subscriptions, parts.reduce((sum, part) => sum + part.subscriptions, 0), JSON.stringify(overview));
+      assert.ok(overview.clientsConnected >= 4, JSON.stringify(overview));
+    }
+  });
+
+  it('an account without the rights gets, through node1, the answers node3 gives for node3\'s sessions (as on one node)', async function () {
+    const [node1, , node3] = cluster().nodes;
+    for (const [who, name, params] of [
+      [READER, 'disconnectMqClient', { clientName: 'adm-c3' }],
+      [NO_ROLE, 'disconnectMqClient', { clientName: 'adm-c3' }],
+      [READER, 'describeMqSessions', { clientNames: ['adm-c3'] }],
+      [NO_ROLE, 'describeMqSessions', { clientNames: ['adm-c3'] }],
+    ] as const) {
+      const there = await answerOf(node3, who.username, who.password, name, params);
+      const here = await answerOf(node1, who.username, who.password, name, params);
+      assert.ok((there.errorCode ?? 0) !== 0, `${who.username} ${name} on node3: ${JSON.stringify(there)}`);
+      assert.deepEqual([here.errorCode, here.errorMessage], [there.errorCode, there.errorMessage], `${who.username} ${name} through node1`);
+    }
+    // Described without names and counted for deletion, the reader has its own session only, on every node.
+    for (const node of cluster().nodes) {
+      const described = await action(node, 'describeMqSessions', {}, 'mq', READER.username, READER.password);
+      assert.deepEqual(described.sessions.map((s: Record<string, any>) => [s.clientName, s.node]), [['adm-reader-own', 'node3']], `the reader's describe on ${node.name}`);
+      const counted = await action(node, 'deleteMqSessions', { disconnectedOnly: false, dryRun: true }, 'mq', READER.username, READER.password);
+      assert.deepEqual(counted.clientNames, ['adm-reader-own'], `the reader's count on ${node.name}`);
+    }
+    // The admin's client on node3 is still connected.
+    assert.equal(clients[2].connected, true);
+  });
+
+  it('disconnectMqClient on node1 closes a client connected to node3 (MQTT 5: DISCONNECT 0x98); its session stays', async function () {
+    const [node1, , node3] = cluster().nodes;
+    const client = await connect(node3.mqtt, { clientId: 'adm-kick3', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 } });
+    await barrier(node3, node1, 'adm-kick-claim');
+    const heard = new Promise<number | undefined>((resolve) => client.once('disconnect', (packet) => resolve(packet.reasonCode)));
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    const result = await action(node1, 'disconnectMqClient', { clientName: 'adm-kick3' });
+    assert.deepEqual(result, { clientName: 'adm-kick3', disconnected: true });
+    assert.equal(await heard, 0x98);
+    await closed;
+    // Kept as its expiry says: listed, not connected, on node3.
+    await barrier(node3, node1, 'adm-kick-stored');
+    const listed = await action(node1, 'listMqSessions', { filter: 'adm-kick3' });
+    assert.deepEqual(listed.sessions.map((s: Record<string, any>) => [s.clientName, s.connected, s.node]), [['adm-kick3', false, 'node3']]);
+    // A client no node serves: MQ_SESSION_NOT_FOUND, as on one node.
+    assert.equal((await answerOf(node1, 'admin', 'ADMIN', 'disconnectMqClient', { clientName: 'adm-kick3' })).errorCode, 14237);
+  });
+
+  it('deleteMqSessions on node1, as the explorer\'s "Remove disconnected sessions" sends it, ends a disconnected kept session node3 holds: gone from every node\'s listing, and a reconnect finds no session', async function () {
+    const [node1, node2, node3] = cluster().nodes;
+    const kept = await connect(node3.mqtt, { clientId: 'adm-kept3', clean: false });
+    await kept.subscribeAsync('adm/kept/#', { qos: 1 });
+    await endAndClosed(kept);
+    await barrier(node3, node1, 'adm-kept-stored');
+    const counted = await action(node1, 'deleteMqSessions', { disconnectedOnly: true, dryRun: true });
+    assert.ok(counted.clientNames.includes('adm-kept3'), JSON.stringify(counted));
+    assert.ok(!counted.clientNames.includes('adm-c3'), 'a connected client is not counted');
+    const deleted = await action(node1, 'deleteMqSessions', { disconnectedOnly: true });
+    assert.ok(deleted.clientNames.includes('adm-kept3'), JSON.stringify(deleted));
+    assert.deepEqual(deleted.nodes.map((part: { node: string; answered: boolean }) => [part.node, part.answered]).sort(), [['node1', true], ['node2', true], ['node3', true]]);
+    // node3's removal and release are in the stream before a message it publishes after them.
+    await barrier(node3, node1, 'adm-kept-gone-1');
+    await barrier(node3, node2, 'adm-kept-gone-2');
+    for (const node of cluster().nodes) {
+      const listed = await action(node, 'listMqSessions', { filter: 'adm-kept3' });
+      assert.deepEqual(listed.sessions, [], `listMqSessions on ${node.name}`);
+    }
+    const { client: again, sessionPresent } = await connectForConnack(node2.mqtt, { clientId: 'adm-kept3', clean: false });
+    await again.endAsync(true);
+    assert.equal(sessionPresent, false, 'the reconnect found a session');
+  });
+
+  it('with node3 stopped (SIGSTOP), describeMqSessions without names and getMqOverview on node1 answer, node3 marked as not answering', async function () {
+    const [node1, , node3] = cluster().nodes;
+    const child = node3.process!.child;
+    child.kill('SIGSTOP');
+    let described: any;
+    let overview: any;
+    try {
+      [described, overview] = await Promise.all([action(node1, 'describeMqSessions', {}), action(node1, 'getMqOverview', {})]);
+    } finally {
+      child.kill('SIGCONT');
+    }
+    const parts = (result: any): Array<[string, boolean]> => result.nodes.map((part: { node: string; answered: boolean }) => [part.node, part.answered]).sort();
+    assert.deepEqual(parts(described), [['node1', true], ['node2', true], ['node3', false]]);
+    assert.match(described.nodes.find((part: { node: string }) => part.node === 'node3').reason, /no answer within/);
+    assert.deepEqual(described.sessions.filter((s: { clientName: string }) => /^adm-c\d$/.test(s.clientName)).map((s: { clientName: string }) => s.clientName), ['adm-c1', 'adm-c2']);
+    assert.deepEqual(parts(overview), [['node1', true], ['node2', true], ['node3', false]], JSON.stringify(overview));
+    assert.equal(overview.clientsConnected, overview.nodes.filter((part: { answered: boolean }) => part.answered).reduce((sum: number, part: { clientsConnected: number }) => sum + part.clientsConnected, 0));
+  });
+});
