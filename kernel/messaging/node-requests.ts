@@ -19,6 +19,11 @@ export type NodeAnswer<T = unknown> =
     answered: false;
     /** Why: no answer within the timeout, or nobody listening for that node (its process is gone or cut off). */
     reason: string;
+    /**
+     * Nobody listens for that node at all (NATS has no subscriber for it: its process is gone, or
+     * cut off from NATS), as opposed to a node that got the request and did not answer in time.
+     */
+    absent: boolean;
   };
 
 /** Answers requests of one kind; what it returns (JSON data) goes back to the asking node, what it throws too. */

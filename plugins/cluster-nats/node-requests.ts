@@ -82,7 +82,7 @@ export class NodeRequests implements NodeRequestPort {
       const reason = noResponders
         ? 'nobody answers for that node (its process is gone or cut off from NATS)'
         : `no answer within ${this.timeoutMs} ms`;
-      return { node, answered: false, reason };
+      return { node, answered: false, reason, absent: noResponders };
     }
     const reply = JSON.parse(new TextDecoder().decode(data)) as Reply;
     if ('error' in reply) throw errorFromTravel(reply.error);

@@ -16,6 +16,9 @@ import { EngineError } from '../../kernel/errors';
 import type { NodeAnswer, NodeRequestPort } from '../../kernel/messaging/node-requests';
 import type { NodePart } from '../../lib/explorer/api-types';
 import type { MessageCore } from './message-core';
+import type { StoredSession } from './session';
+
+const SESSION_PREFIX = 'session/';
 
 /** Request kinds (one per admin action's node-local part). */
 export const NODE_REQUEST = {
@@ -60,13 +63,42 @@ export function nodeRequests(core: MessageCore): NodeRequestPort | undefined {
 export async function askEveryNode<T>(requests: NodeRequestPort, kind: string, body: unknown): Promise<Array<NodeAnswer<T>>> {
   const nodes = await requests.otherNodes();
   return Promise.all(nodes.map((node) => requests.ask<T>(node, kind, body).catch((error: unknown): NodeAnswer<T> => (
-    { node, answered: false, reason: error instanceof Error ? error.message : String(error) }
+    { node, answered: false, reason: error instanceof Error ? error.message : String(error), absent: false }
   ))));
 }
 
 /** Each node's part of a cluster-wide answer: this node's first, then the others by name. */
 export function nodeParts(here: string, answers: Array<NodeAnswer<unknown>>): NodePart[] {
   return [{ node: here, answered: true }, ...answers.map((a): NodePart => (a.answered ? { node: a.node, answered: true } : { node: a.node, answered: false, reason: a.reason }))];
+}
+
+/**
+ * deleteMqSessions for a node nobody listens for on NATS (its process is gone; its lease may not
+ * have lapsed yet): its stored sessions the caller may use (without a connection when last
+ * written, unless `disconnectedOnly` is false) are adopted here as a survivor adopts a dead node's
+ * (a claim that holds only while that node still owns the session: a client that reconnected
+ * elsewhere meanwhile, or a survivor's adoption applied first, keeps it), then ended here.
+ * Resolves with the names ended (dryRun: those that would be).
+ */
+export async function endSessionsOfAbsentNode(core: MessageCore, ctx: CommandContext, node: string, p: { disconnectedOnly?: boolean; dryRun?: boolean }): Promise<string[]> {
+  const cluster = core.cluster!;
+  const chosen: string[] = [];
+  for (const [key, value] of core.messageLog.state.entries(SESSION_PREFIX)) {
+    const clientId = key.slice(SESSION_PREFIX.length);
+    const stored = value as StoredSession | undefined;
+    if (stored === undefined || cluster.ownership.ownerOf(clientId) !== node) continue;
+    if (!core.mayUseSession(ctx, { clientId, owner: stored.owner })) continue;
+    const connected = stored.kind === 'mqtt' && stored.disconnectedAt === null;
+    if (p.disconnectedOnly !== false && connected) continue;
+    chosen.push(clientId);
+  }
+  if (p.dryRun) return chosen;
+  const ended = await Promise.all(chosen.map(async (clientId) => {
+    if (!(await cluster.ownership.claim(clientId, node))) return undefined;
+    await core.deleteSession(clientId);
+    return clientId;
+  }));
+  return ended.filter((clientId): clientId is string => clientId !== undefined);
 }
 
 /**

@@ -26,7 +26,7 @@ import type {
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';
 import { sessionFor, visible } from './session-commands';
-import { askEveryNode, askOwner, callerOnWire, contextFromWire, NODE_REQUEST, nodeParts, nodeRequests, notHeldHere, type CallerOnWire, type SessionReply } from './cluster-admin';
+import { askEveryNode, askOwner, callerOnWire, contextFromWire, endSessionsOfAbsentNode, NODE_REQUEST, nodeParts, nodeRequests, notHeldHere, type CallerOnWire, type SessionReply } from './cluster-admin';
 import type { NodeRequestPort } from '../../kernel/messaging/node-requests';
 import { fencedError } from '../../kernel/messaging/session-ownership';
 import { CONNECT_COMMAND } from '../../kernel/messaging/session-types';
@@ -356,9 +356,19 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
       await Promise.all(here.removed);
       // A session no node ever claimed (stored before the cluster) is held, and ended, by every node: counted once.
       const names = new Set(here.names);
-      for (const answer of answers) if (answer.answered) for (const name of answer.value) names.add(name);
+      const parts = nodeParts(requests.node, answers);
+      for (const answer of answers) {
+        if (answer.answered) {
+          for (const name of answer.value) names.add(name);
+        } else if (answer.absent) {
+          // Its process is gone: its sessions are adopted here and ended (cluster-admin.ts).
+          for (const name of await endSessionsOfAbsentNode(core, ctx, answer.node, p)) names.add(name);
+          const part = parts.find((entry) => entry.node === answer.node)!;
+          part.reason = `${answer.reason}; its stored sessions were ${p.dryRun ? 'counted' : 'adopted and ended'} by ${requests.node}`;
+        }
+      }
       const sorted = [...names].sort();
-      return { count: sorted.length, clientNames: sorted.slice(0, LISTED), nodes: nodeParts(requests.node, answers) };
+      return { count: sorted.length, clientNames: sorted.slice(0, LISTED), nodes: parts };
     },
   });
   /** Ends the sessions held here that the caller may use (only those without a connection unless disconnectedOnly is false). */
