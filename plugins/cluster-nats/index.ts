@@ -54,6 +54,9 @@ export default definePlugin({
       // Requests to the other nodes, for what they hold in memory (the admin actions across the cluster).
       const requests = new NodeRequests(link, node, timeoutMs, claims, log);
       engine.provide('nodeRequests', requests);
+      // Listening from now on: a node that is starting is not taken for gone (nobody listening);
+      // until the message core has registered its handlers, it answers a refusal (marked).
+      requests.listen();
       log.info({ node, applied: applier.resumeSequence - 1, tail }, 'cluster: catching up with the stream');
       applier.run();
       await applier.reached(tail);
@@ -63,10 +66,7 @@ export default definePlugin({
       const liveness = new NodeLiveness(link, node, settings.cluster_node_lease_ms, settings.cluster_stream_replicas, claims, log, () => catchUp.catchUp());
       // Once the other plugins have registered (the message core listens to claims by then), and
       // before the listeners open: a node serves only once its first lease renewal is stored.
-      engine.onStart(async () => {
-        await liveness.start(performance.now() + 3 * timeoutMs);
-        requests.listen();
-      });
+      engine.onStart(() => liveness.start(performance.now() + 3 * timeoutMs));
       engine.onClose(async () => {
         liveness.stop();
         requests.stop();

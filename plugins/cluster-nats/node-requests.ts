@@ -11,7 +11,7 @@
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import { errorForTravel, errorFromTravel, type NodeAnswer, type NodeRequestHandler, type NodeRequestPort, type TravellingError } from '../../kernel/messaging/node-requests';
-import { newErrorReference } from '../../kernel/errors';
+import { EngineError, newErrorReference } from '../../kernel/errors';
 import type { ClusterLink } from './stream';
 import type { SessionClaims } from './session-claims';
 import { NODES_BUCKET } from './node-liveness';
@@ -116,7 +116,8 @@ export class NodeRequests implements NodeRequestPort {
     try {
       const request = JSON.parse(new TextDecoder().decode(data)) as RequestBody;
       const handler = this.handlers.get(request.kind);
-      if (handler === undefined) throw new Error(`no handler for node requests of kind ${String(request.kind)}`);
+      // Starting (the message core has not registered yet), or a kind this build does not know.
+      if (handler === undefined) throw new EngineError('NOT_AVAILABLE', { feature: `the node request ${String(request.kind)}`, reason: `node "${this.node}" does not answer it (yet)` });
       return { value: await handler(request.body) };
     } catch (error) {
       const travelling = errorForTravel(error, newErrorReference);
