@@ -181,25 +181,6 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
     assert.equal(sessionPresent, false, 'the reconnect found a session');
   });
 
-  it('with node3 stopped (SIGSTOP), describeMqSessions without names and getMqOverview on node1 answer, node3 marked as not answering', async function () {
-    const [node1, , node3] = cluster().nodes;
-    const child = node3.process!.child;
-    child.kill('SIGSTOP');
-    let described: any;
-    let overview: any;
-    try {
-      [described, overview] = await Promise.all([action(node1, 'describeMqSessions', {}), action(node1, 'getMqOverview', {})]);
-    } finally {
-      child.kill('SIGCONT');
-    }
-    const parts = (result: any): Array<[string, boolean]> => result.nodes.map((part: { node: string; answered: boolean }) => [part.node, part.answered]).sort();
-    assert.deepEqual(parts(described), [['node1', true], ['node2', true], ['node3', false]]);
-    assert.match(described.nodes.find((part: { node: string }) => part.node === 'node3').reason, /no answer within/);
-    assert.deepEqual(described.sessions.filter((s: { clientName: string }) => /^adm-c\d$/.test(s.clientName)).map((s: { clientName: string }) => s.clientName), ['adm-c1', 'adm-c2']);
-    assert.deepEqual(parts(overview), [['node1', true], ['node2', true], ['node3', false]], JSON.stringify(overview));
-    assert.equal(overview.clientsConnected, overview.nodes.filter((part: { answered: boolean }) => part.answered).reduce((sum: number, part: { clientsConnected: number }) => sum + part.clientsConnected, 0));
-  });
-
   it('with node3 killed (SIGKILL), deleteMqSessions on node1 adopts and ends its disconnected kept session before any lease lapses: gone from the listings, and a reconnect finds no session', async function () {
     const [node1, node2, node3] = cluster().nodes;
     const kept = await connect(node3.mqtt, { clientId: 'adm-dead3', clean: false });
@@ -210,11 +191,13 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
     assert.deepEqual(before.sessions.map((s: Record<string, any>) => [s.clientName, s.connected, s.node]), [['adm-dead3', false, 'node3']]);
     await node3.stop('SIGKILL');
     // Until NATS has dropped node3's subscription everywhere, a request to it waits out the
-    // timeout instead: counted (dryRun) until node1 finds nobody listening for node3.
+    // timeout instead: counted (dryRun) until node1 finds nobody listening for node3 (each round
+    // bounded by cluster_request_timeout_ms, the whole by the test's timeout).
     for (;;) {
       const counted = await action(node1, 'deleteMqSessions', { disconnectedOnly: true, dryRun: true });
       const part = counted.nodes.find((entry: { node: string }) => entry.node === 'node3');
-      if (/nobody answers/.test(part.reason)) {
+      // (Left out: node3's lease lapsed and node1 adopted its sessions already; node1 counts them as its own.)
+      if (part === undefined || /nobody answers/.test(part.reason)) {
         assert.ok(counted.clientNames.includes('adm-dead3'), JSON.stringify(counted));
         break;
       }
@@ -229,5 +212,29 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
     const { client: again, sessionPresent } = await connectForConnack(node2.mqtt, { clientId: 'adm-dead3', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 60 } });
     await again.endAsync(true);
     assert.equal(sessionPresent, false, 'the reconnect found a session');
+  });
+
+  // Last: node2 may fence itself once resumed (paused for longer than half a lease on a loaded machine).
+  it('with node2 stopped (SIGSTOP), describeMqSessions without names and getMqOverview on node1 answer, node2 marked as not answering', async function () {
+    const [node1, node2] = cluster().nodes;
+    const child = node2.process!.child;
+    child.kill('SIGSTOP');
+    let described: any;
+    let overview: any;
+    try {
+      [described, overview] = await Promise.all([action(node1, 'describeMqSessions', {}), action(node1, 'getMqOverview', {})]);
+    } finally {
+      child.kill('SIGCONT');
+    }
+    // node3 (killed before) is marked too while it owns sessions, or left out once they were adopted.
+    const result1 = (result: any): [string, boolean] => [result.nodes[0].node, result.nodes[0].answered];
+    const node2Part = (result: any): { answered: boolean; reason: string } => result.nodes.find((part: { node: string }) => part.node === 'node2');
+    assert.deepEqual(result1(described), ['node1', true]);
+    assert.equal(node2Part(described).answered, false);
+    assert.match(node2Part(described).reason, /no answer within/);
+    assert.deepEqual(described.sessions.filter((s: { clientName: string }) => /^adm-c\d$/.test(s.clientName)).map((s: { clientName: string }) => s.clientName), ['adm-c1']);
+    assert.deepEqual(result1(overview), ['node1', true]);
+    assert.equal(node2Part(overview).answered, false, JSON.stringify(overview));
+    assert.equal(overview.clientsConnected, overview.nodes.filter((part: { answered: boolean }) => part.answered).reduce((sum: number, part: { clientsConnected: number }) => sum + part.clientsConnected, 0));
   });
 });
