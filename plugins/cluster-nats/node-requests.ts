@@ -49,7 +49,19 @@ export class NodeRequests implements NodeRequestPort {
       callback: (error: Error | null, message: { data: Uint8Array; respond(data: Uint8Array): boolean }) => {
         if (error !== null) return;
         void this.handle(message.data).then((reply) => {
-          message.respond(encoder.encode(JSON.stringify(reply)));
+          try {
+            message.respond(encoder.encode(JSON.stringify(reply)));
+          } catch (failed) {
+            // Too large for the servers' max_payload (a describe of very many sessions), or the
+            // connection closing: the asking node hears why instead of waiting out its timeout.
+            this.log.warn({ err: failed }, 'cluster: an answer to another node could not be sent');
+            const refusal: Reply = { error: { id: 'NOT_AVAILABLE', details: { feature: 'this node\'s answer', reason: String((failed as Error)?.message ?? failed) } } };
+            try {
+              message.respond(encoder.encode(JSON.stringify(refusal)));
+            } catch {
+              // Nothing more can be sent: the asking node's timeout marks this node.
+            }
+          }
         });
       },
     });
