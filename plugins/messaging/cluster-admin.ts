@@ -24,6 +24,7 @@ const SESSION_PREFIX = 'session/';
 export const NODE_REQUEST = {
   describeHeld: 'mq.describeHeld',
   describeOne: 'mq.describeOne',
+  deleteOne: 'mq.deleteOne',
   overview: 'mq.overviewHere',
   disconnect: 'mq.disconnectHere',
   deleteSessions: 'mq.deleteSessionsHere',

@@ -225,6 +225,9 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
     handler: async (p, ctx) => {
+      // In a cluster, an MQTT session another node holds is ended by that node (cluster-admin.ts).
+      const there = await onItsNode<{ deleted: true }>(engine, core, ctx, p.clientName, NODE_REQUEST.deleteOne);
+      if (there !== undefined) return there;
       const target = await sessionHere(engine, core, ctx, p.clientName);
       const removed = core.deleteSession(p.clientName);
       // In a cluster the removal is in the stream before the answer: a call on another node then
@@ -306,7 +309,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
         if (requests === undefined) return { sessions: here };
         return describeEveryNode(requests, here, ctx);
       }
-      const sessions = await Promise.all(p.clientNames.map((clientName) => describeNamed(engine, core, ctx, clientName, requests)));
+      const sessions = await Promise.all(p.clientNames.map((clientName) => describeNamed(engine, core, ctx, clientName)));
       return { sessions };
     },
   });
@@ -326,6 +329,34 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     }
     return { result: describe(engine, core, sessionFor(engine, core, ctx, clientName)) };
   });
+  requests?.answer(NODE_REQUEST.deleteOne, async (body): Promise<SessionReply<{ deleted: true }>> => {
+    const { caller, clientName } = body as { caller: CallerOnWire; clientName: string };
+    const ctx = contextFromWire(caller);
+    if (!core.sessions.has(clientName)) {
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      return notHeldHere(core, clientName);
+    }
+    sessionFor(engine, core, ctx, clientName);
+    // As on one node: a connected client is closed (MQTT 5: 0x8E); answered once the removal is in the stream.
+    await core.deleteSession(clientName);
+    return { result: { deleted: true } };
+  });
+}
+
+/**
+ * In a cluster, an action on an MQTT session another node holds (one that is not an MQ API
+ * session: those are brought here, sessionHere) is asked of that node, for the caller, who is
+ * authorized here first as on one node. Undefined: the session is this node's to act on.
+ */
+async function onItsNode<T>(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string, kind: string): Promise<T | undefined> {
+  const cluster = core.cluster;
+  const requests = nodeRequests(core);
+  if (requests === undefined || cluster === undefined || core.sessions.has(clientName)) return undefined;
+  const owner = cluster.ownership.ownerOf(clientName);
+  if (owner === undefined || owner === cluster.ownership.node || core.state.storedSession(clientName)?.kind === 'mqApi') return undefined;
+  if (cluster.ownership.fenced) throw fencedError();
+  engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+  return askOwner<T>(core, requests, clientName, 'MQTT session', kind, { caller: callerOnWire(ctx), clientName });
 }
 
 /**
@@ -351,18 +382,9 @@ async function describeEveryNode(requests: NodeRequestPort, here: MqSessionDescr
  * that node (it holds its connection and statistics), for the caller, who is authorized here
  * first as on one node; an MQ API session another node owns is brought here (sessionHere).
  */
-async function describeNamed(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string, requests: NodeRequestPort | undefined): Promise<MqSessionDescription> {
-  const cluster = core.cluster;
-  if (requests !== undefined && cluster !== undefined && !core.sessions.has(clientName)) {
-    const owner = cluster.ownership.ownerOf(clientName);
-    if (owner !== undefined && owner !== cluster.ownership.node && core.state.storedSession(clientName)?.kind !== 'mqApi') {
-      if (cluster.ownership.fenced) throw fencedError();
-      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
-      const there = await askOwner<MqSessionDescription>(core, requests, clientName, 'MQTT session', NODE_REQUEST.describeOne, { caller: callerOnWire(ctx), clientName });
-      if (there !== undefined) return there;
-    }
-  }
-  return describe(engine, core, await sessionHere(engine, core, ctx, clientName));
+async function describeNamed(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string): Promise<MqSessionDescription> {
+  const there = await onItsNode<MqSessionDescription>(engine, core, ctx, clientName, NODE_REQUEST.describeOne);
+  return there ?? describe(engine, core, await sessionHere(engine, core, ctx, clientName));
 }
 
 /** The sessions this node holds that the caller may use, by client name (listedSessions: the whole cluster's). */

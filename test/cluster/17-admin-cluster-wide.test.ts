@@ -1,7 +1,8 @@
 /**
  * The MQ admin actions act on the whole cluster from any node (docs/cluster.md, "Admin actions
  * across the cluster"): disconnectMqClient closes a client another node serves (that node closes
- * it, MQTT 5 hearing DISCONNECT 0x98 as on one node), deleteMqSessions ends the disconnected
+ * it, MQTT 5 hearing DISCONNECT 0x98 as on one node), deleteMqSession ends another node's MQTT
+ * session (its client hears 0x8E, its claim goes with it), deleteMqSessions ends the disconnected
  * sessions every node holds (as the explorer's "Remove disconnected sessions" sends it),
  * describeMqSessions without names and getMqOverview give every node's sessions and figures, each
  * node answering for itself over NATS request/reply; an account without the rights gets the same
@@ -181,6 +182,27 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
     const { client: again, sessionPresent } = await connectForConnack(node2.mqtt, { clientId: 'adm-kept3', clean: false });
     await again.endAsync(true);
     assert.equal(sessionPresent, false, 'the reconnect found a session');
+  });
+
+  it('deleteMqSession on node1 ends a kept MQTT session node2 holds: its connected client hears DISCONNECT 0x8E (as on one node), and a reconnect finds no session', async function () {
+    const [node1, node2] = cluster().nodes;
+    const client = await connect(node2.mqtt, { clientId: 'adm-del2', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 } });
+    await client.subscribeAsync('adm/del/#', { qos: 1 });
+    await barrier(node2, node1, 'adm-del-claim');
+    const heard = new Promise<number | undefined>((resolve) => client.once('disconnect', (packet) => resolve(packet.reasonCode)));
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    await action(node1, 'deleteMqSession', { clientName: 'adm-del2' });
+    assert.equal(await heard, 0x8e);
+    await closed;
+    await barrier(node2, node1, 'adm-del-gone');
+    assert.deepEqual((await action(node1, 'listMqSessions', { filter: 'adm-del2' })).sessions, []);
+    const { client: again, sessionPresent } = await connectForConnack(node2.mqtt, { clientId: 'adm-del2', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 60 } });
+    await again.endAsync(true);
+    assert.equal(sessionPresent, false, 'the reconnect found a session');
+    // The reader may not end another account's session through another node either: 14237, as on one node.
+    const refused = await answerOf(node1, READER.username, READER.password, 'deleteMqSession', { clientName: 'adm-c2' });
+    assert.equal(refused.errorCode, 14237, JSON.stringify(refused));
+    assert.equal(clients[1].connected, true);
   });
 
   it('with node3 killed (SIGKILL), deleteMqSessions on node1 adopts and ends its disconnected kept session before any lease lapses: gone from the listings, and a reconnect finds no session', async function () {
