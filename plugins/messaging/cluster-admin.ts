@@ -26,6 +26,7 @@ export const NODE_REQUEST = {
   describeOne: 'mq.describeOne',
   deleteOne: 'mq.deleteOne',
   overview: 'mq.overviewHere',
+  totals: 'mq.totalsHere',
   disconnect: 'mq.disconnectHere',
   deleteSessions: 'mq.deleteSessionsHere',
 } as const;

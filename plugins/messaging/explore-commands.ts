@@ -21,7 +21,7 @@ import { topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter
 import { previewOf } from './topic-preview';
 import { TopicCounts } from './topic-counts';
 import type {
-  BrowseTopicsResult, BusyTopic, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, OverviewNode, RetainedMessage, RetainedPage, TopicNodeSummary,
+  BrowseTopicsResult, BusyTopic, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, NodePart, Overview, OverviewNode, RetainedMessage, RetainedPage, TopicNodeSummary,
 } from '../../lib/explorer/api-types';
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';
@@ -242,15 +242,33 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
 
   // The server's running totals alone, for samplers (the explorer's overview history): unlike
   // mq.overview it does not start the per-topic activity recording, so sampling costs the publish
-  // path nothing while nobody watches.
-  bus.register<Record<string, never>, { messagesReceived: number; messagesSent: number; clientsConnected: number; clientsDisconnected: number }>({
+  // path nothing while nobody watches. In a cluster, every node's, added up, with each node's own
+  // (a sampler takes rates per node: a node missing from one sample does not bend the rates).
+  const totalsHere = (): Totals => {
+    const { connected, total } = core.sessionCounts();
+    return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
+  };
+  requests?.answer(NODE_REQUEST.totals, (): Totals => totalsHere());
+  bus.register<Record<string, never>, Totals & { nodes?: Array<NodePart & Partial<Totals>> }>({
     name: 'mq.totals',
-    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures).',
+    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures; in a cluster, of every node).',
     params: { type: 'object', additionalProperties: false, properties: {} },
     access: 'authenticated',
-    handler: () => {
-      const { connected, total } = core.sessionCounts();
-      return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
+    handler: async () => {
+      const own = totalsHere();
+      if (requests === undefined) return own;
+      const answers = await askEveryNode<Totals>(requests, NODE_REQUEST.totals, {});
+      const sum = { ...own };
+      const nodes: Array<NodePart & Partial<Totals>> = [{ node: requests.node, answered: true, ...own }];
+      for (const answer of answers) {
+        if (!answer.answered) {
+          nodes.push({ node: answer.node, answered: false, reason: answer.reason });
+          continue;
+        }
+        for (const key of TOTALS) sum[key] += Number(answer.value[key]) || 0;
+        nodes.push({ node: answer.node, answered: true, ...answer.value });
+      }
+      return { ...sum, nodes };
     },
   });
 
@@ -392,6 +410,16 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     return here.names;
   });
 }
+
+/** A node's running totals (mq.totals). */
+interface Totals {
+  messagesReceived: number;
+  messagesSent: number;
+  clientsConnected: number;
+  clientsDisconnected: number;
+}
+
+const TOTALS = ['messagesReceived', 'messagesSent', 'clientsConnected', 'clientsDisconnected'] as const;
 
 /** One node's figures, as it sends them to the node adding them up. */
 interface NodeFigures {

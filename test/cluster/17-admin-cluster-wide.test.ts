@@ -104,7 +104,7 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
     assert.deepEqual(named.sessions.map((s: Record<string, any>) => [s.clientName, s.node, s.connected, s.protocolVersion, s.subscriptions.length]), [['adm-c3', 'node3', true, 5, 1]]);
   });
 
-  it('getMqOverview on each node counts the clients of every node, with each node\'s own figures', async function () {
+  it('getMqOverview on each node counts the clients of every node, with each node\'s own figures, and so does the explorer\'s overview history', async function () {
     for (const node of cluster().nodes) {
       const overview = await action(node, 'getMqOverview', {});
       const parts = overview.nodes as Array<{ node: string; answered: boolean; clientsConnected: number; subscriptions: number }>;
@@ -115,6 +115,13 @@ describe('cluster: the MQ admin actions act on the whole cluster from any node',
       assert.equal(overview.clientsConnected, parts.reduce((sum, part) => sum + part.clientsConnected, 0), JSON.stringify(overview));
       assert.equal(overview.subscriptions, parts.reduce((sum, part) => sum + part.subscriptions, 0), JSON.stringify(overview));
       assert.ok(overview.clientsConnected >= 4, JSON.stringify(overview));
+      // The explorer's overview history (mq.totals) counts the cluster's clients too: the suite's
+      // four, where any one node holds two of them at most.
+      const login = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+      const history = await call('GET', `${node.http}/apps/explorer/overview-history`, { auth: null, headers: { authorization: `Bearer ${login.json.result.authToken}` } });
+      assert.equal(history.status, 200, history.text);
+      const latest = history.json.samples.at(-1);
+      assert.ok(latest.clientsConnected >= 4, `the overview history's last sample on ${node.name}: ${JSON.stringify(latest)}`);
     }
   });
 
