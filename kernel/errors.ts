@@ -79,6 +79,8 @@ export const ERRORS = {
   CLUSTER_UNAVAILABLE: { code: 12060, status: 503, message: 'the cluster did not confirm the write ({reason}): it {outcome}' },
   // A transaction, cursor or action session of another node (kernel/node-bound.ts): 421 Misdirected Request.
   NODE_BOUND: { code: 12061, status: 421, message: 'this {what} was opened on node "{node}" and can only be used there (this is node "{here}")' },
+  // An admin action needing another node (docs/cluster.md, "Admin actions across the cluster") that did not answer in time: 504.
+  NODE_UNREACHABLE: { code: 12062, status: 504, message: 'node "{node}", which holds the {what}, did not answer ({reason}): what happened there is not known' },
   // cluster_read_consistency "latest": a read this node cannot show to be current is not answered.
   CLUSTER_NOT_CURRENT: { code: 12063, status: 503, message: 'this node could not confirm that it holds the latest state ({reason}); nothing was read' },
   INTERNAL: { code: 12001, status: 500, message: 'internal error, reference {reference} (the server log has the details)' },

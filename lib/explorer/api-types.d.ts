@@ -68,6 +68,35 @@ export type Overview = {
   uptimeSeconds: number;
   /** At most ten, busiest first. */
   busiestTopics: BusyTopic[];
+  /**
+   * In a cluster (absent on a single node): each node's own figures, the node asked first. The
+   * totals above add up the nodes that answered (clients, subscriptions, messages and their
+   * rates; topics, retained and stored messages and tables are the same on every node).
+   */
+  nodes?: OverviewNode[];
+};
+
+/**
+ * In a cluster: one node's part of a cluster-wide answer (describeMqSessions without names,
+ * getMqOverview, deleteMqSessions). `answered` false marks a node that did not answer within
+ * cluster_request_timeout_ms (or refused): its part is missing from the answer, `reason` says why.
+ */
+export interface NodePart {
+  node: string;
+  answered: boolean;
+  reason?: string;
+}
+
+/** `mq.overview` in a cluster: one node's own figures (absent when it did not answer). */
+export type OverviewNode = NodePart & {
+  clientsConnected?: number;
+  clientsDisconnected?: number;
+  subscriptions?: number;
+  messagesReceived?: number;
+  messagesSent?: number;
+  messagesInPerSecond?: number;
+  messagesOutPerSecond?: number;
+  uptimeSeconds?: number;
 };
 
 /** A topic published to in the last second, with how many messages. */
@@ -99,6 +128,15 @@ export interface DisconnectClientResult {
 export interface DeleteSessionsResult {
   count: number;
   clientNames: string[];
+  /** In a cluster: each node's part (a node marked not answered ended none of its sessions it was asked to). */
+  nodes?: NodePart[];
+}
+
+/** `mq.describeSessions` (describeMqSessions). */
+export interface MqSessionDescriptions {
+  sessions: MqSessionDescription[];
+  /** In a cluster, without names: each node's part (the sessions of a node marked not answered are missing). */
+  nodes?: NodePart[];
 }
 
 /** A session as the mq session actions list it (`mq.listSessions`, listMqSessions; plugins/messaging/session-commands.ts). */

@@ -17,6 +17,7 @@ import { StreamApplier } from './stream-applier';
 import { streamCatchUp } from './catch-up';
 import { SessionClaims } from './session-claims';
 import { NodeLiveness } from './node-liveness';
+import { NodeRequests } from './node-requests';
 
 export default definePlugin({
   name: 'cluster-nats',
@@ -50,6 +51,12 @@ export default definePlugin({
       const claims = new SessionClaims(node, storage.messageLog.state);
       applier.reviewer = claims;
       engine.provide('sessionOwnership', claims);
+      // Requests to the other nodes, for what they hold in memory (the admin actions across the cluster).
+      const requests = new NodeRequests(link, node, timeoutMs, claims, log);
+      engine.provide('nodeRequests', requests);
+      // Listening from now on: a node that is starting is not taken for gone (nobody listening);
+      // until the message core has registered its handlers, it answers a refusal (marked).
+      requests.listen();
       log.info({ node, applied: applier.resumeSequence - 1, tail }, 'cluster: catching up with the stream');
       applier.run();
       await applier.reached(tail);
@@ -68,6 +75,7 @@ export default definePlugin({
       engine.onStart(() => liveness.start(performance.now() + 3 * timeoutMs));
       engine.onClose(async () => {
         liveness.stop();
+        requests.stop();
         // Writes made while the other plugins stop (sessions closing) still go through the stream.
         await writer.close();
         await applier.stop();

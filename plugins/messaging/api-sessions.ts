@@ -82,12 +82,16 @@ export class ApiSessions {
    */
   delete(clientName: string): Promise<void> | undefined {
     const core = this.core;
+    // The connection closed here still holds the client id until its socket has closed: named as
+    // the one that ended the session, so that in a cluster the claim goes with the session now
+    // (ClusterSessions.sessionEnded), not with the sweep 10 s later (listed meanwhile).
+    const closing = core.sessions.get(clientName)?.outlet ?? undefined;
     core.engine.clientConnections.holder(clientName)?.takeOver();
     const session = core.sessions.get(clientName);
     if (!session) return undefined;
     if (session.outlet) core.lifecycle.detachOutlet(session);
     session.will = undefined;
-    return core.lifecycle.endSession(session);
+    return core.lifecycle.endSession(session, closing);
   }
 
   /**

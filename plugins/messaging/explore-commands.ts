@@ -21,11 +21,15 @@ import { topicFilterProblem, topicMatches } from '../../kernel/auth/topic-filter
 import { previewOf } from './topic-preview';
 import { TopicCounts } from './topic-counts';
 import type {
-  BrowseTopicsResult, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, Overview, RetainedMessage, RetainedPage, TopicNodeSummary,
+  BrowseTopicsResult, BusyTopic, DeleteRetainedResult, DeleteSessionsResult, DisconnectClientResult, NodePart, Overview, OverviewNode, RetainedMessage, RetainedPage, TopicNodeSummary,
 } from '../../lib/explorer/api-types';
 import type { TopicDeletedListener } from './topic-deletion';
 import { lowerBound } from '../../lib/sorted';
 import { sessionFor, visible } from './session-commands';
+import { askEveryNode, askOwner, callerOnWire, contextFromWire, endSessionsOfAbsentNode, NODE_REQUEST, nodeParts, nodeRequests, notHeldHere, type CallerOnWire, type SessionReply } from './cluster-admin';
+import type { NodeRequestPort } from '../../kernel/messaging/node-requests';
+import { fencedError } from '../../kernel/messaging/session-ownership';
+import { CONNECT_COMMAND } from '../../kernel/messaging/session-types';
 
 const LISTED = 1000;
 /** Longest step of the background count of every topic. */
@@ -197,31 +201,75 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     return figures;
   };
 
+  const watchFigures = (): void => {
+    const started = !core.activity.watching;
+    core.activity.watch();
+    if (started) warmCounts();
+  };
+  const requests = nodeRequests(core);
+  // In a cluster: this node's figures, for the node whose overview adds them up (each node's own;
+  // the busiest topics unfiltered: the asking node filters them for its caller).
+  requests?.answer(NODE_REQUEST.overview, (): NodeFigures => {
+    watchFigures();
+    const { value, busiest } = currentFigures();
+    return { value, busiest };
+  });
+  // The cluster's figures: one round of asking every node at a time, shared by the callers that
+  // come while it runs (the explorer's event streams ask every second; a node that does not answer
+  // holds a round up to cluster_request_timeout_ms). Each node's own figures are at most a second
+  // old (currentFigures); a round is never reused once answered, so a node stopped since is marked.
+  let clusterRound: Promise<ClusterFigures> | undefined;
+  const clusterFigures = (cluster: NodeRequestPort): Promise<ClusterFigures> => {
+    if (clusterRound !== undefined) return clusterRound;
+    const round = addUpNodes(cluster, currentFigures());
+    clusterRound = round;
+    const done = (): void => { if (clusterRound === round) clusterRound = undefined; };
+    round.then(done, done);
+    return round;
+  };
+
   bus.register<Record<string, never>, Overview>({
     name: 'mq.overview',
-    summary: 'Clients, topics, subscriptions, stored messages, message rates, tables and the busiest topics.',
+    summary: 'Clients, topics, subscriptions, stored messages, message rates, tables and the busiest topics (in a cluster: of every node, with each node\'s own figures).',
     params: { type: 'object', additionalProperties: false, properties: {} },
     access: 'authenticated',
-    handler: (_p, ctx) => {
-      const started = !core.activity.watching;
-      core.activity.watch();
-      if (started) warmCounts();
-      const { value, busiest } = currentFigures();
-      return { ...value, busiestTopics: busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST) };
+    handler: async (_p, ctx) => {
+      watchFigures();
+      const figures: NodeFigures & { nodes?: OverviewNode[] } = requests === undefined ? currentFigures() : await clusterFigures(requests);
+      const busiestTopics = figures.busiest.filter((entry) => mayList(ctx, entry.topic)).slice(0, BUSIEST);
+      return { ...figures.value, busiestTopics, ...(figures.nodes !== undefined ? { nodes: figures.nodes } : {}) };
     },
   });
 
   // The server's running totals alone, for samplers (the explorer's overview history): unlike
   // mq.overview it does not start the per-topic activity recording, so sampling costs the publish
-  // path nothing while nobody watches.
-  bus.register<Record<string, never>, { messagesReceived: number; messagesSent: number; clientsConnected: number; clientsDisconnected: number }>({
+  // path nothing while nobody watches. In a cluster, every node's, added up, with each node's own
+  // (a sampler takes rates per node: a node missing from one sample does not bend the rates).
+  const totalsHere = (): Totals => {
+    const { connected, total } = core.sessionCounts();
+    return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
+  };
+  requests?.answer(NODE_REQUEST.totals, (): Totals => totalsHere());
+  bus.register<Record<string, never>, Totals & { nodes?: Array<NodePart & Partial<Totals>> }>({
     name: 'mq.totals',
-    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures).',
+    summary: 'Messages received and sent since the start, clients connected and kept (no per-topic figures; in a cluster, of every node).',
     params: { type: 'object', additionalProperties: false, properties: {} },
     access: 'authenticated',
-    handler: () => {
-      const { connected, total } = core.sessionCounts();
-      return { messagesReceived: core.stats.messagesReceived, messagesSent: core.stats.messagesSent, clientsConnected: connected, clientsDisconnected: total - connected };
+    handler: async () => {
+      const own = totalsHere();
+      if (requests === undefined) return own;
+      const answers = await askEveryNode<Totals>(requests, NODE_REQUEST.totals, {});
+      const sum = { ...own };
+      const nodes: Array<NodePart & Partial<Totals>> = [{ node: requests.node, answered: true, ...own }];
+      for (const answer of answers) {
+        if (!answer.answered) {
+          nodes.push({ node: answer.node, answered: false, reason: answer.reason });
+          continue;
+        }
+        for (const key of TOTALS) sum[key] += Number(answer.value[key]) || 0;
+        nodes.push({ node: answer.node, answered: true, ...answer.value });
+      }
+      return { ...sum, nodes };
     },
   });
 
@@ -278,13 +326,33 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
     summary: 'Close a connected client (MQTT 5 clients get DISCONNECT 0x98); its session stays as its expiry says.',
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: { type: 'string', minLength: 1, maxLength: 65_550 } } },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      sessionFor(engine, core, ctx, p.clientName);
-      const holder = engine.clientConnections.holder(p.clientName);
-      if (!holder) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName: p.clientName });
-      holder.disconnect();
-      return { clientName: p.clientName, disconnected: true };
+    handler: async (p, ctx) => {
+      // In a cluster, a client another node serves is closed by that node (cluster-admin.ts).
+      if (requests !== undefined && !core.sessions.has(p.clientName)) {
+        if (core.fenced()) throw fencedError();
+        engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName: p.clientName });
+        const there = await askOwner<DisconnectClientResult>(core, requests, p.clientName, 'MQTT connection', NODE_REQUEST.disconnect, { caller: callerOnWire(ctx), clientName: p.clientName });
+        if (there !== undefined) return there;
+      }
+      return disconnectHere(ctx, p.clientName);
     },
+  });
+  /** Closes the client's connection held here, as the caller (MQTT 5: DISCONNECT 0x98). */
+  const disconnectHere = (ctx: CommandContext, clientName: string): DisconnectClientResult => {
+    sessionFor(engine, core, ctx, clientName);
+    const holder = engine.clientConnections.holder(clientName);
+    if (!holder) throw new EngineError('MQ_SESSION_NOT_FOUND', { clientName });
+    holder.disconnect();
+    return { clientName, disconnected: true };
+  };
+  requests?.answer(NODE_REQUEST.disconnect, (body): SessionReply<DisconnectClientResult> => {
+    const { caller, clientName } = body as { caller: CallerOnWire; clientName: string };
+    const ctx = contextFromWire(caller);
+    if (!core.sessions.has(clientName)) {
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      return notHeldHere(core, clientName);
+    }
+    return { result: disconnectHere(ctx, clientName) };
   });
 
   bus.register<{ disconnectedOnly?: boolean; dryRun?: boolean }, DeleteSessionsResult>({
@@ -295,18 +363,103 @@ export function registerExploreCommands(engine: Engine, core: MessageCore, delet
       properties: { disconnectedOnly: { type: 'boolean' }, dryRun: { type: 'boolean' } },
     },
     access: 'authenticated',
-    handler: (p, ctx) => {
-      const names = visible(core, ctx).filter((session) => p.disconnectedOnly === false || !session.online).map((session) => session.clientId);
-      if (!p.dryRun) {
-        for (const name of names) {
-          // A connected client is closed as an operator's act (0x98), then its session ends.
-          engine.clientConnections.holder(name)?.disconnect();
-          core.deleteSession(name);
+    handler: async (p, ctx) => {
+      if (requests === undefined) {
+        const { names } = deleteHere(ctx, p);
+        return { count: names.length, clientNames: names.slice(0, LISTED) };
+      }
+      // In a cluster every node ends the sessions it holds, for the caller (cluster-admin.ts).
+      const asked = askEveryNode<string[]>(requests, NODE_REQUEST.deleteSessions, { caller: callerOnWire(ctx), disconnectedOnly: p.disconnectedOnly, dryRun: p.dryRun });
+      const here = deleteHere(ctx, p);
+      const answers = await asked;
+      // Ended here once their removals are in the stream (a listing on any node then leaves them out).
+      await Promise.all(here.removed);
+      // A session no node ever claimed (stored before the cluster) is held, and ended, by every node: counted once.
+      const names = new Set(here.names);
+      const parts = nodeParts(requests.node, answers);
+      for (const answer of answers) {
+        if (answer.answered) {
+          for (const name of answer.value) names.add(name);
+        } else if (answer.absent) {
+          // Its process is gone: its sessions are adopted here and ended (cluster-admin.ts).
+          for (const name of await endSessionsOfAbsentNode(core, ctx, answer.node, p)) names.add(name);
+          const part = parts.find((entry) => entry.node === answer.node)!;
+          part.reason = `${answer.reason}; its stored sessions were ${p.dryRun ? 'counted' : 'adopted and ended'} by ${requests.node}`;
         }
       }
-      return { count: names.length, clientNames: names.slice(0, LISTED) };
+      const sorted = [...names].sort();
+      return { count: sorted.length, clientNames: sorted.slice(0, LISTED), nodes: parts };
     },
   });
+  /** Ends the sessions held here that the caller may use (only those without a connection unless disconnectedOnly is false). */
+  const deleteHere = (ctx: CommandContext, p: { disconnectedOnly?: boolean; dryRun?: boolean }): { names: string[]; removed: Array<Promise<void>> } => {
+    const names = visible(core, ctx).filter((session) => p.disconnectedOnly === false || !session.online).map((session) => session.clientId);
+    const removed: Array<Promise<void>> = [];
+    if (!p.dryRun) {
+      for (const name of names) {
+        // A connected client is closed as an operator's act (0x98), then its session ends.
+        engine.clientConnections.holder(name)?.disconnect();
+        const removal = core.deleteSession(name);
+        if (removal !== undefined) removed.push(removal);
+      }
+    }
+    return { names, removed };
+  };
+  requests?.answer(NODE_REQUEST.deleteSessions, async (body): Promise<string[]> => {
+    const { caller, disconnectedOnly, dryRun } = body as { caller: CallerOnWire; disconnectedOnly?: boolean; dryRun?: boolean };
+    const here = deleteHere(contextFromWire(caller), { disconnectedOnly: disconnectedOnly === false ? false : undefined, dryRun: dryRun === true });
+    await Promise.all(here.removed);
+    return here.names;
+  });
+}
+
+/** A node's running totals (mq.totals). */
+interface Totals {
+  messagesReceived: number;
+  messagesSent: number;
+  clientsConnected: number;
+  clientsDisconnected: number;
+}
+
+const TOTALS = ['messagesReceived', 'messagesSent', 'clientsConnected', 'clientsDisconnected'] as const;
+
+/** One node's figures, as it sends them to the node adding them up. */
+interface NodeFigures {
+  value: Omit<Overview, 'busiestTopics' | 'nodes'>;
+  busiest: BusyTopic[];
+}
+
+interface ClusterFigures extends NodeFigures {
+  nodes: OverviewNode[];
+}
+
+/** Figures each node counts for itself: the cluster's are their sums. The others (topics, stored and retained messages, tables) are the same on every node. */
+const PER_NODE = ['clientsConnected', 'clientsDisconnected', 'subscriptions', 'messagesReceived', 'messagesSent', 'messagesInPerSecond', 'messagesOutPerSecond'] as const;
+
+/** This node's figures with every other node's: the totals, each node's own, the busiest topics of all. */
+async function addUpNodes(requests: NodeRequestPort, own: NodeFigures): Promise<ClusterFigures> {
+  const answers = await askEveryNode<NodeFigures>(requests, NODE_REQUEST.overview, {});
+  const value = { ...own.value };
+  const nodeFigures = (figures: NodeFigures['value']): Partial<OverviewNode> => {
+    const out: Partial<OverviewNode> = { uptimeSeconds: figures.uptimeSeconds };
+    for (const key of PER_NODE) out[key] = figures[key];
+    return out;
+  };
+  const nodes: OverviewNode[] = [{ node: requests.node, answered: true, ...nodeFigures(own.value) }];
+  const rates = new Map<string, number>();
+  for (const entry of own.busiest) rates.set(entry.topic, entry.messagesPerSecond);
+  for (const answer of answers) {
+    if (!answer.answered) {
+      nodes.push({ node: answer.node, answered: false, reason: answer.reason });
+      continue;
+    }
+    const figures = answer.value.value;
+    for (const key of PER_NODE) value[key] += Number(figures[key]) || 0;
+    nodes.push({ node: answer.node, answered: true, ...nodeFigures(figures) });
+    for (const entry of answer.value.busiest) rates.set(entry.topic, (rates.get(entry.topic) ?? 0) + entry.messagesPerSecond);
+  }
+  const busiest = [...rates].map(([topic, messagesPerSecond]) => ({ topic, messagesPerSecond })).sort((a, b) => b.messagesPerSecond - a.messagesPerSecond);
+  return { value, busiest, nodes };
 }
 
 /** Retained topics matching a filter, sorted; a filter that is not valid is 14243. */

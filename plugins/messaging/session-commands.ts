@@ -22,8 +22,11 @@ import { parseSharedFilter, topicFilterProblem, topicMatches } from '../../kerne
 import type { BinaryFormat } from '../../lib/values/wire-format';
 import { shapeMessage, type ShapeOptions } from './retrieve';
 import type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
-import type { MqSessionDescription, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
+import type { MqSessionDescription, MqSessionDescriptions, MqSessionPage, MqSessionSummary, ShapedMessage, SubscriptionPage, SubscriptionRow } from '../../lib/explorer/api-types';
 import { byClientName, listedSessions, type ListedSession, type SessionView } from './session-listing';
+import { askEveryNode, askOwner, callerOnWire, contextFromWire, NODE_REQUEST, nodeParts, nodeRequests, notHeldHere, type CallerOnWire, type SessionReply } from './cluster-admin';
+import type { NodeRequestPort } from '../../kernel/messaging/node-requests';
+import { fencedError } from '../../kernel/messaging/session-ownership';
 
 export type { SubscriptionChange, SubscriptionChangeResult } from '../../kernel/messaging/commands';
 
@@ -222,6 +225,9 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     params: { type: 'object', required: ['clientName'], additionalProperties: false, properties: { clientName: CLIENT_NAME } },
     access: 'authenticated',
     handler: async (p, ctx) => {
+      // In a cluster, an MQTT session another node holds is ended by that node (cluster-admin.ts).
+      const there = await onItsNode<{ deleted: true }>(engine, core, ctx, p.clientName, NODE_REQUEST.deleteOne);
+      if (there !== undefined) return there;
       const target = await sessionHere(engine, core, ctx, p.clientName);
       const removed = core.deleteSession(p.clientName);
       // In a cluster the removal is in the stream before the answer: a call on another node then
@@ -234,6 +240,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
 
   bus.register<{ filter?: string; offset?: number; limit?: number }, MqSessionPage>({
     name: 'mq.listSessions',
+    reads: true,
     summary: 'The sessions (MQTT and MQ API) whose client names the caller may use, by client name; `filter` keeps names containing it (case-insensitive).',
     params: {
       type: 'object', additionalProperties: false,
@@ -256,6 +263,7 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
 
   bus.register<{ filter?: string; offset?: number; limit?: number }, SubscriptionPage>({
     name: 'mq.listSubscriptions',
+    reads: true,
     summary: 'Every subscription of the sessions the caller may use, by client name then topic filter; `filter` keeps those whose topic filter or client name contains it (case-insensitive).',
     params: {
       type: 'object', additionalProperties: false,
@@ -288,21 +296,97 @@ export function registerSessionCommands(engine: Engine, core: MessageCore): void
     },
   });
 
-  bus.register<{ clientNames?: string[] }, { sessions: MqSessionDescription[] }>({
+  bus.register<{ clientNames?: string[] }, MqSessionDescriptions>({
     name: 'mq.describeSessions',
-    summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given).',
+    summary: 'Subscriptions, subscribed topics and statistics of sessions (all the caller may use when no names are given; in a cluster, of every node).',
     params: {
       type: 'object', additionalProperties: false,
       properties: { clientNames: { type: 'array', items: CLIENT_NAME, maxItems: 1000 } },
     },
     access: 'authenticated',
     handler: async (p, ctx) => {
-      const chosen = p.clientNames === undefined
-        ? visible(core, ctx)
-        : await Promise.all(p.clientNames.map((clientName) => sessionHere(engine, core, ctx, clientName)));
-      return { sessions: chosen.map((s) => describe(engine, core, s)) };
+      const requests = nodeRequests(core);
+      if (p.clientNames === undefined) {
+        const here = visible(core, ctx).map((s) => describe(engine, core, s));
+        if (requests === undefined) return { sessions: here };
+        return describeEveryNode(requests, here, ctx);
+      }
+      const sessions = await Promise.all(p.clientNames.map((clientName) => describeNamed(engine, core, ctx, clientName)));
+      return { sessions };
     },
   });
+
+  // In a cluster, what another node asks of this one (cluster-admin.ts), for the caller it names.
+  const requests = nodeRequests(core);
+  requests?.answer(NODE_REQUEST.describeHeld, (body) => {
+    const ctx = contextFromWire((body as { caller: CallerOnWire }).caller);
+    return visible(core, ctx).map((s) => describe(engine, core, s));
+  });
+  requests?.answer(NODE_REQUEST.describeOne, (body): SessionReply<MqSessionDescription> => {
+    const { caller, clientName } = body as { caller: CallerOnWire; clientName: string };
+    const ctx = contextFromWire(caller);
+    if (!core.sessions.has(clientName)) {
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      return notHeldHere(core, clientName);
+    }
+    return { result: describe(engine, core, sessionFor(engine, core, ctx, clientName)) };
+  });
+  requests?.answer(NODE_REQUEST.deleteOne, async (body): Promise<SessionReply<{ deleted: true }>> => {
+    const { caller, clientName } = body as { caller: CallerOnWire; clientName: string };
+    const ctx = contextFromWire(caller);
+    if (!core.sessions.has(clientName)) {
+      engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+      return notHeldHere(core, clientName);
+    }
+    sessionFor(engine, core, ctx, clientName);
+    // As on one node: a connected client is closed (MQTT 5: 0x8E); answered once the removal is in the stream.
+    await core.deleteSession(clientName);
+    return { result: { deleted: true } };
+  });
+}
+
+/**
+ * In a cluster, an action on an MQTT session another node holds (one that is not an MQ API
+ * session: those are brought here, sessionHere) is asked of that node, for the caller, who is
+ * authorized here first as on one node. Undefined: the session is this node's to act on.
+ */
+async function onItsNode<T>(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string, kind: string): Promise<T | undefined> {
+  const cluster = core.cluster;
+  const requests = nodeRequests(core);
+  if (requests === undefined || cluster === undefined || core.sessions.has(clientName)) return undefined;
+  const owner = cluster.ownership.ownerOf(clientName);
+  if (owner === undefined || owner === cluster.ownership.node || core.state.storedSession(clientName)?.kind === 'mqApi') return undefined;
+  if (cluster.ownership.fenced) throw fencedError();
+  engine.authorize(ctx, CONNECT_COMMAND, { kind: 'client', clientName });
+  return askOwner<T>(core, requests, clientName, 'MQTT session', kind, { caller: callerOnWire(ctx), clientName });
+}
+
+/**
+ * describeMqSessions without names in a cluster: this node's sessions with every other node's
+ * (each node describes those it holds that the caller may use), by client name; a node that did
+ * not answer is marked in `nodes` and its sessions are missing.
+ */
+async function describeEveryNode(requests: NodeRequestPort, here: MqSessionDescription[], ctx: CommandContext): Promise<MqSessionDescriptions> {
+  const answers = await askEveryNode<MqSessionDescription[]>(requests, NODE_REQUEST.describeHeld, { caller: callerOnWire(ctx) });
+  const byName = new Map<string, MqSessionDescription>();
+  // A session no node ever claimed (stored before the cluster) is held by every node: described once.
+  for (const description of here) byName.set(description.clientName, description);
+  for (const answer of answers) {
+    if (!answer.answered) continue;
+    for (const description of answer.value) if (!byName.has(description.clientName)) byName.set(description.clientName, description);
+  }
+  const sessions = [...byName.values()].sort((a, b) => byClientName({ clientId: a.clientName }, { clientId: b.clientName }));
+  return { sessions, nodes: nodeParts(requests.node, answers) };
+}
+
+/**
+ * One named session described: in a cluster, an MQTT session another node holds is described by
+ * that node (it holds its connection and statistics), for the caller, who is authorized here
+ * first as on one node; an MQ API session another node owns is brought here (sessionHere).
+ */
+async function describeNamed(engine: Engine, core: MessageCore, ctx: CommandContext, clientName: string): Promise<MqSessionDescription> {
+  const there = await onItsNode<MqSessionDescription>(engine, core, ctx, clientName, NODE_REQUEST.describeOne);
+  return there ?? describe(engine, core, await sessionHere(engine, core, ctx, clientName));
 }
 
 /** The sessions this node holds that the caller may use, by client name (listedSessions: the whole cluster's). */

@@ -40,7 +40,8 @@ function importsShared(source: ts.SourceFile): boolean {
 const SHAPES = [
   'TopicNodeSummary', 'BrowseTopicsResult', 'BusyTopic', 'Overview', 'ActiveTopic', 'Activity',
   'DeleteRetainedResult', 'DisconnectClientResult', 'DeleteSessionsResult',
-  'MqSessionSummary', 'MqSessionPage', 'MqSessionSubscription', 'MqSessionDescription',
+  'MqSessionSummary', 'MqSessionPage', 'MqSessionSubscription', 'MqSessionDescription', 'MqSessionDescriptions',
+  'NodePart', 'OverviewNode',
   'UserProperty', 'ShapedMessage', 'StoredMessage', 'RetainedMessage', 'RetainedPage',
   'OverviewSample', 'OverviewHistory', 'SubscriptionRow', 'SubscriptionPage',
 ];
