@@ -44,6 +44,13 @@ export class HostError extends Error {
 /** The last HostError thrown inside a virtual-table method (read and cleared by the job). */
 export const hostErrors: { last: HostError | undefined } = { last: undefined };
 
+/**
+ * Records the running statement's OR REPLACE removed (`table/id`; cleared by the job at each
+ * statement): an UPDATE OR REPLACE passes over a row it removed earlier in its own run, as SQLite
+ * does for its tables, instead of failing on a record that no longer exists.
+ */
+export const replacedThisStatement = new Set<string>();
+
 export function unwrap(reply: TableReply): unknown {
   if (reply.ok) return reply.value;
   throw new HostError(reply.error);
@@ -222,7 +229,10 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
       }
     }
     ids = ids.filter((id) => id !== self);
-    for (const id of ids) unwrap(host.call({ op: 'delete', table, id }) as TableReply);
+    for (const id of ids) {
+      unwrap(host.call({ op: 'delete', table, id }) as TableReply);
+      replacedThisStatement.add(`${table}/${id}`);
+    }
     return ids.length > 0;
   };
 
@@ -243,6 +253,12 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
         write();
         return 0;
       } catch (error) {
+        if (mode === CONFLICT_REPLACE && self !== undefined && error instanceof HostError && error.error.id === 'RECORD_NOT_FOUND'
+          && replacedThisStatement.has(`${state.def.name}/${self}`)) {
+          // An UPDATE row this statement's REPLACE already removed: nothing left to change.
+          hostErrors.last = undefined;
+          return 0;
+        }
         if (!(error instanceof HostError) || error.error.id !== 'DUPLICATE_KEY' || attempt > state.def.indexes.length) throw error;
         // Resolved here: the job must not report it.
         hostErrors.last = undefined;
