@@ -15,6 +15,7 @@ import type { HostRequest, JobError, SqlValue, TableReply } from './sql-protocol
 import { boundValue, declaredType, fromSql } from './sql-values';
 import type { FastValues } from './fast-values';
 import { BatchColumns, BatchMemory, HeapBatch } from './row-batch-reader';
+import { decodeValue, ISO_FORMAT } from '../../lib/values/wire-format';
 
 /** What the module needs from the worker running the job. */
 export interface TableHost {
@@ -215,7 +216,7 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
       const key: unknown[] = [];
       for (const field of def.fields) {
         const column = field.key === undefined ? state.columns.findIndex((c) => c.name === field.name) : -1;
-        const value = column < 0 ? undefined : boundValue(state.columns[column], row[column]);
+        const value = column < 0 ? undefined : storedKeyValue(state.columns[column], row[column]);
         if (value === undefined) return false;
         key.push(value);
       }
@@ -269,6 +270,21 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
           throw error;
         }
       }
+    }
+  };
+
+  /**
+   * The value the store will keep for `value` written to `column`, as the insert decodes it (so its
+   * index key is exactly the one that repeated); undefined for NULL (a NULL repeats no key) or a
+   * value the write itself would refuse.
+   */
+  const storedKeyValue = (column: ColumnDefinition, value: SqlValue): unknown => {
+    if (value === null) return undefined;
+    try {
+      const stored = decodeValue(column, fromSql(column, value), ISO_FORMAT);
+      return stored === null ? undefined : stored;
+    } catch {
+      return undefined;
     }
   };
 
