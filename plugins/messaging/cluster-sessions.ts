@@ -284,14 +284,17 @@ export class ClusterSessions implements SessionOwnershipListener {
 
   /**
    * A CONNECT here resumed the kept session its claim took over: the will of the connection it
-   * took it from is cancelled [MQTT-3.1.3-9], as on one node, whatever that node's word says; the
-   * decision is stored now, so a restart of this node does not send it.
+   * took it from is cancelled when it has a delay [MQTT-3.1.3-9], as on one node, whatever that
+   * node's word says; the decision is stored now, so a restart of this node does not send it. A
+   * will without a delay is not cancelled: one node publishes it at the takeover, resume or not
+   * (MQTT 5 §3.1.4), so it waits for the word like any held will.
    */
   private resumed(session: Session): void {
     const clientId = session.clientId;
     const held = this.ownership.heldWills(clientId);
     if (held === undefined || this.loadedByClaim.get(clientId) !== session) return;
-    const cancelled = held.wills.filter((will) => will.kind === 'session' && will.claim === held.claim && !this.deciding.has(will.claim)).map((will) => will.claim);
+    const cancelled = held.wills.filter((will) => will.kind === 'session' && will.claim === held.claim && !this.deciding.has(will.claim) && hasDelay(will))
+      .map((will) => will.claim);
     if (cancelled.length === 0) return;
     for (const claim of cancelled) this.deciding.add(claim);
     this.ownership.decideWills(clientId, cancelled).catch((error: unknown) => {
@@ -342,10 +345,13 @@ export class ClusterSessions implements SessionOwnershipListener {
     const will = held.will as StoredConnectionWill['will'];
     if (held.kind === 'session') {
       const session = core.sessions.get(clientId);
-      // Resumed here by the CONNECT that took it over: that connection cancelled the will [MQTT-3.1.3-9].
-      if (session !== undefined && session.online && this.loadedByClaim.get(clientId) === session) return;
-      if (session !== undefined && !session.online && session.persistent) {
-        // Not resumed (the CONNECT went away): due after its delay, as after any connection's end.
+      // Resumed here by the CONNECT that took it over: that connection cancelled a will with a
+      // delay [MQTT-3.1.3-9]; one without is published, as one node does at a takeover.
+      if (session !== undefined && session.online && this.loadedByClaim.get(clientId) === session && hasDelay(held)) return;
+      if (session !== undefined && !session.online && session.persistent && hasDelay(held)) {
+        // Not resumed (the CONNECT went away, or has not attached yet): due after its delay, as
+        // after any connection's end. One without a delay is sent now, as one node sends it at
+        // the connection's end: set on the session, a resume attaching next would cancel it.
         session.will = {
           delay: will.delay,
           message: {
@@ -481,4 +487,9 @@ export class ClusterSessions implements SessionOwnershipListener {
 /** The same will message (a session's will, and one held in a claim). */
 function sameWill(message: { topic: string; payload: Uint8Array; qos: number; retain: boolean }, held: StoredConnectionWill['will']): boolean {
   return message.topic === held.topic && message.qos === held.qos && message.retain === held.retain && Buffer.from(message.payload).equals(Buffer.from(held.payload));
+}
+
+/** A held will with a Will Delay Interval: a new connection within the delay cancels it [MQTT-3.1.3-9]. */
+function hasDelay(held: HeldWill): boolean {
+  return ((held.will as { delay?: unknown }).delay ?? 0) !== 0;
 }

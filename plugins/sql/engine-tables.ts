@@ -15,6 +15,7 @@ import type { HostRequest, JobError, SqlValue, TableReply } from './sql-protocol
 import { boundValue, declaredType, fromSql } from './sql-values';
 import type { FastValues } from './fast-values';
 import { BatchColumns, BatchMemory, HeapBatch } from './row-batch-reader';
+import { decodeValue, ISO_FORMAT } from '../../lib/values/wire-format';
 
 /** What the module needs from the worker running the job. */
 export interface TableHost {
@@ -43,6 +44,13 @@ export class HostError extends Error {
 
 /** The last HostError thrown inside a virtual-table method (read and cleared by the job). */
 export const hostErrors: { last: HostError | undefined } = { last: undefined };
+
+/**
+ * Records the running statement's OR REPLACE removed (`table/id`; cleared by the job at each
+ * statement): an UPDATE OR REPLACE passes over a row it removed earlier in its own run, as SQLite
+ * does for its tables, instead of failing on a record that no longer exists.
+ */
+export const replacedThisStatement = new Set<string>();
 
 export function unwrap(reply: TableReply): unknown {
   if (reply.ok) return reply.value;
@@ -208,7 +216,7 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
       const key: unknown[] = [];
       for (const field of def.fields) {
         const column = field.key === undefined ? state.columns.findIndex((c) => c.name === field.name) : -1;
-        const value = column < 0 ? undefined : boundValue(state.columns[column], row[column]);
+        const value = column < 0 ? undefined : storedKeyValue(state.columns[column], row[column]);
         if (value === undefined) return false;
         key.push(value);
       }
@@ -222,7 +230,10 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
       }
     }
     ids = ids.filter((id) => id !== self);
-    for (const id of ids) unwrap(host.call({ op: 'delete', table, id }) as TableReply);
+    for (const id of ids) {
+      unwrap(host.call({ op: 'delete', table, id }) as TableReply);
+      replacedThisStatement.add(`${table}/${id}`);
+    }
     return ids.length > 0;
   };
 
@@ -243,6 +254,12 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
         write();
         return 0;
       } catch (error) {
+        if (mode === CONFLICT_REPLACE && self !== undefined && error instanceof HostError && error.error.id === 'RECORD_NOT_FOUND'
+          && replacedThisStatement.has(`${state.def.name}/${self}`)) {
+          // An UPDATE row this statement's REPLACE already removed: nothing left to change.
+          hostErrors.last = undefined;
+          return 0;
+        }
         if (!(error instanceof HostError) || error.error.id !== 'DUPLICATE_KEY' || attempt > state.def.indexes.length) throw error;
         // Resolved here: the job must not report it.
         hostErrors.last = undefined;
@@ -253,6 +270,21 @@ export function engineModule(sqlite3: Sqlite3, host: TableHost, fast: FastValues
           throw error;
         }
       }
+    }
+  };
+
+  /**
+   * The value the store will keep for `value` written to `column`, as the insert decodes it (so its
+   * index key is exactly the one that repeated); undefined for NULL (a NULL repeats no key) or a
+   * value the write itself would refuse.
+   */
+  const storedKeyValue = (column: ColumnDefinition, value: SqlValue): unknown => {
+    if (value === null) return undefined;
+    try {
+      const stored = decodeValue(column, fromSql(column, value), ISO_FORMAT);
+      return stored === null ? undefined : stored;
+    } catch {
+      return undefined;
     }
   };
 

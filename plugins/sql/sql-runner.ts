@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { TableDefinition } from '../../kernel/storage/types';
 import type { Sqlite3 } from './sqlite-module';
-import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, unwrap, type CatalogName, type TableHost } from './engine-tables';
+import { CATALOG_TABLES, catalogModule, engineModule, HostError, hostErrors, replacedThisStatement, unwrap, type CatalogName, type TableHost } from './engine-tables';
 import type { CatalogUpdate, JobError, ResultColumn, SqlJob, SqlValue, StatementOutcome, TableReply, TableRequest, Touched } from './sql-protocol';
 import { rewriteTopSkip } from './top-skip';
 import { encodeRowValues, recordsOf, resultFields } from './result-rows';
@@ -588,6 +588,7 @@ function rewritten(original: string): { sql: string; words: string[] } {
 
 function runStatement(conn: Connection, current: SqlJob, original: string, params: unknown[]): StatementOutcome {
   hostErrors.last = undefined;
+  replacedThisStatement.clear();
   unauthorized = undefined;
   statementWrites.pending = current.kind === 'statements';
   statementWrites.wrote = false;
@@ -612,6 +613,7 @@ function runStatement(conn: Connection, current: SqlJob, original: string, param
   } finally {
     statementWrites.pending = false;
     statementWrites.wrote = false;
+    replacedThisStatement.clear();
   }
 }
 

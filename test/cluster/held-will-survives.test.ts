@@ -62,10 +62,15 @@ describe("cluster: a will held for a former owner's word survives the new owner'
    * is SIGKILLed and restarted while node1's word waits in the proxy; then the word goes: the wills
    * that reach a subscriber on node3.
    */
-  async function restartBeforeWord(clientId: string, kept: boolean, resume = false): Promise<string[]> {
+  async function restartBeforeWord(clientId: string, kept: boolean, resume = false, willDelay?: number): Promise<string[]> {
     const [node1, node2] = cluster().nodes;
     const { watcher, wills } = await watch(`held/${clientId}`);
-    const first = await connect(node1.mqtt, { clientId, clean: !kept, will: { topic: `held/${clientId}`, payload: Buffer.from('gone'), qos: 1, retain: false } });
+    // willDelay: an MQTT 5 connection whose will has that Will Delay Interval (a resume within it cancels the will).
+    const v5 = willDelay !== undefined ? { protocolVersion: 5 as const, properties: { sessionExpiryInterval: 600 } } : {};
+    const first = await connect(node1.mqtt, {
+      clientId, clean: !kept, ...v5,
+      will: { topic: `held/${clientId}`, payload: Buffer.from('gone'), qos: 1, retain: false, ...(willDelay !== undefined ? { properties: { willDelayInterval: willDelay } } : {}) },
+    });
     first.on('error', () => undefined);
     await barrier(node1, node2, `${clientId}-1`);
 
@@ -74,7 +79,7 @@ describe("cluster: a will held for a former owner's word survives the new owner'
     hold();
     const wordSent = node1Sent(`let-go/${clientId}`);
     const second = resume
-      ? await connect(node2.mqtt, { clientId, clean: false }).then((client) => { client.on('error', () => undefined); return client; })
+      ? await connect(node2.mqtt, { clientId, clean: false, ...v5 }).then((client) => { client.on('error', () => undefined); return client; })
       : await takeOver(1, clientId);
     await wordSent;
     events.push(`${clientId}: node1's word held`);
@@ -99,8 +104,12 @@ describe("cluster: a will held for a former owner's word survives the new owner'
     assert.deepEqual(await restartBeforeWord('held-restart-kept', true), ['gone'], 'kept session');
   });
 
-  it("a kept session resumed on node2 before node1's word, node2 restarted: the resume cancelled the will, which is never published", async function () {
-    assert.deepEqual(await restartBeforeWord('held-resumed', true, true), []);
+  it("a kept session resumed on node2 before node1's word, node2 restarted: the resume cancelled the will (it had a delay), which is never published", async function () {
+    assert.deepEqual(await restartBeforeWord('held-resumed', true, true, 300), []);
+  });
+
+  it("a kept session resumed on node2 before node1's word, node2 restarted: a will without a delay is published once, as one node does at a takeover", async function () {
+    assert.deepEqual(await restartBeforeWord('held-resumed-no-delay', true, true), ['gone']);
   });
 
   it("the client id taken over a second time before the first former owner's word: each connection's will is published once", async function () {
