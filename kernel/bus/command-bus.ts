@@ -68,17 +68,16 @@ export class CommandBus {
     const resourceOf = definition.resource;
     const checkRole = definition.access !== 'authenticated';
     const reads = definition.reads === true;
+    // With a replica installed: authorized first, so a caller who may not read learns that, not 503.
     const run: Executor = async (params, ctx) => {
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
+      if (reads && this.replica?.readLatest !== undefined) await this.replica.readLatest();
       return handler(params as P, ctx);
     };
     const executor: Executor = async (params, ctx) => {
       const validate = validator();
       if (!validate(params)) throw paramsError(validate.errors);
-      if (this.replica !== null) {
-        if (reads && this.replica.readLatest !== undefined) await this.replica.readLatest();
-        return runCatchingUp(this.replica, run, params, ctx);
-      }
+      if (this.replica !== null) return runCatchingUp(this.replica, run, params, ctx);
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);
       return handler(params as P, ctx);
     };

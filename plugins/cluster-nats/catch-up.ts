@@ -14,11 +14,11 @@ import type { StreamApplier } from './stream-applier';
  * they called: a request already on its way may have been answered before a write acknowledged
  * since, so a caller arriving meanwhile waits for the next one (at most one in flight).
  */
-class StreamTail {
+export class StreamTail {
   private inFlight: Promise<number> | null = null;
   private queued: Promise<number> | null = null;
 
-  constructor(private readonly link: ClusterLink) {}
+  constructor(private readonly link: Pick<ClusterLink, 'jsm'>, private readonly timeoutMs: number) {}
 
   latest(): Promise<number> {
     if (this.inFlight === null) return this.send();
@@ -30,7 +30,8 @@ class StreamTail {
   }
 
   private send(): Promise<number> {
-    const asked = this.link.jsm.streams.info(STREAM).then((info) => info.state.last_seq);
+    // Bounded: a request the library leaves hanging must not hold every later read behind it.
+    const asked = withTimeout(this.link.jsm.streams.info(STREAM), this.timeoutMs).then((info) => info.state.last_seq);
     this.inFlight = asked;
     const done = (): void => { if (this.inFlight === asked) this.inFlight = null; };
     asked.then(done, done);
@@ -39,10 +40,12 @@ class StreamTail {
 }
 
 export function streamCatchUp(link: ClusterLink, applier: StreamApplier, timeoutMs: number, readLatest: boolean): ReplicaCatchUp {
-  const tail = new StreamTail(link);
+  const tail = new StreamTail(link, timeoutMs);
   /** Resolves once everything up to the tail, as asked after this call, is applied and durable (so visible to reads). */
   const reachTail = async (): Promise<void> => {
-    await withTimeout((async () => applier.reached(await tail.latest()))(), timeoutMs);
+    const started = performance.now();
+    const sequence = await tail.latest();
+    await applier.reachedWithin(sequence, Math.max(0, timeoutMs - (performance.now() - started)));
   };
   return {
     async catchUp() {
@@ -66,9 +69,9 @@ export function streamCatchUp(link: ClusterLink, applier: StreamApplier, timeout
   };
 }
 
-function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not caught up within ${ms} ms`)), ms);
-    promise.then(() => { clearTimeout(timer); resolve(); }, (error: unknown) => { clearTimeout(timer); reject(error); });
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the stream did not answer within ${ms} ms`)), ms);
+    promise.then((value) => { clearTimeout(timer); resolve(value); }, (error: unknown) => { clearTimeout(timer); reject(error); });
   });
 }

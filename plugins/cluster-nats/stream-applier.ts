@@ -95,6 +95,25 @@ export class StreamApplier {
     await this.durable.catch(() => undefined);
   }
 
+  /**
+   * reached(), or a rejection once `ms` have passed; a caller that gave up leaves no waiter behind
+   * (reads waiting on a node far behind would otherwise pile up until it caught up).
+   */
+  async reachedWithin(sequence: number, ms: number): Promise<void> {
+    if (this.applied < sequence) {
+      await new Promise<void>((resolve, reject) => {
+        const waiter = { sequence, resolve: () => { clearTimeout(timer); resolve(); } };
+        const timer = setTimeout(() => {
+          const at = this.waiters.indexOf(waiter);
+          if (at >= 0) this.waiters.splice(at, 1);
+          reject(new Error(`record ${sequence} not applied within ${ms} ms`));
+        }, ms);
+        this.waiters.push(waiter);
+      });
+    }
+    await this.durable.catch(() => undefined);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.messages?.stop();
