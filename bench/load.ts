@@ -9,9 +9,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort as freePortBelowEphemeral } from '../test/helpers/free-port';
 
 // autocannon ships no type declarations; this is the part of its API the bench uses.
 export interface AutocannonRequest {
@@ -119,17 +119,9 @@ function installExitHandlers(): void {
   }
 }
 
-/** A free TCP port on 127.0.0.1 (asked of the OS, then released). */
+/** A free TCP port on 127.0.0.1, below the range the OS gives outgoing connections (test/helpers/free-port.ts). */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+  return freePortBelowEphemeral(HOST);
 }
 
 export interface ChildServer {

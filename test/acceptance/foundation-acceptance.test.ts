@@ -15,6 +15,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { call } from '../helpers/server';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { freePort as freePortBelowEphemeral } from '../helpers/free-port';
 
 const ROOT = resolve(__dirname, '..', '..', '..'); // dist/test/acceptance → repo root
 const MAIN = join(ROOT, 'dist', 'main.js');
@@ -244,14 +245,7 @@ function writeJson(dir: string, name: string, value: unknown): string {
 
 /** A free TCP port (free on every interface at the time of asking). */
 function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '0.0.0.0', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
+  return freePortBelowEphemeral('0.0.0.0');
 }
 
 async function portIsFree(port: number): Promise<boolean> {

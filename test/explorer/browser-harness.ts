@@ -16,11 +16,11 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { spawnEngine } from '../helpers/engine-process';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server';
 import type { Settings } from '../../kernel/settings';
+import { freePort } from '../helpers/free-port';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -57,16 +57,6 @@ export interface SuiteOptions {
   childProcess?: boolean;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The server as a child process on free ports (HTTP and MQTT over TCP only). */
 async function startChildServer(): Promise<{ server: TestServer; mqttPort: number }> {

@@ -7,10 +7,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { spawnEngine, type EngineProcess } from './engine-process';
+import { freePort } from './free-port';
 
 /** Debian's nats-server (scripts/ensure.mjs installs it): NATS_SERVER, else on PATH, else /usr/sbin, where Debian puts it. */
 export const NATS_SERVER = process.env.NATS_SERVER
@@ -19,17 +19,7 @@ export const NATS_SERVER = process.env.NATS_SERVER
   ?? '/usr/sbin/nats-server';
 const CLUSTER_CONFIG = resolve(__dirname, '..', '..', '..', 'config', 'cluster.json');
 
-/** A port nobody listens on now (taken and given back). */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
+export { freePort };
 
 export class NatsServer {
   child: ChildProcess | null = null;
