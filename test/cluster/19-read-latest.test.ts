@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { call, type HttpResult } from '../helpers/server';
-import { clusterForSuite } from '../helpers/nats-cluster';
+import { clusterWithProxiedNode } from '../helpers/nats-cluster';
 import { DeliveryHoldProxy } from '../helpers/delivery-hold-proxy';
 
 const ROUNDS = 3;
@@ -17,16 +17,7 @@ const ADMIN: [string, string] = ['admin', 'ADMIN'];
 
 describe('cluster: reads on a node set to cluster_read_consistency "latest" see what another node acknowledged before', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
-  const proxies: DeliveryHoldProxy[] = [];
-  const cluster = clusterForSuite({
-    settings: { cluster_read_consistency: 'latest' },
-    natsUrls: async (index, urls) => {
-      if (index !== 1) return undefined;
-      for (const url of urls) proxies.push(await DeliveryHoldProxy.start(Number(new URL(url).port)));
-      return proxies.map((proxy) => proxy.url);
-    },
-  });
-  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+  const { cluster, proxies } = clusterWithProxiedNode(1, (port) => DeliveryHoldProxy.start(port), { settings: { cluster_read_consistency: 'latest' } });
 
   const table = 'read_latest';
   const record = (node: { http: string }, id: number): Promise<HttpResult> => call('GET', `${node.http}/engine/api/v1/record/main/${table}/${id}`, { auth: ADMIN });

@@ -9,24 +9,15 @@
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 import { barrier, connect } from '../helpers/cluster-clients';
-import { clusterForSuite } from '../helpers/nats-cluster';
+import { clusterWithProxiedNode } from '../helpers/nats-cluster';
 import { TcpProxy } from '../helpers/tcp-proxy';
 
 describe("cluster: a will held for a former owner's word survives the new owner's restart and a second takeover", function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 300_000));
-  const proxies: TcpProxy[] = [];
   const events: string[] = [];
   // A long lease: node1's writes are held for moments only, never long enough to fence it or to
   // take node2 for dead while it restarts.
-  const cluster = clusterForSuite({
-    settings: { cluster_node_lease_ms: 120_000 },
-    natsUrls: async (index, urls) => {
-      if (index !== 0) return undefined;
-      for (const url of urls) proxies.push(await TcpProxy.start(Number(new URL(url).port)));
-      return proxies.map((proxy) => proxy.url);
-    },
-  }, () => `events: ${JSON.stringify(events)}`);
-  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+  const { cluster, proxies } = clusterWithProxiedNode(0, (port) => TcpProxy.start(port), { settings: { cluster_node_lease_ms: 120_000 } }, () => `events: ${JSON.stringify(events)}`);
 
   const hold = (): void => { for (const proxy of proxies) proxy.hold(); };
   const release = (): void => { for (const proxy of proxies) proxy.release(); };

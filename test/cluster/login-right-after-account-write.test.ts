@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { call } from '../helpers/server';
-import { clusterForSuite, type EngineNode } from '../helpers/nats-cluster';
+import { clusterWithProxiedNode, type EngineNode } from '../helpers/nats-cluster';
 import { DeliveryHoldProxy } from '../helpers/delivery-hold-proxy';
 
 const ROUNDS = 4;
@@ -34,15 +34,7 @@ function connackCode(node: EngineNode, username: string, password: string): Prom
 
 describe('cluster: logging in on a node right after the account was written through another', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
-  const proxies: DeliveryHoldProxy[] = [];
-  const cluster = clusterForSuite({
-    natsUrls: async (index, urls) => {
-      if (index !== 1) return undefined;
-      for (const url of urls) proxies.push(await DeliveryHoldProxy.start(Number(new URL(url).port)));
-      return proxies.map((proxy) => proxy.url);
-    },
-  });
-  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+  const { cluster, proxies } = clusterWithProxiedNode(1, (port) => DeliveryHoldProxy.start(port));
 
   let admin1: string;
   const table = 'login_after_write';

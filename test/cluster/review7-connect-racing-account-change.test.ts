@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { barrier } from '../helpers/cluster-clients';
-import { clusterForSuite } from '../helpers/nats-cluster';
+import { clusterWithProxiedNode } from '../helpers/nats-cluster';
 import { call } from '../helpers/server';
 import { TcpProxy } from '../helpers/tcp-proxy';
 
@@ -24,18 +24,9 @@ type Outcome = { refused: number } | { published: true } | { closed: true };
 
 describe('review7 cluster: a CONNECT whose claim is on its way while its account changes on another node', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
-  const proxies: TcpProxy[] = [];
   const events: string[] = [];
   // A long lease: node1's writes are held for moments only, never long enough to fence it.
-  const cluster = clusterForSuite({
-    settings: { cluster_node_lease_ms: 120_000 },
-    natsUrls: async (index, urls) => {
-      if (index !== 0) return undefined;
-      for (const url of urls) proxies.push(await TcpProxy.start(Number(new URL(url).port)));
-      return proxies.map((proxy) => proxy.url);
-    },
-  }, () => `events: ${JSON.stringify(events)}`);
-  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+  const { cluster, proxies } = clusterWithProxiedNode(0, (port) => TcpProxy.start(port), { settings: { cluster_node_lease_ms: 120_000 } }, () => `events: ${JSON.stringify(events)}`);
 
   let tokens: string[];
   const adminAction = async (i: number, name: string, params: object): Promise<Answer> => {

@@ -237,6 +237,27 @@ export class TestCluster {
  * report (TestCluster.report) printed when a test fails, after `extra()` when given (where the
  * test had got to). Returns the cluster's accessor.
  */
+/**
+ * clusterForSuite with one node (`node`, 0-based) reaching each nats-server through a proxy of the
+ * test's (a TcpProxy, a DeliveryHoldProxy): the test holds or watches that node's traffic. The
+ * proxies close after the suite.
+ */
+export function clusterWithProxiedNode<P extends { url: string; close(): Promise<void> }>(
+  node: number, startProxy: (port: number) => Promise<P>, options: EngineNodeOptions = {}, extra?: () => string,
+): { cluster: () => TestCluster; proxies: P[] } {
+  const proxies: P[] = [];
+  const cluster = clusterForSuite({
+    ...options,
+    natsUrls: async (index, urls) => {
+      if (index !== node) return undefined;
+      for (const url of urls) proxies.push(await startProxy(Number(new URL(url).port)));
+      return proxies.map((proxy) => proxy.url);
+    },
+  }, extra);
+  after(async () => { await Promise.all(proxies.map((proxy) => proxy.close())); });
+  return { cluster, proxies };
+}
+
 export function clusterForSuite(options: EngineNodeOptions = {}, extra?: () => string): () => TestCluster {
   let cluster: TestCluster | undefined;
   before(async function () {
