@@ -8,6 +8,7 @@ import type { ReplicaCatchUp } from '../../kernel/bus/command-bus';
 import { EngineError } from '../../kernel/errors';
 import { STREAM, type ClusterLink } from './stream';
 import type { StreamApplier } from './stream-applier';
+import { withDeadline } from './deadline';
 
 /**
  * The stream's last sequence, asked of its leader. Callers share requests, but only one sent after
@@ -31,7 +32,7 @@ export class StreamTail {
 
   private send(): Promise<number> {
     // Bounded: a request the library leaves hanging must not hold every later read behind it.
-    const asked = withTimeout(this.link.jsm.streams.info(STREAM), this.timeoutMs).then((info) => info.state.last_seq);
+    const asked = withDeadline(this.timeoutMs, 'the stream', () => this.link.jsm.streams.info(STREAM)).then((info) => info.state.last_seq);
     this.inFlight = asked;
     const done = (): void => { if (this.inFlight === asked) this.inFlight = null; };
     asked.then(done, done);
@@ -67,11 +68,4 @@ export function streamCatchUp(link: ClusterLink, applier: StreamApplier, timeout
       },
     } : {}),
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stream did not answer within ${ms} ms`)), ms);
-    promise.then((value) => { clearTimeout(timer); resolve(value); }, (error: unknown) => { clearTimeout(timer); reject(error); });
-  });
 }

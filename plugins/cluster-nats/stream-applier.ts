@@ -12,6 +12,7 @@ import type { LogPosition, OperationEntry, OperationsPort } from '../../kernel/s
 import { decodeRecord } from './record-codec';
 import { STREAM, type ClusterLink } from './stream';
 import type { TurnWriter } from './turn-writer';
+import { withDeadline } from './deadline';
 
 /** Records applied before waiting for their commit (bounds what is applied but not yet durable). */
 const RECORDS_PER_COMMIT_WAIT = 512;
@@ -211,12 +212,4 @@ export class StreamApplier {
       }
     }
   }
-}
-
-/** `action`'s promise, or a rejection once `ms` have passed (a call the library may leave hanging). */
-function withDeadline<T>(ms: number, what: string, action: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-    action().then((value) => { clearTimeout(timer); resolve(value); }, (error: unknown) => { clearTimeout(timer); reject(error); });
-  });
 }
