@@ -15,12 +15,20 @@ export type { ValidateFunction };
 /**
  * A validator compiled at its first use. Compiling every command's and action's schema took a
  * quarter of a server's start; most are never run in a process's life. `what`'s schema is checked
- * against JSON Schema now, so a wrong one still fails at registration.
+ * against JSON Schema now, so a wrong one still fails at registration. `instance`: another ajv
+ * with other options (REST's coercing one).
  */
-export function lazyValidator(schema: Record<string, unknown>, what: string): () => ValidateFunction {
-  if (!ajv.validateSchema(schema)) throw new Error(`${what}: its params schema is not valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
+export function lazyValidator(schema: Record<string, unknown>, what: string, instance: Ajv = ajv): ValidateFunction {
+  if (!instance.validateSchema(schema)) throw new Error(`${what}: its schema is not valid JSON Schema: ${instance.errorsText(instance.errors)}`);
   let compiled: ValidateFunction | undefined;
-  return () => (compiled ??= ajv.compile(schema));
+  // `errors` is read off the function called (ajv's convention, and fastify's).
+  const validate = ((data: unknown) => {
+    compiled ??= instance.compile(schema);
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
 }
 
 /** The part of an ajv error (fastify's `error.validation` holds the same) the mapping reads. */

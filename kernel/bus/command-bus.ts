@@ -62,7 +62,7 @@ export class CommandBus {
     if (this.commands.has(definition.name)) {
       throw new Error(`command "${definition.name}" is registered twice`);
     }
-    const validator = lazyValidator(definition.params, `command "${definition.name}"`);
+    const validate = lazyValidator(definition.params, `command "${definition.name}"`);
     const authorize = this.authorize;
     const { name, handler } = definition;
     const resourceOf = definition.resource;
@@ -75,7 +75,6 @@ export class CommandBus {
       return handler(params as P, ctx);
     };
     const executor: Executor = async (params, ctx) => {
-      const validate = validator();
       if (!validate(params)) throw paramsError(validate.errors);
       if (this.replica !== null) return runCatchingUp(this.replica, run, params, ctx);
       if (checkRole) authorize(ctx, name, resourceOf ? resourceOf(params as P, ctx) : SYSTEM_RESOURCE);

@@ -46,7 +46,7 @@ export interface ActionDefinition {
 interface TableEntry {
   api: string;
   definition: ActionDefinition;
-  validator?: () => ValidateFunction;
+  validate?: ValidateFunction;
 }
 
 export class ActionTable {
@@ -60,7 +60,7 @@ export class ActionTable {
         // Action names match without regard to case, as the product's do (getRecordsUsingSQL).
         const key = `${api}/${definition.action.toLowerCase()}`;
         if (this.entries.has(key)) throw new Error(`action "${definition.action}" of api "${api}" is defined twice`);
-        this.entries.set(key, { api, definition, validator: definition.params ? lazyValidator(definition.params, `action "${definition.action}" of api "${api}"`) : undefined });
+        this.entries.set(key, { api, definition, validate: definition.params ? lazyValidator(definition.params, `action "${definition.action}" of api "${api}"`) : undefined });
       }
     }
   }
@@ -147,8 +147,7 @@ export class ActionTable {
     onSession(session, options);
 
     const params = envelope.params;
-    const validate = entry.validator?.();
-    if (validate && !validate(params)) throw paramsError(validate.errors);
+    if (entry.validate && !entry.validate(params)) throw paramsError(entry.validate.errors);
     const call: ActionCall = { engine, envelope, params, session: callSession, ctx, options, address, socket };
     const result = await entry.definition.handler(call);
     return { result, authToken: call.responseAuthToken ?? session?.authToken, options };

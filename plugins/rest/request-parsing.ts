@@ -4,7 +4,8 @@
  * two ajv instances: params and query strings are coerced from their text form, bodies are not
  * (a string "5" stays a string, and the column type decides).
  */
-import Ajv, { type ValidateFunction } from 'ajv';
+import Ajv from 'ajv';
+import { lazyValidator } from '../../kernel/schema-validator';
 import { EngineError } from '../../kernel/errors';
 import { utf8BodyText } from '../../lib/http/utf8-body';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -12,24 +13,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 const paramsAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
 const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
 
-/**
- * A route's validator, compiled at its first request: compiling every route's schemas took a tenth
- * of a server's start. fastify reads `errors` off the function it was given after a failed call.
- */
-function lazily(ajv: Ajv, schema: Record<string, unknown>): ValidateFunction {
-  if (!ajv.validateSchema(schema)) throw new Error(`a REST route schema is not valid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
-  let compiled: ValidateFunction | undefined;
-  const validate = ((data: unknown) => {
-    compiled ??= ajv.compile(schema);
-    const valid = compiled(data);
-    validate.errors = compiled.errors;
-    return valid;
-  }) as ValidateFunction;
-  return validate;
-}
-
 export function useRestRequestParsing(fastify: FastifyInstance): void {
-  fastify.setValidatorCompiler(({ schema, httpPart }) => lazily((httpPart === 'body' ? bodyAjv : paramsAjv), schema as Record<string, unknown>));
+  fastify.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(schema as Record<string, unknown>, 'a REST route', httpPart === 'body' ? bodyAjv : paramsAjv));
 
   const json = fastify.getDefaultJsonParser('error', 'error');
   const parse = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
