@@ -5,34 +5,23 @@
  * message to one read only.
  */
 import assert from 'node:assert/strict';
-import { connect } from '../helpers/cluster-clients';
+import { adminActionsForSuite, connect, type ActionAnswer } from '../helpers/cluster-clients';
 import { clusterForSuite } from '../helpers/nats-cluster';
-import { call } from '../helpers/server';
-
-type Answer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
 
 describe('cluster: MQ API sessions asked for on several nodes at once', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
   const cluster = clusterForSuite({}, () => `calls not answered: ${JSON.stringify([...pending])}`);
-  let tokens: string[];
+  const send = adminActionsForSuite(cluster, 'mq');
 
   /** The calls sent and not answered yet: printed if a test fails (a hang shows which call). */
   const pending = new Set<string>();
-  const action = async (i: number, name: string, params: object): Promise<Answer> => {
+  const action = async (i: number, name: string, params: object): Promise<ActionAnswer> => {
     const what = `node${i + 1} ${name} ${JSON.stringify(params)}`;
     pending.add(what);
-    const r = await call('POST', `${cluster().nodes[i].http}/api`, { auth: null, body: { api: 'mq', action: name, authToken: tokens[i], params } });
+    const answer = await send(i, name, params);
     pending.delete(what);
-    assert.equal(r.status, 200, r.text);
-    return r.json;
+    return answer;
   };
-
-  before(async function () {
-    tokens = await Promise.all(cluster().nodes.map(async (node) => {
-      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
-      return r.json.result.authToken as string;
-    }));
-  });
 
   it('createMqApiSession of one name on three nodes at once: exactly one node creates it, the other two answer 14221 (10 names)', async function () {
     for (let n = 0; n < 10; n++) {

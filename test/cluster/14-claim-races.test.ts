@@ -6,12 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
-import { barrier, connect, end } from '../helpers/cluster-clients';
+import { adminActionsForSuite, barrier, connect, end } from '../helpers/cluster-clients';
 import { clusterWithProxiedNode } from '../helpers/nats-cluster';
-import { call } from '../helpers/server';
 import { TcpProxy } from '../helpers/tcp-proxy';
-
-type Answer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
 
 describe('cluster: claims racing a release, a CONNECT or a deletion', function () {
   this.timeout(Number(process.env.CLUSTER_TEST_TIMEOUT_MS ?? 240_000));
@@ -19,18 +16,7 @@ describe('cluster: claims racing a release, a CONNECT or a deletion', function (
   // A long lease: node1's writes are held for moments only, never long enough to fence it.
   const { cluster, proxies } = clusterWithProxiedNode(0, (port) => TcpProxy.start(port), { settings: { cluster_node_lease_ms: 120_000 } }, () => `events: ${JSON.stringify(events)}`);
 
-  let tokens: string[];
-  const action = async (i: number, name: string, params: object): Promise<Answer> => {
-    const r = await call('POST', `${cluster().nodes[i].http}/api`, { auth: null, body: { api: 'mq', action: name, authToken: tokens[i], params } });
-    assert.equal(r.status, 200, r.text);
-    return r.json;
-  };
-  before(async function () {
-    tokens = await Promise.all(cluster().nodes.map(async (node) => {
-      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
-      return r.json.result.authToken as string;
-    }));
-  });
+  const action = adminActionsForSuite(cluster, 'mq');
 
   const hold = (): void => { for (const proxy of proxies) proxy.hold(); };
   const release = (): void => { for (const proxy of proxies) proxy.release(); };

@@ -12,12 +12,9 @@
  */
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import { barrier } from '../helpers/cluster-clients';
+import { adminActionsForSuite, barrier, type ActionAnswer } from '../helpers/cluster-clients';
 import { clusterWithProxiedNode } from '../helpers/nats-cluster';
-import { call } from '../helpers/server';
 import { TcpProxy } from '../helpers/tcp-proxy';
-
-type Answer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
 
 /** How a CONNECT ended: refused (CONNACK code), or accepted and then its QoS 1 PUBLISH acknowledged or the connection closed first. */
 type Outcome = { refused: number } | { published: true } | { closed: true };
@@ -28,18 +25,7 @@ describe('review7 cluster: a CONNECT whose claim is on its way while its account
   // A long lease: node1's writes are held for moments only, never long enough to fence it.
   const { cluster, proxies } = clusterWithProxiedNode(0, (port) => TcpProxy.start(port), { settings: { cluster_node_lease_ms: 120_000 } }, () => `events: ${JSON.stringify(events)}`);
 
-  let tokens: string[];
-  const adminAction = async (i: number, name: string, params: object): Promise<Answer> => {
-    const r = await call('POST', `${cluster().nodes[i].http}/api`, { auth: null, body: { api: 'admin', action: name, authToken: tokens[i], params } });
-    assert.equal(r.status, 200, r.text);
-    return r.json;
-  };
-  before(async function () {
-    tokens = await Promise.all(cluster().nodes.map(async (node) => {
-      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
-      return r.json.result.authToken as string;
-    }));
-  });
+  const adminAction = adminActionsForSuite(cluster, 'admin');
 
   const hold = (): void => { for (const proxy of proxies) proxy.hold(); };
   const release = (): void => { for (const proxy of proxies) proxy.release(); };
@@ -50,7 +36,7 @@ describe('review7 cluster: a CONNECT whose claim is on its way while its account
    * it to node1, holds node1's claim, runs `change` through node2, releases the claim, and tells
    * how the CONNECT ended.
    */
-  async function connectAcross(name: string, change: () => Promise<Answer>): Promise<Outcome> {
+  async function connectAcross(name: string, change: () => Promise<ActionAnswer>): Promise<Outcome> {
     const [node1] = cluster().nodes;
     const password = `${name}-password-1`;
     assert.equal((await adminAction(1, 'createAccount', { username: name, password, roles: ['admin'] })).errorCode, 0);

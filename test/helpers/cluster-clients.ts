@@ -1,6 +1,8 @@
 /** MQTT clients of the cluster tests: the admin account, no automatic reconnect, a generous connect timeout. */
 import mqtt, { type MqttClient } from 'mqtt';
-import type { EngineNode } from './nats-cluster';
+import assert from 'node:assert/strict';
+import type { EngineNode, TestCluster } from './nats-cluster';
+import { call } from './server';
 
 export function connect(url: string, options: mqtt.IClientOptions = {}): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -40,4 +42,27 @@ export async function barrier(from: EngineNode, to: EngineNode, name: string): P
   await seen;
   subscriber.end(true);
   publisher.end(true);
+}
+
+/** An actions answer (POST /api). */
+export type ActionAnswer = { errorCode: number; errorMessage: string; result: Record<string, unknown> };
+
+/**
+ * An admin session on every node of the suite's cluster (opened before its cases), and a sender
+ * of one action of `api` to node `i` with that node's token (HTTP 200 asserted; the answer's
+ * errorCode is the case's to check).
+ */
+export function adminActionsForSuite(cluster: () => TestCluster, api: 'admin' | 'mq' | 'db'): (i: number, name: string, params: object) => Promise<ActionAnswer> {
+  let tokens: string[] = [];
+  before(async function () {
+    tokens = await Promise.all(cluster().nodes.map(async (node) => {
+      const r = await call('POST', `${node.http}/api`, { auth: null, body: { api: 'admin', action: 'createSession', params: { username: 'admin', password: 'ADMIN' } } });
+      return r.json.result.authToken as string;
+    }));
+  });
+  return async (i, name, params) => {
+    const r = await call('POST', `${cluster().nodes[i].http}/api`, { auth: null, body: { api, action: name, authToken: tokens[i], params } });
+    assert.equal(r.status, 200, r.text);
+    return r.json;
+  };
 }
