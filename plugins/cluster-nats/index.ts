@@ -33,7 +33,10 @@ export default definePlugin({
     const options: LinkOptions = { servers: settings.cluster_nats_servers, node, replicas: settings.cluster_stream_replicas, timeoutMs, log };
 
     const link = await openLink(options);
-    const closeLink = async (): Promise<void> => { await link.nc.close().catch(() => undefined); };
+    const closeLink = async (): Promise<void> => {
+      link.writes.close();
+      await link.nc.close().catch(() => undefined);
+    };
     try {
       // Nothing is applied locally any more: every write goes through the stream.
       const writer = new TurnWriter(link, node, timeoutMs);

@@ -8,6 +8,7 @@ import { connect } from '@nats-io/transport-node';
 import {
   jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamInfo,
 } from '@nats-io/jetstream';
+import { StreamPublisher } from './stream-publisher';
 
 /** The one stream every node writes its turns to and applies in order. */
 export const STREAM = 'ENGINE';
@@ -16,7 +17,7 @@ export const WRITE_SUBJECT = 'engine.writes';
 const DUPLICATE_WINDOW_NS = 120_000_000_000;
 const READER_TIMEOUT_MS = 2000;
 
-type NatsConnection = Awaited<ReturnType<typeof connect>>;
+export type NatsConnection = Awaited<ReturnType<typeof connect>>;
 
 export interface ClusterLink {
   nc: NatsConnection;
@@ -27,6 +28,8 @@ export interface ClusterLink {
    */
   reader: JetStreamClient;
   jsm: JetStreamManager;
+  /** Publishes the turn writer's records to the stream (stream-publisher.ts). */
+  writes: StreamPublisher;
 }
 
 export interface LinkOptions {
@@ -53,7 +56,7 @@ export async function openLink(options: LinkOptions): Promise<ClusterLink> {
   const js = jetstream(nc, { timeout: options.timeoutMs });
   const reader = jetstream(nc, { timeout: Math.min(READER_TIMEOUT_MS, options.timeoutMs) });
   const jsm = await jetstreamManager(nc, { timeout: options.timeoutMs, checkAPI: false });
-  return { nc, js, reader, jsm };
+  return { nc, js, reader, jsm, writes: new StreamPublisher(nc, WRITE_SUBJECT) };
 }
 
 /**

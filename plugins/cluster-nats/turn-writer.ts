@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { EngineError } from '../../kernel/errors';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import type { ClusterLink } from './stream';
-import { WRITE_SUBJECT } from './stream';
 import { encodeRecord } from './record-codec';
 
 interface Waiting {
@@ -176,7 +175,7 @@ export class TurnWriter {
     const send = (): void => {
       if (record.answers !== null && record.acked) return;
       const timeout = Math.max(1, deadline - Date.now());
-      this.link.js.publish(WRITE_SUBJECT, bytes, { msgID: id, timeout }).then(stored, refused);
+      this.link.writes.publish(bytes, id, timeout).then(stored, refused);
     };
     send();
   }

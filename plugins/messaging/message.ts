@@ -71,8 +71,23 @@ export function logTimestamp(ms: number): string {
   return msToTimestamp(ms);
 }
 
-/** A message read back from the log. */
-export function fromLogged(logged: LoggedMessage): CoreMessage {
+/**
+ * The engine clock ms of the last `createTs` converted: the messages of a commit share their
+ * timestamp, and every node routes every message of the cluster through fromLogged.
+ */
+let lastCreateTs = '';
+let lastCreatedAt = 0;
+
+function createdAtOf(createTs: string): number {
+  if (createTs !== lastCreateTs) {
+    lastCreatedAt = timestampToMs(createTs);
+    lastCreateTs = createTs;
+  }
+  return lastCreatedAt;
+}
+
+/** The MQTT properties a logged message carries, if any. */
+function propertiesOf(logged: LoggedMessage): MessageProperties | undefined {
   const properties: MessageProperties = {};
   let any = false;
   if (logged.payloadFormat !== null && logged.payloadFormat !== undefined) { properties.payloadFormatIndicator = logged.payloadFormat === 1; any = true; }
@@ -81,14 +96,22 @@ export function fromLogged(logged: LoggedMessage): CoreMessage {
   if (logged.responseTopic) { properties.responseTopic = logged.responseTopic; any = true; }
   if (logged.correlationData) { properties.correlationData = Buffer.from(logged.correlationData); any = true; }
   if (logged.userProperties && logged.userProperties.length > 0) { properties.userProperties = logged.userProperties; any = true; }
+  return any ? properties : undefined;
+}
+
+/** A message read back from the log. */
+export function fromLogged(logged: LoggedMessage): CoreMessage {
+  // Most messages carry no property: no object is made for them.
+  const plain = (logged.payloadFormat ?? null) === null && (logged.expirySeconds ?? null) === null && !logged.contentType
+    && !logged.responseTopic && !logged.correlationData && !(logged.userProperties && logged.userProperties.length > 0);
   return {
     topic: logged.topic,
     payload: variantBytes(logged.payload),
     qos: (logged.qos ?? 0) as QoS,
     retain: logged.retain === true,
-    properties: any ? properties : undefined,
+    properties: plain ? undefined : propertiesOf(logged),
     publisher: logged.publisher ?? null,
-    createdAt: timestampToMs(logged.createTs),
+    createdAt: createdAtOf(logged.createTs),
     sequence: logged.sequence,
     // Complete at creation: the protocols' encoding cache adds no property.
     wire: undefined,
