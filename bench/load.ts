@@ -402,10 +402,14 @@ export function engineEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   };
 }
 
-/** CPU seconds (user + system, every thread) of process `pid` so far, from /proc; undefined where there is none. */
-export function cpuSecondsOf(pid: number): number | undefined {
+/**
+ * CPU seconds (user + system) of process `pid` so far, from /proc: every thread, or with
+ * `mainThread` its main thread alone (a Node process's JavaScript event loop); undefined where
+ * there is none.
+ */
+export function cpuSecondsOf(pid: number, mainThread = false): number | undefined {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
   } catch {
     return undefined;
