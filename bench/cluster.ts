@@ -6,7 +6,7 @@
  * spread over the nodes) and REST single inserts (16 clients, one request at a time each).
  * Each scenario connects its clients, runs a warm-up (BENCH_WARMUP_SECONDS, default 10), then
  * BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS each, and reports the round with the median
- * rate. Three nats-servers and the engine nodes run as child processes on loopback
+ * rate. Three nats-servers and the engine nodes (with `npm start`'s Node flags) run as child processes on loopback
  * (test/helpers/nats-cluster.ts, shared with the tests) and stop at the end. `--only=qos1,fanIn,
  * fanOut,rest` measures only those. Besides the rates it prints every process's CPU per 1,000
  * messages (printCluster).
@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineNode, NatsCluster, TestCluster } from '../test/helpers/nats-cluster';
-import { benchRounds, benchSeconds, cpuSecondsOf, httpJson, basicAuth, log, median, profileArgs } from './load';
+import { benchRounds, benchSeconds, cpuSecondsOf, engineStartFlags, httpJson, basicAuth, log, median, profileArgs } from './load';
 
 const PUBLISHERS = 16;
 const WINDOW = 100;
@@ -266,7 +266,7 @@ export async function runCluster(): Promise<ClusterRow[]> {
   const seconds = benchSeconds();
   const rows: ClusterRow[] = [];
   log('cluster: 3 nats-servers, 3 nodes');
-  const cluster = await TestCluster.start(3, { nodeArgs: (name) => profileArgs(`cluster-${name}`) });
+  const cluster = await TestCluster.start(3, { nodeArgs: (name) => [...engineStartFlags(), ...profileArgs(`cluster-${name}`)] });
   try {
     const mqttUrls = cluster.nodes.map((n) => n.mqtt);
     // Node i reads and writes through nats-server i first (the one beside it): one machine each when deployed.
@@ -298,7 +298,7 @@ export async function runCluster(): Promise<ClusterRow[]> {
   log('cluster: 1 node without the plugin');
   const nats = await NatsCluster.start(3);
   const dir = mkdtempSync(join(tmpdir(), 'engine-bench-single-'));
-  const single = await EngineNode.create('single', dir, nats, 0, { settings: { plugins: SINGLE_NODE_PLUGINS }, nodeArgs: () => profileArgs('cluster-single') });
+  const single = await EngineNode.create('single', dir, nats, 0, { settings: { plugins: SINGLE_NODE_PLUGINS }, nodeArgs: () => [...engineStartFlags(), ...profileArgs('cluster-single')] });
   try {
     await single.start();
     rows.push({

@@ -402,6 +402,12 @@ export function engineEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   };
 }
 
+/** The Node flags `npm start` runs the server with (package.json): an engine runs as its users run it. */
+export function engineStartFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 /**
  * CPU seconds (user + system) of process `pid` so far, from /proc: every thread, or with
  * `mainThread` its main thread alone (a Node process's JavaScript event loop); undefined where

@@ -9,10 +9,10 @@
  * only those children are ever signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { delimiter, join } from 'node:path';
-import { freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
+import { engineStartFlags, freePort, HOST, log, profileArgs, removeTempDir, tempDir } from './load';
 import { probeBroker } from './mqtt-probe';
 
 /** `ours-scraped`: ours with the http and metrics plugins, GET /metrics polled every second (`--scrape`). */
@@ -68,12 +68,6 @@ function installExitHandlers(): void {
   }
 }
 
-/** The Node flags `npm start` runs the server with (package.json): ours runs as its users run it. */
-function startFlags(): string[] {
-  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
-
 /** Environment of our broker: MQTT on `port` only, anonymous clients with the admin role; with `metricsPort`, GET /metrics there too. */
 function oursEnv(port: number, dataDir: string, metricsPort?: number): NodeJS.ProcessEnv {
   const metrics = metricsPort === undefined ? {} : {
@@ -126,7 +120,7 @@ function spawnBroker(name: BrokerName, port: number, dist: string, dir: string |
   switch (name) {
     case 'ours':
     case 'ours-scraped':
-      return spawn(process.execPath, [...startFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string, metricsPort), stdio });
+      return spawn(process.execPath, [...engineStartFlags(), ...profileArgs(`mqtt-${name}`), join(dist, 'main.js')], { env: oursEnv(port, dir as string, metricsPort), stdio });
     case 'aedes':
       return spawn(process.execPath, [join(__dirname, 'aedes-server.js')], { env: { ...process.env, BENCH_PORT: String(port) }, stdio });
     case 'mosquitto': {
