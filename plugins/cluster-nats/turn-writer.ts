@@ -31,6 +31,10 @@ interface OwnRecord {
 /** The first wait before a record is sent again, and the longest (doubling in between). */
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 1000;
+/** The header block around a record's Nats-Msg-Id (`NATS/1.0␍␊Nats-Msg-Id: <id>␍␊␍␊`), without the id. */
+const HEADER_BYTES = 'NATS/1.0\r\nNats-Msg-Id: \r\n\r\n'.length;
+/** The most digits a turn number has (Number.MAX_SAFE_INTEGER). */
+const MAX_TURN_DIGITS = 16;
 
 export class TurnWriter {
   private turn: { entries: OperationEntry[]; waiting: Waiting[] } | null = null;
@@ -98,7 +102,8 @@ export class TurnWriter {
       for (const w of turn.waiting) w.reject(error);
       return;
     }
-    const limit = this.link.nc.info?.max_payload ?? 1024 * 1024;
+    // NATS counts the record's headers in max_payload too (its Nats-Msg-Id: this node's longest id).
+    const limit = (this.link.nc.info?.max_payload ?? 1024 * 1024) - (HEADER_BYTES + Buffer.byteLength(this.node) + this.boot.length + 2 + MAX_TURN_DIGITS);
     let bytes: Uint8Array;
     try {
       bytes = encodeRecord(turn.entries);
