@@ -112,7 +112,8 @@ describe('cluster: replication through the stream', function () {
     const winners = new Map<string, string>();
     for (const answer of answers) {
       if (answer.status === 200) {
-        assert.equal(winners.has(answer.key), false, `one winner for ${answer.key}`);
+        // (The message lists every answer for the key, in the order they came, should it ever fail.)
+        assert.equal(winners.has(answer.key), false, `one winner for ${answer.key}: ${JSON.stringify(answers.filter((a) => a.key === answer.key))}`);
         winners.set(answer.key, answer.node);
       } else {
         assert.deepEqual([answer.status, answer.errorCode], [400, 2], `a loser of ${answer.key} is told DUPLICATE_KEY`);
