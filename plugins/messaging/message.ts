@@ -86,30 +86,26 @@ function createdAtOf(createTs: string): number {
   return lastCreatedAt;
 }
 
-/** The MQTT properties a logged message carries, if any. */
+/** The MQTT properties a logged message carries; undefined (no object made) for most, which carry none. */
 function propertiesOf(logged: LoggedMessage): MessageProperties | undefined {
-  const properties: MessageProperties = {};
-  let any = false;
-  if (logged.payloadFormat !== null && logged.payloadFormat !== undefined) { properties.payloadFormatIndicator = logged.payloadFormat === 1; any = true; }
-  if (logged.expirySeconds !== null && logged.expirySeconds !== undefined) { properties.messageExpiryInterval = logged.expirySeconds; any = true; }
-  if (logged.contentType) { properties.contentType = logged.contentType; any = true; }
-  if (logged.responseTopic) { properties.responseTopic = logged.responseTopic; any = true; }
-  if (logged.correlationData) { properties.correlationData = Buffer.from(logged.correlationData); any = true; }
-  if (logged.userProperties && logged.userProperties.length > 0) { properties.userProperties = logged.userProperties; any = true; }
-  return any ? properties : undefined;
+  let properties: MessageProperties | undefined;
+  if (logged.payloadFormat !== null && logged.payloadFormat !== undefined) (properties ??= {}).payloadFormatIndicator = logged.payloadFormat === 1;
+  if (logged.expirySeconds !== null && logged.expirySeconds !== undefined) (properties ??= {}).messageExpiryInterval = logged.expirySeconds;
+  if (logged.contentType) (properties ??= {}).contentType = logged.contentType;
+  if (logged.responseTopic) (properties ??= {}).responseTopic = logged.responseTopic;
+  if (logged.correlationData) (properties ??= {}).correlationData = Buffer.from(logged.correlationData);
+  if (logged.userProperties && logged.userProperties.length > 0) (properties ??= {}).userProperties = logged.userProperties;
+  return properties;
 }
 
 /** A message read back from the log. */
 export function fromLogged(logged: LoggedMessage): CoreMessage {
-  // Most messages carry no property: no object is made for them.
-  const plain = (logged.payloadFormat ?? null) === null && (logged.expirySeconds ?? null) === null && !logged.contentType
-    && !logged.responseTopic && !logged.correlationData && !(logged.userProperties && logged.userProperties.length > 0);
   return {
     topic: logged.topic,
     payload: variantBytes(logged.payload),
     qos: (logged.qos ?? 0) as QoS,
     retain: logged.retain === true,
-    properties: plain ? undefined : propertiesOf(logged),
+    properties: propertiesOf(logged),
     publisher: logged.publisher ?? null,
     createdAt: createdAtOf(logged.createTs),
     sequence: logged.sequence,
