@@ -75,8 +75,10 @@ export class OperationLog implements OperationsPort {
   space: DiskSpaceGuard | undefined;
   /** Takes the store's entries instead of applying them (a replicated log), when set. */
   private forwarder: OperationForwarder | null = null;
-  /** Records waiting for a trim applied by applyAt to finish (a trim spans several commits). */
+  /** Records waiting for an entry applied alone by applyAt (APPLIED_ALONE) to be applied. */
   private waiting: Array<() => void> | null = null;
+  /** The last write applyAt applied: an entry applied alone waits until it is applied. */
+  private lastApplied: Promise<unknown> = Promise.resolve();
 
   tap(listener: OperationListener): () => void {
     if (typeof listener !== 'function') throw new EngineError('INVALID_PARAMETER', { param: 'listener', reason: 'a function is required' });
@@ -123,9 +125,10 @@ export class OperationLog implements OperationsPort {
   }
 
   /**
-   * Applies a record's entries from `i` on in the current commit, with its position. A trim ends
-   * the run: the position before it joins the commit of what came before, the one after it is
-   * written once it has finished, and the rest of the record (and later records) wait for it.
+   * Applies a record's entries from `i` on in the current commit, with its position. An entry
+   * applied alone (APPLIED_ALONE) ends the run: the position before it joins the commit of what
+   * came before; it is applied once that is applied, and the rest of the record (and later
+   * records) wait until it is applied in turn.
    */
   private applyRecord(
     sequence: number, entries: readonly OperationEntry[], from: number, i: number,
@@ -138,30 +141,39 @@ export class OperationLog implements OperationsPort {
       if (told === undefined) answers[k - from] = value;
       else told(value);
     };
+    let last: Promise<unknown> | undefined;
     for (; i < entries.length; i++) {
       const entry = entries[i];
-      if (entry?.op === 'topic.trim') break;
-      answer(i, this.applyNow(entry));
+      if (APPLIED_ALONE.has(entry?.op)) break;
+      answer(i, last = this.applyNow(entry));
     }
+    if (last !== undefined) this.lastApplied = last;
     void this.targets.log.localState.put(POSITION_KEY, { sequence, applied: i } satisfies LogPosition);
     if (i === entries.length) {
       applied?.();
       return;
     }
-    const trimmed = this.applyNow(entries[i]);
-    answer(i, trimmed);
-    // The rest of the record is applied after the trim: its answers are promised now.
+    // The entry at i and the rest of the record are answered later: their answers are promised now.
     settle ??= new Array<(answer: Promise<unknown>) => void>(answers.length);
-    for (let k = i + 1; k < entries.length; k++) {
+    for (let k = i; k < entries.length; k++) {
       if (settle[k - from] === undefined) answers[k - from] = new Promise((resolve) => { settle![k - from] = resolve; });
     }
     this.waiting ??= [];
-    const next = i + 1;
-    void trimmed.catch(() => undefined).then(() => {
+    const alone = i;
+    void settled(this.lastApplied).then(() => {
+      const entry = entries[alone];
+      const done = this.applyNow(entry);
+      // A trim spans several commits: the position after it is written once it has finished,
+      // with what follows it; any other entry's position joins its own commit.
+      if (entry.op !== 'topic.trim') void this.targets.log.localState.put(POSITION_KEY, { sequence, applied: alone + 1 } satisfies LogPosition);
+      answer(alone, done);
+      this.lastApplied = done;
+      return settled(done);
+    }).then(() => {
       const waiting = this.waiting ?? [];
       this.waiting = null;
-      this.applyRecord(sequence, entries, from, next, answers, settle, applied);
-      // Later records run in order until one meets a trim again (and waits for it in turn).
+      this.applyRecord(sequence, entries, from, alone + 1, answers, settle, applied);
+      // Later records run in order until one meets an entry applied alone again (and waits in turn).
       while (waiting.length > 0 && this.waiting === null) waiting.shift()!();
       if (waiting.length > 0) this.waiting = [...waiting, ...(this.waiting ?? [])];
     });
@@ -203,6 +215,25 @@ export class OperationLog implements OperationsPort {
 }
 
 function ignore(): void {}
+
+/** Settles once `written` has (resolved or refused: either way it was applied). */
+function settled(written: Promise<unknown>): Promise<void> {
+  return written.then(ignore, ignore);
+}
+
+/**
+ * Entries applyAt applies alone: after every write before them is applied, and before any write
+ * after them. Each checks the catalog (databases, tables, columns, indexes, topics) when it is
+ * applied, before its write is queued, or changes what later entries check then: applied back to
+ * back with the writes still queued ahead of it (several records in one event-loop turn), it
+ * would see the catalog without them. An index on a table created one record earlier was
+ * refused TABLE_NOT_FOUND on the node that read both records at once and created on the others.
+ * A trim is one too: it spans several commits. All are rare beside record and message writes.
+ */
+const APPLIED_ALONE: ReadonlySet<string | undefined> = new Set([
+  'database.create', 'database.delete', 'table.create', 'table.delete', 'columns.add', 'index.create', 'index.delete',
+  'topic.create', 'topic.delete', 'topic.trim', 'topic.transform',
+]);
 
 /** Applies one entry; resolves with what the write's caller is answered (ids, sequences, a definition) once durable. */
 export function applyEntry(t: EntryTargets, entry: OperationEntry, prepared?: unknown): Promise<unknown> {

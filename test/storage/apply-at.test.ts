@@ -3,7 +3,8 @@
  * replay"; docs/cluster.md): `forward` takes the store's entries instead of applying them;
  * `applyAt` applies a record's entries with its position in the same commit, so a record
  * applied again from the stored position after a reopen changes nothing; a trim's record holds
- * back the records after it until it has finished.
+ * back the records after it until it has finished; and records applied back to back give the
+ * store they give applied one at a time (schema and topic entries see the writes ahead of them).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,9 @@ import { join } from 'node:path';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
 import type { MessageInput } from '../../kernel/storage/storage-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
+import type { StoragePort } from '../../kernel/storage/storage-port';
+import { EngineError } from '../../kernel/errors';
+import { readAll } from '../../kernel/storage/stored-values';
 
 function message(i: number): MessageInput {
   return {
@@ -140,5 +144,70 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
       seen.push(places);
     }
     assert.deepEqual(seen, [[2, 5], [2, 5]]);
+  });
+
+  it('records applied back to back, without waiting, give the answers and the store they give applied one at a time: a schema or topic entry sees the writes still queued ahead of it', async function () {
+    const T = '2024-01-01T00:00:00.000Z';
+    const insert = (table: string, k: string, database = 'main'): OperationEntry => ({ op: 'records.insert', database, table, columns: ['k'], ids: [null], values: [[k]], time: T });
+    const records: OperationEntry[][] = [
+      [{ op: 'table.create', database: 'main', table: 'claims', columns: [{ name: 'k', type: 'varchar', length: 20 }], time: T }],
+      // An index on the table of the record before, then two inserts of one key: one wins.
+      [{ op: 'index.create', database: 'main', table: 'claims', index: 'by_k', definition: { fields: [{ name: 'k', ascending: true }], unique: true } }],
+      [insert('claims', 'k0')],
+      [insert('claims', 'k0'), insert('claims', 'k1')],
+      // A column added, and an index on it.
+      [{ op: 'columns.add', database: 'main', table: 'claims', columns: [{ name: 'c', type: 'integer' }] }],
+      [{ op: 'index.create', database: 'main', table: 'claims', index: 'by_c', definition: { fields: [{ name: 'c', ascending: true }] } }],
+      // A table deleted and created again under its name, in one record.
+      [{ op: 'table.delete', database: 'main', tables: ['claims'] }, { op: 'table.create', database: 'main', table: 'claims', columns: [{ name: 'k', type: 'varchar', length: 20 }], time: T }],
+      [insert('claims', 'k0')],
+      // A database and a table in it, then an index deleted the record after it was made.
+      [{ op: 'database.create', name: 'other', time: T }, { op: 'table.create', database: 'other', table: 'u', columns: [{ name: 'k', type: 'varchar', length: 20 }], time: T }],
+      [{ op: 'index.create', database: 'other', table: 'u', index: 'by_k', definition: { fields: [{ name: 'k', ascending: true }] } }, insert('u', 'x', 'other')],
+      [{ op: 'index.delete', database: 'other', table: 'u', indexes: ['by_k'] }],
+      // A topic made by a message, deleted, and made again by the next message.
+      [append('x', 0, 2)],
+      [{ op: 'topic.delete', topic: 'x' }],
+      [append('x', 2, 1)],
+      [{ op: 'topic.create', topic: 'y', time: T }],
+      [{ op: 'topic.delete', topic: 'y' }, append('y', 3, 1)],
+    ];
+    const outcome = async (answer: Promise<unknown>): Promise<unknown> => {
+      try {
+        return await answer;
+      } catch (error) {
+        if (error instanceof EngineError) return error.id;
+        throw error;
+      }
+    };
+    const contents = (store: StoragePort): unknown => ({
+      databases: store.listDatabases(),
+      tables: store.listDatabases().map((database) => store.listTables(database).map((table) => ({
+        def: store.getTable(database, table), rows: readAll(store.readRecords(database, table, {})),
+      }))),
+      topics: store.messageLog.listTopics().map((t) => ({ ...t, sequences: store.messageLog.readTopic(t.topic, { limit: 100 }).map((m) => m.sequence) })),
+    });
+    const runs: Array<{ answers: unknown[]; contents: unknown }> = [];
+    for (const backToBack of [false, true]) {
+      const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+      try {
+        const answers: unknown[] = [];
+        if (backToBack) {
+          // As a node applies what it reads in one turn: every record handed over before any is applied.
+          const pending = records.map((entries, i) => store.operations.applyAt(i + 1, entries));
+          for (const record of pending) answers.push(await Promise.all(record.map(outcome)));
+        } else {
+          for (let i = 0; i < records.length; i++) answers.push(await Promise.all(store.operations.applyAt(i + 1, records[i]).map(outcome)));
+        }
+        assert.deepEqual(store.operations.appliedPosition(), { sequence: records.length, applied: records[records.length - 1].length });
+        runs.push({ answers, contents: JSON.parse(JSON.stringify(contents(store))) });
+      } finally {
+        await store.close();
+      }
+    }
+    // One at a time, each entry sees all before it: the unique index exists and refuses the second k0.
+    assert.deepEqual(runs[0].answers.slice(1, 4).map((a) => (a as unknown[]).map((x) => (typeof x === 'string' ? x : 'ok'))), [['ok'], ['ok'], ['DUPLICATE_KEY', 'ok']]);
+    assert.deepEqual(runs[1].answers, runs[0].answers);
+    assert.deepEqual(runs[1].contents, runs[0].contents);
   });
 });
