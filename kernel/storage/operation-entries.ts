@@ -139,12 +139,13 @@ export interface OperationsPort {
    * Applies the entries of one record of a replicated log, from `from` on (earlier ones were
    * applied before a restart), never forwarded; the record's position is written in the same
    * commit as their effects, so a record is applied once even across a crash. Returns one
-   * promise per entry applied (what its write answers, or its refusal). Record and message
-   * writes of records handed over back to back share commits; a schema or topic entry is applied
-   * alone, after the writes ahead of it are applied and before those after it (it checks the
-   * catalog as they leave it; a trim also runs over several commits): the records after it wait.
-   * `applied` is called once the record's entries are applied (readable, not yet durable): before
-   * applyAt returns, or, for a record that waits, once it has been applied in its turn.
+   * promise per entry applied (what its write answers, or its refusal; one kept unread never
+   * counts as an unhandled rejection). Record and message writes of records handed over back to
+   * back share commits; a schema or topic entry is applied alone, once every write queued ahead of
+   * it has committed, and the entries after it wait until it has (it checks the catalog as they
+   * leave it; a trim also runs over several commits). `applied` is called once the record's
+   * entries are applied (readable): before applyAt returns, or, for a record holding or held back
+   * by such an entry, once its last entry has been applied in its turn.
    */
   applyAt(sequence: number, entries: readonly OperationEntry[], from?: number, applied?: () => void): Array<Promise<unknown>>;
   /** The position `applyAt` last made durable (undefined when nothing was applied that way). */

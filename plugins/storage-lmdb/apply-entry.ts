@@ -119,7 +119,7 @@ export class OperationLog implements OperationsPort {
       return answers;
     }
     const settle = new Array<(answer: Promise<unknown>) => void>(answers.length);
-    for (let k = 0; k < answers.length; k++) answers[k] = new Promise((resolve) => { settle[k] = resolve; });
+    for (let k = 0; k < answers.length; k++) answers[k] = promisedAnswer((resolve) => { settle[k] = resolve; });
     this.waiting.push(() => this.applyRecord(sequence, entries, from, from, answers, settle, applied));
     return answers;
   }
@@ -156,11 +156,19 @@ export class OperationLog implements OperationsPort {
     // The entry at i and the rest of the record are answered later: their answers are promised now.
     settle ??= new Array<(answer: Promise<unknown>) => void>(answers.length);
     for (let k = i; k < entries.length; k++) {
-      if (settle[k - from] === undefined) answers[k - from] = new Promise((resolve) => { settle![k - from] = resolve; });
+      if (settle[k - from] === undefined) answers[k - from] = promisedAnswer((resolve) => { settle![k - from] = resolve; });
     }
     this.waiting ??= [];
     const alone = i;
-    void settled(this.lastApplied).then(() => {
+    // Every write queued before it has run once a write queued now has committed (lmdb-js commits
+    // in queue order); the last write applied may have settled without queueing one (refused at once).
+    let queued: Promise<unknown>;
+    try {
+      queued = this.targets.env.write(ignore);
+    } catch (error) {
+      queued = Promise.reject(error); // the store is closing: nothing is waited for
+    }
+    void Promise.all([settled(this.lastApplied), settled(queued)]).then(() => {
       const entry = entries[alone];
       const done = this.applyNow(entry);
       // A trim spans several commits: the position after it is written once it has finished,
@@ -216,14 +224,25 @@ export class OperationLog implements OperationsPort {
 
 function ignore(): void {}
 
+/**
+ * An answer settled later (an entry held back): refused, it must not count as unhandled when the
+ * caller keeps it without reading it (a node keeps the answers of other nodes' records), which
+ * would end the process; the caller that reads it still sees the refusal.
+ */
+function promisedAnswer(executor: (resolve: (answer: Promise<unknown>) => void) => void): Promise<unknown> {
+  const answer = new Promise<unknown>(executor);
+  answer.catch(ignore);
+  return answer;
+}
+
 /** Settles once `written` has (resolved or refused: either way it was applied). */
 function settled(written: Promise<unknown>): Promise<void> {
   return written.then(ignore, ignore);
 }
 
 /**
- * Entries applyAt applies alone: after every write before them is applied, and before any write
- * after them. Each checks the catalog (databases, tables, columns, indexes, topics) when it is
+ * Entries applyAt applies alone: after every write queued before them has committed, and before
+ * any write after them. Each checks the catalog (databases, tables, columns, indexes, topics) when it is
  * applied, before its write is queued, or changes what later entries check then: applied back to
  * back with the writes still queued ahead of it (several records in one event-loop turn), it
  * would see the catalog without them. An index on a table created one record earlier was

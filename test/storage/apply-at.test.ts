@@ -171,6 +171,11 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
       [append('x', 2, 1)],
       [{ op: 'topic.create', topic: 'y', time: T }],
       [{ op: 'topic.delete', topic: 'y' }, append('y', 3, 1)],
+      // A topic made by a message, then, right before its delete, an append refused at once and
+      // an empty one (neither queues a write to wait for).
+      [append('z', 4, 1)],
+      [{ op: 'messages.append', messages: [{ topic: 'z', message: { ...message(5), createTs: 'not a time' } }] }, { op: 'messages.append', messages: [] }],
+      [{ op: 'topic.delete', topic: 'z' }],
     ];
     const outcome = async (answer: Promise<unknown>): Promise<unknown> => {
       try {
@@ -209,5 +214,31 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
     assert.deepEqual(runs[0].answers.slice(1, 4).map((a) => (a as unknown[]).map((x) => (typeof x === 'string' ? x : 'ok'))), [['ok'], ['ok'], ['DUPLICATE_KEY', 'ok']]);
     assert.deepEqual(runs[1].answers, runs[0].answers);
     assert.deepEqual(runs[1].contents, runs[0].contents);
+  });
+
+  it('a refused entry held back behind one applied alone leaves no unhandled rejection when its answer is kept unread (as a node keeps other nodes\' answers)', async function () {
+    const T = '2024-01-01T00:00:00.000Z';
+    const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown): void => { unhandled.push(reason); };
+    process.on('unhandledRejection', note);
+    try {
+      const create: OperationEntry = { op: 'table.create', database: 'main', table: 't', columns: [{ name: 'k', type: 'integer' }], time: T };
+      // The second create (TABLE_EXISTS) and the insert into a table that is not there wait behind the first create.
+      const kept = [
+        ...store.operations.applyAt(1, [create]),
+        ...store.operations.applyAt(2, [create]),
+        ...store.operations.applyAt(3, [{ op: 'records.insert', database: 'main', table: 'none', columns: ['k'], ids: [null], values: [[1]], time: T }]),
+      ];
+      await store.operations.applyAt(4, [{ op: 'state.put', key: 'last', value: 1 }])[0];
+      // Node reports an unhandled rejection once the microtasks of the turn it happened in have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+      const outcomes = await Promise.allSettled(kept);
+      assert.deepEqual(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as EngineError).id : 'ok')), ['ok', 'TABLE_EXISTS', 'TABLE_NOT_FOUND']);
+    } finally {
+      process.off('unhandledRejection', note);
+      await store.close();
+    }
   });
 });
