@@ -160,8 +160,10 @@ export class OperationLog implements OperationsPort {
     }
     this.waiting ??= [];
     const alone = i;
-    // Every write queued before it has run once a write queued now has committed (lmdb-js commits
-    // in queue order); the last write applied may have settled without queueing one (refused at once).
+    // It runs once every write queued before it has committed (a write queued now commits after
+    // them: lmdb-js commits in queue order; the last entry applied may have queued none, refused at
+    // once) and the last entry applied has settled (an append is indexed, and told to the log's
+    // followers, just after its commit).
     let queued: Promise<unknown>;
     try {
       queued = this.targets.env.write(ignore);

@@ -12,9 +12,6 @@
  * event can run meanwhile, as in a GC pause.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NodeLiveness } from '../../plugins/cluster-nats/node-liveness';
 import { SessionClaims } from '../../plugins/cluster-nats/session-claims';
 import { ensureStream, openLink, STREAM, type ClusterLink, type LinkOptions } from '../../plugins/cluster-nats/stream';
@@ -23,7 +20,7 @@ import type { SessionOwnershipListener } from '../../kernel/messaging/session-ow
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import { EngineError } from '../../kernel/errors';
-import { NatsServer, freePort } from '../helpers/nats-cluster';
+import { NatsServer } from '../helpers/nats-cluster';
 
 const LEASE_MS = 2000;
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -31,23 +28,11 @@ const noState = { entries: () => [][Symbol.iterator](), get: () => undefined, pu
 
 describe('cluster: a turn of writes made after a stall longer than half a lease', function () {
   this.timeout(60_000);
-  let dir: string;
   let nats: NatsServer;
   let link: ClusterLink;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'engine-stall-'));
-    mkdirSync(join(dir, 'js'));
-    const port = await freePort();
-    const configFile = join(dir, 'nats.conf');
-    writeFileSync(configFile, [
-      'server_name: stall',
-      `listen: 127.0.0.1:${port}`,
-      `jetstream { store_dir: "${join(dir, 'js')}", max_memory_store: 16MB, max_file_store: 64MB }`,
-      '',
-    ].join('\n'));
-    nats = new NatsServer('stall', port, configFile);
-    await nats.start();
+    nats = await NatsServer.alone('stall');
     const options: LinkOptions = { servers: [nats.url], node: 'stalled-node', replicas: 1, timeoutMs: 10_000, log: quiet };
     link = await openLink(options);
     await ensureStream(link, options, performance.now() + 30_000);
@@ -55,8 +40,7 @@ describe('cluster: a turn of writes made after a stall longer than half a lease'
 
   after(async () => {
     await link?.nc.close().catch(() => undefined);
-    await nats?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await nats?.remove();
   });
 
   it('is refused (was not stored) and the node fences before it, although the fence timer has not run yet', async () => {

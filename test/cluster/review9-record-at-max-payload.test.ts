@@ -11,39 +11,23 @@
  * answered "was stored, and every node will apply it" once the writer's wait for its applier ends.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ensureStream, openLink, STREAM, type ClusterLink, type LinkOptions } from '../../plugins/cluster-nats/stream';
 import { TurnWriter } from '../../plugins/cluster-nats/turn-writer';
 import { encodeRecord } from '../../plugins/cluster-nats/record-codec';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
 import { EngineError } from '../../kernel/errors';
-import { NatsServer, freePort } from '../helpers/nats-cluster';
+import { NatsServer } from '../helpers/nats-cluster';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 const TIMEOUT_MS = 1500;
 
 describe('cluster: a record that fits max_payload only without its Nats-Msg-Id header', function () {
   this.timeout(60_000);
-  let dir: string;
   let nats: NatsServer;
   let link: ClusterLink;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'engine-max-payload-'));
-    mkdirSync(join(dir, 'js'));
-    const port = await freePort();
-    const configFile = join(dir, 'nats.conf');
-    writeFileSync(configFile, [
-      'server_name: maxpayload',
-      `listen: 127.0.0.1:${port}`,
-      'max_payload: 64KB',
-      `jetstream { store_dir: "${join(dir, 'js')}", max_memory_store: 16MB, max_file_store: 64MB }`,
-      '',
-    ].join('\n'));
-    nats = new NatsServer('maxpayload', port, configFile);
-    await nats.start();
+    nats = await NatsServer.alone('maxpayload', ['max_payload: 64KB']);
     const options: LinkOptions = { servers: [nats.url], node: 'payload-node', replicas: 1, timeoutMs: TIMEOUT_MS, log: quiet };
     link = await openLink(options);
     await ensureStream(link, options, performance.now() + 30_000);
@@ -52,8 +36,7 @@ describe('cluster: a record that fits max_payload only without its Nats-Msg-Id h
   after(async () => {
     link?.writes.close();
     await link?.nc.close().catch(() => undefined);
-    await nats?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await nats?.remove();
   });
 
   it('is sent and stored, or refused as not stored; never "may have been stored" for a record that was never sent', async () => {

@@ -12,16 +12,13 @@
  * step awaits an event (a renewal answered, the fence timer firing), none a time.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NodeLiveness } from '../../plugins/cluster-nats/node-liveness';
 import { SessionClaims } from '../../plugins/cluster-nats/session-claims';
 import { openLink, type ClusterLink } from '../../plugins/cluster-nats/stream';
 import type { SessionOwnershipListener } from '../../kernel/messaging/session-ownership';
 import type { LogStatePort } from '../../kernel/storage/message-log-port';
-import { NatsServer, freePort } from '../helpers/nats-cluster';
+import { NatsServer } from '../helpers/nats-cluster';
 
 /** A TCP proxy whose traffic can be held (kept, not forwarded, nothing closed) and released. */
 class HoldingProxy {
@@ -104,25 +101,13 @@ const noState = { entries: () => [][Symbol.iterator](), get: () => undefined, pu
 
 describe('cluster: a fenced node serves again only within half a lease of a renewal', function () {
   this.timeout(60_000);
-  let dir: string;
   let nats: NatsServer;
   let proxy: HoldingProxy;
   let link: ClusterLink;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'engine-unfence-'));
-    mkdirSync(join(dir, 'js'));
-    const port = await freePort();
-    const configFile = join(dir, 'nats.conf');
-    writeFileSync(configFile, [
-      'server_name: unfence',
-      `listen: 127.0.0.1:${port}`,
-      `jetstream { store_dir: "${join(dir, 'js')}", max_memory_store: 16MB, max_file_store: 64MB }`,
-      '',
-    ].join('\n'));
-    nats = new NatsServer('unfence', port, configFile);
-    await nats.start();
-    proxy = await HoldingProxy.start(port);
+    nats = await NatsServer.alone('unfence');
+    proxy = await HoldingProxy.start(nats.port);
     // A request deadline far beyond the test: a held renewal hangs, it does not fail.
     link = await openLink({ servers: [proxy.url], node: 'fenced-node', replicas: 1, timeoutMs: 120_000, log: quiet });
   });
@@ -131,8 +116,7 @@ describe('cluster: a fenced node serves again only within half a lease of a rene
     proxy?.release();
     await link?.nc.close().catch(() => undefined);
     await proxy?.close();
-    await nats?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await nats?.remove();
   });
 
   it('stays fenced when its catch-up ends after half a lease without another renewal answered', async () => {

@@ -26,7 +26,39 @@ export class NatsServer {
   private exited: Promise<void> = Promise.resolve();
   output = '';
 
-  constructor(readonly name: string, readonly port: number, readonly configFile: string) {}
+  constructor(readonly name: string, readonly port: number, readonly configFile: string, private readonly ownDir?: string) {}
+
+  /**
+   * One nats-server with JetStream and no cluster, in a temporary folder of its own (`extra`:
+   * more lines of its configuration), started; remove() stops it and deletes the folder.
+   */
+  static async alone(name: string, extra: string[] = []): Promise<NatsServer> {
+    const dir = mkdtempSync(join(tmpdir(), `engine-nats-${name}-`));
+    mkdirSync(join(dir, 'js'));
+    const port = await freePort();
+    const configFile = join(dir, 'nats.conf');
+    writeFileSync(configFile, [
+      `server_name: ${name}`,
+      `listen: 127.0.0.1:${port}`,
+      ...extra,
+      `jetstream { store_dir: "${join(dir, 'js')}", max_memory_store: 16MB, max_file_store: 64MB }`,
+      '',
+    ].join('\n'));
+    const server = new NatsServer(name, port, configFile, dir);
+    try {
+      await server.start();
+    } catch (error) {
+      await server.remove();
+      throw error;
+    }
+    return server;
+  }
+
+  /** Stops the server and deletes the folder alone() made for it. */
+  async remove(): Promise<void> {
+    await this.stop();
+    if (this.ownDir !== undefined) rmSync(this.ownDir, { recursive: true, force: true });
+  }
 
   get url(): string { return `nats://127.0.0.1:${this.port}`; }
   get running(): boolean { return this.child !== null && this.child.exitCode === null && this.child.signalCode === null; }
