@@ -80,12 +80,46 @@ export class NatsServer {
     });
   }
 
+  /**
+   * Resolves once the server's output matches `pattern`, from its start on; rejects if it exits
+   * first.
+   */
+  logged(pattern: RegExp): Promise<void> {
+    const child = this.child;
+    if (child === null) return Promise.reject(new Error(`nats-server ${this.name} is not started`));
+    return new Promise((done, fail) => {
+      const check = (): void => {
+        if (!pattern.test(this.output)) return;
+        off();
+        done();
+      };
+      const onExit = (): void => {
+        off();
+        fail(new Error(`nats-server ${this.name} exited before it logged ${pattern}: ${this.output.slice(-2000)}`));
+      };
+      const off = (): void => {
+        child.stdout!.off('data', check);
+        child.stderr!.off('data', check);
+        child.off('exit', onExit);
+      };
+      // Registered after start()'s own listener, so `output` already holds the new chunk.
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      child.once('exit', onExit);
+      if (child.exitCode !== null || child.signalCode !== null) onExit();
+      else check();
+    });
+  }
+
   /** Sends the signal to this server's process (by its id) and resolves when it has exited. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     if (this.running) this.child!.kill(signal);
     await this.exited;
   }
 }
+
+/** What a nats-server logs once it knows the JetStream meta group's leader (itself or another). */
+const META_LEADER = /Self is new JetStream cluster metadata leader|JetStream cluster new metadata leader/;
 
 /** Three nats-servers with JetStream, clustered on loopback. */
 export class NatsCluster {
@@ -124,6 +158,9 @@ export class NatsCluster {
     const cluster = new NatsCluster(dir, servers);
     try {
       await Promise.all(servers.map((s) => s.start()));
+      // "Server is ready" comes before JetStream's meta group forms; a stream of three replicas
+      // can be placed only once every server has joined it (each logs the group's leader).
+      await Promise.all(servers.map((s) => s.logged(META_LEADER)));
     } catch (error) {
       await cluster.stop();
       throw error;
