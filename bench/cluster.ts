@@ -23,6 +23,9 @@ import { benchRounds, benchSeconds, cpuSecondsOf, engineStartFlags, httpJson, ba
 const PUBLISHERS = 16;
 const WINDOW = 100;
 const REST_CLIENTS = 16;
+/** JetStream-alone entry sizes: one per MQTT message (a 100-byte payload and its fields), one per REST insert (a records.insert record of one row, as measured). */
+const MESSAGE_ENTRY_BYTES = 200;
+const INSERT_ENTRY_BYTES = 106;
 const FAN_IN_PUBLISHERS = 4;
 const FAN_OUT_SUBSCRIBERS = 12;
 /** QoS 0 messages a publisher writes before it waits for them to leave (its socket's backlog stays bounded). */
@@ -165,15 +168,15 @@ async function restInserts(https: string[]): Promise<Load> {
   };
 }
 
-/** JetStream alone: R3 publishes of 200-byte entries (one per message), `lanes` in flight. */
-async function jetStreamAlone(nats: NatsCluster, seconds: number, lanes: number, stream: string): Promise<number> {
+/** JetStream alone: R3 publishes of `bytes`-byte entries (one per message or insert), `lanes` in flight. */
+async function jetStreamAlone(nats: NatsCluster, seconds: number, lanes: number, stream: string, bytes = MESSAGE_ENTRY_BYTES): Promise<number> {
   const nc = await natsConnect({ servers: nats.urls });
   try {
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: stream, subjects: [`${stream.toLowerCase()}.>`], num_replicas: 3 });
     const js = jetstream(nc);
-    const data = new Uint8Array(200);
+    const data = new Uint8Array(bytes);
     const publishFor = async (duration: number): Promise<number> => {
       let acked = 0;
       const end = performance.now() + duration * 1000;
@@ -284,12 +287,13 @@ export async function runCluster(): Promise<ClusterRow[]> {
       }, seconds),
     });
     rows.push({
-      target: 'JetStream alone (R3, 200 B, one entry per message)',
+      target: `JetStream alone (R3, one entry per message: ${MESSAGE_ENTRY_BYTES} B; per insert: ${INSERT_ENTRY_BYTES} B)`,
       rates: {
         qos1: wantedScenarios().includes('qos1') ? await jetStreamAlone(cluster.nats, seconds, PUBLISHERS * WINDOW / 16, 'BENCH') : NaN,
         fanIn: wantedScenarios().includes('fanIn') ? await jetStreamAlone(cluster.nats, seconds, FAN_IN_PUBLISHERS * WINDOW, 'BENCHFANIN') : NaN,
         fanOut: NaN,
-        rest: NaN,
+        // Each REST client waits for its insert, as each lane waits for its entry's acknowledgement.
+        rest: wantedScenarios().includes('rest') ? await jetStreamAlone(cluster.nats, seconds, REST_CLIENTS, 'BENCHREST', INSERT_ENTRY_BYTES) : NaN,
       },
     });
   } finally {

@@ -24,6 +24,12 @@ cluster { name: engine, listen: 127.0.0.1:2161$i, routes: [nats-route://127.0.0.
 CONF
     "$NATS" -c "$DIR/n$i.conf" > "$DIR/n$i.log" 2>&1 &
     echo $! > "$DIR/n$i.pid"
+    # One after the other: nats-server 2.9 servers that dial each other at the same moment can
+    # both drop the route, and one may then never join JetStream's meta group.
+    until grep -q 'Server is ready' "$DIR/n$i.log"; do
+      kill -0 "$(cat "$DIR/n$i.pid")" 2>/dev/null || { echo "nats-server n$i exited: see $DIR/n$i.log" >&2; exit 1; }
+      sleep 0.1
+    done
   done
   for i in 1 2 3; do
     ENGINE_CONFIG=config/cluster.json ENGINE_CLUSTER_NODE_NAME="node$i" ENGINE_DATA_DIR="$DIR/node$i.data" \
