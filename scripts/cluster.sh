@@ -20,12 +20,13 @@ server_name: n$i
 listen: 127.0.0.1:2160$i
 max_payload: 8MB
 jetstream { store_dir: "$DIR/n$i" }
-cluster { name: engine, listen: 127.0.0.1:2161$i, routes: [nats-route://127.0.0.1:21611, nats-route://127.0.0.1:21612, nats-route://127.0.0.1:21613] }
+cluster { name: engine, listen: 127.0.0.1:2161$i, routes: [$(for j in 1 2 3; do [ "$j" = "$i" ] || printf 'nats-route://127.0.0.1:2161%s, ' "$j"; done | sed 's/, $//')] }
 CONF
+    : > "$DIR/n$i.log" # the wait below must not read an earlier run's log
     "$NATS" -c "$DIR/n$i.conf" > "$DIR/n$i.log" 2>&1 &
     echo $! > "$DIR/n$i.pid"
     # One after the other: nats-server 2.9 servers that dial each other at the same moment can
-    # both drop the route, and one may then never join JetStream's meta group.
+    # both drop the route, and one may then never join JetStream's meta group (docs/cluster.md).
     until grep -q 'Server is ready' "$DIR/n$i.log"; do
       kill -0 "$(cat "$DIR/n$i.pid")" 2>/dev/null || { echo "nats-server n$i exited: see $DIR/n$i.log" >&2; exit 1; }
       sleep 0.1

@@ -73,7 +73,9 @@ describe('cluster: quorum loss', function () {
     assert.equal(read.status, 200, read.text);
     assert.equal(read.json.name, 'before');
 
-    await Promise.all([n2.start(), n3.start()]);
+    // One after the other, as NatsCluster.start does (test/helpers/nats-cluster.ts).
+    await n2.start();
+    await n3.start();
     // The stream elects a leader again: each attempt is answered (503 until then), none hangs.
     let status = 0;
     for (let attempt = 0; status !== 200; attempt++) {

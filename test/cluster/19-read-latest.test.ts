@@ -95,7 +95,9 @@ describe('cluster: reads on a node set to cluster_read_consistency "latest" see 
       assert.equal(refused.status, 503, refused.text);
       assert.equal(refused.json.errorCode, 12063, refused.text);
     } finally {
-      await Promise.all([n2.start(), n3.start()]);
+      // One after the other, as NatsCluster.start does (test/helpers/nats-cluster.ts).
+      await n2.start();
+      await n3.start();
     }
     // Served again by itself once the stream has its quorum (each attempt waits up to the timeout).
     let answered: HttpResult | undefined;
