@@ -30,12 +30,18 @@ export function useRestRequestParsing(fastify: FastifyInstance): void {
       return;
     }
     json(request, text, (error, parsed) => {
-      if (error && hasPoisonKey(text)) {
+      if (error === null) {
+        done(null, parsed);
+        return;
+      }
+      const syntax = syntaxErrorOf(text);
+      if (syntax === undefined) {
         // Valid JSON, refused on purpose (prototype poisoning): say so instead of "not valid JSON".
         done(new EngineError('INVALID_PARAMETER', { param: 'body', reason: 'keys named "__proto__" (or "constructor" with "prototype") are not accepted' }));
         return;
       }
-      done(error, parsed);
+      // fastify's own text names application/json whatever the request's type was: say where it breaks.
+      done(new EngineError('MALFORMED_JSON', { reason: syntax }));
     });
   };
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
@@ -44,13 +50,12 @@ export function useRestRequestParsing(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('*', { parseAs: 'buffer' }, parse);
 }
 
-/** Whether a body that failed to parse did so because it is valid JSON with a poisoning key. */
-function hasPoisonKey(text: string): boolean {
-  if (text.indexOf('__proto__') === -1 && text.indexOf('prototype') === -1) return false;
+/** Why a body that fastify's parser refused is not JSON; undefined: it is (refused for a poisoning key). */
+function syntaxErrorOf(text: string): string | undefined {
   try {
     JSON.parse(text);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
 }

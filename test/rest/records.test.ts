@@ -76,6 +76,21 @@ describe('REST records', () => {
     assert.deepEqual(found._records, []);
   });
 
+  it('a body that is not JSON, sent as any content type, is refused with 400 12009 saying where the JSON breaks, not what the content type was', async () => {
+    for (const type of ['application/json', 'text/plain', 'application/x-www-form-urlencoded']) {
+      const answer = await fetch(`${server.http}/engine/api/v1/record/main/people`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from('admin:ADMIN').toString('base64')}`, 'content-type': type },
+        body: '{bad',
+      });
+      const json = await answer.json() as { errorCode: number; errorMessage: string };
+      assert.equal(answer.status, 400, type);
+      assert.equal(json.errorCode, 12009, type);
+      assert.match(json.errorMessage, /not valid JSON: .*position 1/, type);
+      assert.doesNotMatch(json.errorMessage, /content-type/i, type);
+    }
+  });
+
   it('PUT replaces the record: omitted columns become null', async () => {
     const [id] = ok(await rest.post('/record/main/people', { name: 'Hal', age: 20, city: 'Oslo' }))._ids;
     assert.deepEqual(ok(await rest.put(`/record/main/people/${id}`, { name: 'Hal', age: 21 })), {});
