@@ -47,8 +47,12 @@ stop() {
   for name in node1 node2 node3 n1 n2 n3; do
     if [ -f "$DIR/$name.pid" ]; then
       pid=$(cat "$DIR/$name.pid")
-      kill "$pid" 2>/dev/null || true
-      while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+      # Only the process this script started: a pid left by one that died may belong to another now.
+      if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qxF "ENGINE_DATA_DIR=$DIR/$name.data" \
+        || tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | grep -qxF "$DIR/$name.conf"; then
+        kill "$pid" 2>/dev/null || true
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+      fi
       rm -f "$DIR/$name.pid"
     fi
   done
