@@ -15,12 +15,14 @@ start() {
   mkdir -p "$DIR"
   for i in 1 2 3; do
     mkdir -p "$DIR/n$i"
+    routes="" # the other servers' (a server dialling itself only adds a route it drops)
+    for j in 1 2 3; do [ "$j" = "$i" ] || routes+="${routes:+, }nats-route://127.0.0.1:2161$j"; done
     cat > "$DIR/n$i.conf" <<CONF
 server_name: n$i
 listen: 127.0.0.1:2160$i
 max_payload: 8MB
 jetstream { store_dir: "$DIR/n$i" }
-cluster { name: engine, listen: 127.0.0.1:2161$i, routes: [$(for j in 1 2 3; do [ "$j" = "$i" ] || printf 'nats-route://127.0.0.1:2161%s, ' "$j"; done | sed 's/, $//')] }
+cluster { name: engine, listen: 127.0.0.1:2161$i, routes: [$routes] }
 CONF
     : > "$DIR/n$i.log" # the wait below must not read an earlier run's log
     "$NATS" -c "$DIR/n$i.conf" > "$DIR/n$i.log" 2>&1 &

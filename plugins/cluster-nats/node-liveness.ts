@@ -99,10 +99,11 @@ export class NodeLiveness {
         break;
       } catch (error) {
         if (this.stopped) return;
-        if (performance.now() >= deadline) throw new Error(`this node could not renew its lease in the bucket ${NODES_BUCKET}: ${String((error as Error)?.message ?? error)}`);
+        const reason = String((error as Error)?.message ?? error);
+        if (performance.now() >= deadline) throw new Error(`this node could not renew its lease in the bucket ${NODES_BUCKET}: ${reason}`);
         // Usual for a moment when the bucket was just created (its stream has no leader yet):
         // the reason alone, no stack, for what is expected at start.
-        this.log.info({ reason: String((error as Error)?.message ?? error) }, 'cluster: this node\'s first lease renewal failed; trying again');
+        this.log.info({ reason }, 'cluster: this node\'s first lease renewal failed; trying again');
         // A refused request answers at once: the next attempt waits a moment (an unavailable stream answers within its timeout).
         await new Promise((resolve) => setTimeout(resolve, 250));
       }

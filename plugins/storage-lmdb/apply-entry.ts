@@ -136,7 +136,7 @@ export class OperationLog implements OperationsPort {
     applied: (() => void) | undefined,
   ): void {
     const answer = (k: number, value: Promise<unknown>): void => {
-      value.catch(() => undefined); // the caller reads it, or it was refused on every node alike
+      value.catch(ignore); // the caller reads it, or it was refused on every node alike
       const told = settle?.[k - from];
       if (told === undefined) answers[k - from] = value;
       else told(value);

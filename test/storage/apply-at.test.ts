@@ -11,11 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLmdbStorage } from '../../plugins/storage-lmdb/lmdb-storage';
-import type { MessageInput } from '../../kernel/storage/storage-port';
+import type { MessageInput, StoragePort } from '../../kernel/storage/storage-port';
 import type { OperationEntry } from '../../kernel/storage/operation-entries';
-import type { StoragePort } from '../../kernel/storage/storage-port';
 import { EngineError } from '../../kernel/errors';
 import { readAll } from '../../kernel/storage/stored-values';
+
+/** The time entries carry (every node computes from the entry's own). */
+const T = '2024-01-01T00:00:00.000Z';
 
 function message(i: number): MessageInput {
   return {
@@ -147,7 +149,6 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
   });
 
   it('records applied back to back, without waiting, give the answers and the store they give applied one at a time: a schema or topic entry sees the writes still queued ahead of it', async function () {
-    const T = '2024-01-01T00:00:00.000Z';
     const insert = (table: string, k: string, database = 'main'): OperationEntry => ({ op: 'records.insert', database, table, columns: ['k'], ids: [null], values: [[k]], time: T });
     const records: OperationEntry[][] = [
       [{ op: 'table.create', database: 'main', table: 'claims', columns: [{ name: 'k', type: 'varchar', length: 20 }], time: T }],
@@ -217,7 +218,6 @@ describe('storage: applying the records of a replicated log (operations.applyAt,
   });
 
   it('a refused entry held back behind one applied alone leaves no unhandled rejection when its answer is kept unread (as a node keeps other nodes\' answers)', async function () {
-    const T = '2024-01-01T00:00:00.000Z';
     const store = await openLmdbStorage({ dataDir: folder(), defaultDatabase: 'main' });
     const unhandled: unknown[] = [];
     const note = (reason: unknown): void => { unhandled.push(reason); };
